@@ -1,0 +1,168 @@
+//! Connected clients: the per-connection state a command sees
+//! (`ClientState`), and the registry behind CLIENT LIST / KILL / INFO.
+//!
+//! A connection owns its `ClientState`; the fields other connections need
+//! to read (CLIENT LIST) or act on (CLIENT KILL) live in the shared
+//! `ClientInfo`, behind atomics or a small mutex.
+
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// CLIENT REPLY mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the reply of the next command.
+    SkipNext,
+    /// Skipping the reply of the current command.
+    Skip,
+}
+
+/// What other connections can see of a client.
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub fd: i64,
+    pub created_ms: u64,
+    pub name: Mutex<Option<Vec<u8>>>,
+    pub lib_name: Mutex<Option<String>>,
+    pub last_interaction_ms: AtomicU64,
+    pub db: AtomicUsize,
+    pub resp: AtomicU8,
+    /// The last command's full name, as an index into the command table
+    /// (usize::MAX = none yet).
+    pub last_cmd: AtomicUsize,
+    pub query_buffer: AtomicUsize,
+    pub query_buffer_free: AtomicUsize,
+    pub output_buffer: AtomicUsize,
+    pub multi_len: AtomicU64,
+    pub in_multi: AtomicBool,
+    pub blocked: AtomicBool,
+    pub no_evict: AtomicBool,
+    pub killed: AtomicBool,
+    /// Woken when the client is killed (or unblocked by CLIENT UNBLOCK).
+    pub wake: tokio::sync::Notify,
+}
+
+impl ClientInfo {
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Relaxed)
+    }
+
+    pub fn name(&self) -> Option<Vec<u8>> {
+        self.name.lock().clone()
+    }
+}
+
+/// Where a connection comes from (the server fills it; embedded clients
+/// use `ConnInfo::embedded()`).
+#[derive(Clone, Debug)]
+pub struct ConnInfo {
+    pub peer: Option<SocketAddr>,
+    pub local: Option<SocketAddr>,
+    pub fd: i64,
+}
+
+impl ConnInfo {
+    pub fn embedded() -> ConnInfo {
+        ConnInfo {
+            peer: None,
+            local: None,
+            fd: -1,
+        }
+    }
+}
+
+/// The per-connection state commands read and change.
+pub struct ClientState {
+    pub info: Arc<ClientInfo>,
+    pub db: usize,
+    pub resp: u8,
+    pub authenticated: bool,
+    pub reply_mode: ReplyMode,
+    /// Close the connection once the current replies are written (QUIT, protocol errors).
+    pub close_after_reply: bool,
+    /// Set for clients that run inside the server (scripts, embedded API).
+    pub internal: bool,
+}
+
+impl ClientState {
+    pub fn id(&self) -> u64 {
+        self.info.id
+    }
+
+    pub fn set_db(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+}
+
+#[derive(Default)]
+pub struct ClientRegistry {
+    clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    next_id: AtomicU64,
+    pub connected: AtomicUsize,
+    pub blocked: AtomicUsize,
+}
+
+impl ClientRegistry {
+    pub fn register(&self, conn: &ConnInfo, now_ms: u64) -> Arc<ClientInfo> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let info = Arc::new(ClientInfo {
+            id,
+            addr: conn.peer.map(|a| a.to_string()).unwrap_or_default(),
+            laddr: conn.local.map(|a| a.to_string()).unwrap_or_default(),
+            fd: conn.fd,
+            created_ms: now_ms,
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            last_interaction_ms: AtomicU64::new(now_ms),
+            db: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            last_cmd: AtomicUsize::new(usize::MAX),
+            query_buffer: AtomicUsize::new(0),
+            query_buffer_free: AtomicUsize::new(0),
+            output_buffer: AtomicUsize::new(0),
+            multi_len: AtomicU64::new(0),
+            in_multi: AtomicBool::new(false),
+            blocked: AtomicBool::new(false),
+            no_evict: AtomicBool::new(false),
+            killed: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
+        });
+        if conn.fd >= 0 {
+            self.clients.lock().insert(id, info.clone());
+            self.connected.fetch_add(1, Ordering::Relaxed);
+        }
+        info
+    }
+
+    pub fn unregister(&self, id: u64) {
+        if self.clients.lock().remove(&id).is_some() {
+            self.connected.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.lock().get(&id).cloned()
+    }
+
+    /// All registered clients, by id.
+    pub fn all(&self) -> Vec<Arc<ClientInfo>> {
+        self.clients.lock().values().cloned().collect()
+    }
+
+    pub fn count(&self) -> usize {
+        self.connected.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,207 @@
+//! Commands: their declarative specs, the table, key extraction, and the
+//! execution context (`Ctx`) every command implementation receives.
+
+pub mod keys;
+pub mod spec;
+pub mod syntax;
+pub mod table;
+
+pub use spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec};
+pub use table::{table, CommandTable};
+
+use crate::client::ClientState;
+use crate::engine::Engine;
+use crate::keyspace::{hash_key, CompactBytes, Db, Object, ShardLocks, Value, ValueType};
+use crate::protocol::ReplyWriter;
+use crate::stats::ThreadStats;
+use crate::Error;
+
+/// Everything a running command may touch: the engine, the calling
+/// client's state, the reply buffer, and the shards it holds.
+pub struct Ctx<'a, 'l> {
+    pub engine: &'a Engine,
+    pub client: &'a mut ClientState,
+    pub out: &'a mut ReplyWriter,
+    pub locks: &'a mut ShardLocks<'l>,
+    pub stats: &'a ThreadStats,
+    /// The command's clock: fixed for the whole command (and for a whole
+    /// transaction or script), so every expiry check inside it agrees.
+    pub now_ms: u64,
+    /// Changes made (for `save` rules and INFO's rdb_changes_since_last_save).
+    pub dirty: u64,
+    /// Id of the running command in the table.
+    pub cmd_id: usize,
+    /// Running inside MULTI/EXEC.
+    pub in_multi: bool,
+    /// Running inside a script (redis.call).
+    pub in_script: bool,
+}
+
+impl<'a, 'l> Ctx<'a, 'l> {
+    /// The current database's slice of the shard that owns `key`, and the key's hash.
+    #[inline]
+    pub fn locate(&mut self, key: &[u8]) -> (&mut Db, u64) {
+        let db = self.client.db;
+        self.locate_in(db, key)
+    }
+
+    #[inline]
+    pub fn locate_in(&mut self, db: usize, key: &[u8]) -> (&mut Db, u64) {
+        let h = hash_key(key);
+        let idx = self.engine.keyspace.shard_of(h);
+        (&mut self.locks.shard(idx).dbs[db], h)
+    }
+
+    /// Read-only view of a key's value for commands that hold several at
+    /// once; expired keys read as absent but are not deleted.
+    pub fn peek(&self, key: &[u8]) -> Option<&Object> {
+        let h = hash_key(key);
+        let idx = self.engine.keyspace.shard_of(h);
+        self.locks.shard_ref(idx).dbs[self.client.db].peek(h, key, self.now_ms)
+    }
+
+    /// Looks up a key for reading (Redis's lookupKeyRead): counts a
+    /// keyspace hit or miss and refreshes the access time.
+    #[inline]
+    pub fn lookup_read(&mut self, key: &[u8]) -> Option<&mut Object> {
+        let now = self.now_ms;
+        let stats = self.stats;
+        let (db, h) = self.locate(key);
+        let found = db.lookup(h, key, now);
+        stats.hit(found.is_some());
+        found
+    }
+
+    /// Like `lookup_read`, also handing back the reply writer so the value
+    /// can be copied into the reply while it is borrowed.
+    #[inline]
+    pub fn lookup_read_and_out(&mut self, key: &[u8]) -> (Option<&mut Object>, &mut ReplyWriter) {
+        let h = hash_key(key);
+        let idx = self.engine.keyspace.shard_of(h);
+        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
+        self.stats.hit(found.is_some());
+        (found, &mut *self.out)
+    }
+
+    /// Looks up a key for writing (Redis's lookupKeyWrite).
+    #[inline]
+    pub fn lookup_write(&mut self, key: &[u8]) -> Option<&mut Object> {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        db.lookup(h, key, now)
+    }
+
+    /// Looks a key up without counting an access (TTL, TYPE, EXISTS, OBJECT).
+    pub fn lookup_no_touch(&mut self, key: &[u8]) -> Option<&mut Object> {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        db.lookup_no_touch(h, key, now)
+    }
+
+    /// The string at `key` for reading; WRONGTYPE for other types.
+    pub fn read_string(&mut self, key: &[u8]) -> Result<Option<&mut CompactBytes>, Error> {
+        match self.lookup_read(key) {
+            None => Ok(None),
+            Some(Object {
+                value: Value::Str(s),
+                ..
+            }) => Ok(Some(s)),
+            Some(_) => Err(Error::WRONGTYPE),
+        }
+    }
+
+    /// The string at `key` for writing; WRONGTYPE for other types.
+    pub fn write_string(&mut self, key: &[u8]) -> Result<Option<&mut CompactBytes>, Error> {
+        match self.lookup_write(key) {
+            None => Ok(None),
+            Some(Object {
+                value: Value::Str(s),
+                ..
+            }) => Ok(Some(s)),
+            Some(_) => Err(Error::WRONGTYPE),
+        }
+    }
+
+    /// The type of the value at `key`, if any (no access-time refresh).
+    pub fn type_of(&mut self, key: &[u8]) -> Option<ValueType> {
+        self.lookup_no_touch(key).map(|o| o.value.value_type())
+    }
+
+    /// Stores a value (SET semantics: the TTL is cleared unless `keep_ttl`).
+    pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool) {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        db.set(h, key, value, keep_ttl, now);
+        self.modified(key);
+    }
+
+    /// Deletes a key; true when it existed (and had not expired).
+    pub fn delete(&mut self, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        if db.lookup_no_touch(h, key, now).is_none() {
+            return false;
+        }
+        db.remove(h, key);
+        self.modified(key);
+        true
+    }
+
+    /// Sets an absolute expiry (ms) on an existing key. A time already
+    /// past deletes the key (Redis's checkAlreadyExpired). Returns false
+    /// when the key does not exist.
+    pub fn set_expire_at(&mut self, key: &[u8], at_ms: i64) -> bool {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        if db.lookup_no_touch(h, key, now).is_none() {
+            return false;
+        }
+        if at_ms <= now as i64 {
+            db.remove(h, key);
+        } else {
+            db.set_expire(h, key, at_ms as u64);
+        }
+        self.modified(key);
+        true
+    }
+
+    /// Removes the TTL of a key; true when it had one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        if db.lookup_no_touch(h, key, now).is_none() {
+            return false;
+        }
+        let had = db.persist(h, key);
+        if had {
+            self.modified(key);
+        }
+        had
+    }
+
+    /// Records that `key` changed: counts a change for the save rules and
+    /// invalidates WATCHes on it (Redis's signalModifiedKey).
+    #[inline]
+    pub fn modified(&mut self, key: &[u8]) {
+        self.dirty += 1;
+        let _ = key;
+    }
+
+    /// Records `n` changes that have no single key (FLUSHDB...).
+    pub fn add_dirty(&mut self, n: u64) {
+        self.dirty += n;
+    }
+
+    pub fn db_index(&self) -> usize {
+        self.client.db
+    }
+
+    pub fn databases(&self) -> usize {
+        self.engine.keyspace.databases()
+    }
+
+    /// The running command's full name ("set", "config|get").
+    pub fn command_name(&self) -> &'static str {
+        table().get(self.cmd_id).fullname.as_str()
+    }
+}

@@ -1,0 +1,377 @@
+//! `CommandSpec`: the declarative description of one command.
+//!
+//! Each command family file (`commands/strings.rs`, ...) exports a list of
+//! specs. The dispatcher (arity, flags, key positions for locking), COMMAND
+//! INFO / DOCS / LIST / GETKEYS, ACL categories and cluster-style key
+//! routing all read these specs and nothing else.
+
+use super::Ctx;
+use crate::Error;
+
+pub type CmdResult = Result<(), Error>;
+pub type Handler = fn(&mut Ctx<'_, '_>, &[&[u8]]) -> CmdResult;
+/// Custom key extraction, for commands whose keys the key specs cannot
+/// describe (SORT ... STORE, MIGRATE).
+pub type KeysFn = fn(&[&[u8]]) -> Vec<usize>;
+
+/// Command flags, as Redis names them in COMMAND INFO.
+pub mod flag {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 14;
+    pub const NO_MULTI: u32 = 1 << 15;
+    pub const ALLOW_BUSY: u32 = 1 << 16;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 17;
+    /// Goblin-specific: the command needs every shard (KEYS, FLUSHALL,
+    /// SWAPDB, DBSIZE...). Not reported by COMMAND INFO.
+    pub const ALL_SHARDS: u32 = 1 << 24;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+    ];
+}
+
+/// Key spec flags (Redis 7 key specs).
+pub mod kflag {
+    pub const RO: u32 = 1 << 0;
+    pub const RW: u32 = 1 << 1;
+    pub const OW: u32 = 1 << 2;
+    pub const RM: u32 = 1 << 3;
+    pub const ACCESS: u32 = 1 << 4;
+    pub const UPDATE: u32 = 1 << 5;
+    pub const INSERT: u32 = 1 << 6;
+    pub const DELETE: u32 = 1 << 7;
+    pub const NOT_KEY: u32 = 1 << 8;
+    pub const INCOMPLETE: u32 = 1 << 9;
+    pub const VARIABLE_FLAGS: u32 = 1 << 10;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (NOT_KEY, "not_key"),
+        (INCOMPLETE, "incomplete"),
+        (VARIABLE_FLAGS, "variable_flags"),
+    ];
+}
+
+/// Where the search for a spec's keys begins.
+#[derive(Clone, Copy, Debug)]
+pub enum BeginSearch {
+    /// At this argument index (0 = command name).
+    Index(i32),
+    /// After the first (or, with a negative start, last) occurrence of a keyword.
+    Keyword {
+        keyword: &'static str,
+        start_from: i32,
+    },
+}
+
+/// How the keys are found from the beginning.
+#[derive(Clone, Copy, Debug)]
+pub enum FindKeys {
+    /// `lastkey` relative to the beginning (-1 = last argument), every `step`;
+    /// with `limit` > 1 the range stops at 1/limit of the remaining arguments.
+    Range { lastkey: i32, step: i32, limit: i32 },
+    /// The argument at `keynum_idx` (relative) gives the number of keys,
+    /// which start at `first` (relative), every `step`.
+    Keynum {
+        keynum_idx: i32,
+        first: i32,
+        step: i32,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct KeySpec {
+    pub flags: u32,
+    pub begin: BeginSearch,
+    pub find: FindKeys,
+}
+
+impl KeySpec {
+    /// The common case: one key at a fixed position.
+    pub const fn at(pos: i32, flags: u32) -> KeySpec {
+        KeySpec {
+            flags,
+            begin: BeginSearch::Index(pos),
+            find: FindKeys::Range {
+                lastkey: 0,
+                step: 1,
+                limit: 0,
+            },
+        }
+    }
+
+    /// Keys from `pos` to `lastkey` (relative; -1 = to the end) every `step`.
+    pub const fn range(pos: i32, lastkey: i32, step: i32, flags: u32) -> KeySpec {
+        KeySpec {
+            flags,
+            begin: BeginSearch::Index(pos),
+            find: FindKeys::Range {
+                lastkey,
+                step,
+                limit: 0,
+            },
+        }
+    }
+
+    /// A count at `pos` followed by that many keys (EVAL, ZUNIONSTORE...).
+    pub const fn keynum(pos: i32, flags: u32) -> KeySpec {
+        KeySpec {
+            flags,
+            begin: BeginSearch::Index(pos),
+            find: FindKeys::Keynum {
+                keynum_idx: 0,
+                first: 1,
+                step: 1,
+            },
+        }
+    }
+}
+
+/// The command groups of COMMAND DOCS (and of Redis's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Generic,
+    String,
+    List,
+    Set,
+    SortedSet,
+    Hash,
+    Bitmap,
+    Connection,
+    Server,
+    Scripting,
+    Transactions,
+    PubSub,
+    Goblin,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Generic => "generic",
+            Group::String => "string",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
+            Group::Hash => "hash",
+            Group::Bitmap => "bitmap",
+            Group::Connection => "connection",
+            Group::Server => "server",
+            Group::Scripting => "scripting",
+            Group::Transactions => "transactions",
+            Group::PubSub => "pubsub",
+            Group::Goblin => "goblin",
+        }
+    }
+
+    /// The ACL category every command of the group belongs to.
+    pub fn acl_category(self) -> Option<&'static str> {
+        match self {
+            Group::Generic => Some("keyspace"),
+            Group::String => Some("string"),
+            Group::List => Some("list"),
+            Group::Set => Some("set"),
+            Group::SortedSet => Some("sortedset"),
+            Group::Hash => Some("hash"),
+            Group::Bitmap => Some("bitmap"),
+            Group::Connection => Some("connection"),
+            Group::Scripting => Some("scripting"),
+            Group::Transactions => Some("transaction"),
+            Group::PubSub => Some("pubsub"),
+            Group::Server | Group::Goblin => None,
+        }
+    }
+}
+
+pub struct CommandSpec {
+    /// Lower-case name ("get", "goblin.decrpos"; for a subcommand, "get" of CONFIG).
+    pub name: &'static str,
+    /// Redis arity: exact count if positive, minimum count if negative
+    /// (the command name counts).
+    pub arity: i32,
+    pub flags: u32,
+    /// Extra ACL categories beyond those the flags and group imply.
+    pub acl: &'static [&'static str],
+    pub keys: &'static [KeySpec],
+    pub keys_fn: Option<KeysFn>,
+    pub group: Group,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    /// Argument synopsis in the mini-language of `command::syntax`
+    /// (COMMAND DOCS arguments are generated from it).
+    pub syntax: &'static str,
+    /// Command tips (COMMAND INFO / DOCS), e.g. "nondeterministic_output".
+    pub tips: &'static [&'static str],
+    pub handler: Handler,
+    pub subcommands: &'static [CommandSpec],
+}
+
+fn no_handler(_: &mut Ctx<'_, '_>, _: &[&[u8]]) -> CmdResult {
+    Err(Error::err("command has no handler"))
+}
+
+impl CommandSpec {
+    /// Field defaults, for `..CommandSpec::DEFAULT` in the family tables.
+    pub const DEFAULT: CommandSpec = CommandSpec {
+        name: "",
+        arity: 1,
+        flags: 0,
+        acl: &[],
+        keys: &[],
+        keys_fn: None,
+        group: Group::Generic,
+        since: "1.0.0",
+        summary: "",
+        complexity: "O(1)",
+        syntax: "",
+        tips: &[],
+        handler: no_handler,
+        subcommands: &[],
+    };
+
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+
+    pub fn is_write(&self) -> bool {
+        self.has(flag::WRITE)
+    }
+
+    /// Arity check, Redis's rule.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a > 0 && argc as i32 == a) || (a < 0 && argc as i32 >= -a)
+    }
+
+    /// ACL categories: those implied by flags and group (Redis's
+    /// setImplicitACLCategories) plus the explicit ones.
+    pub fn acl_categories(&self) -> Vec<&'static str> {
+        let mut cats: Vec<&'static str> = Vec::new();
+        if self.has(flag::WRITE) {
+            cats.push("write");
+        }
+        if self.has(flag::READONLY) && self.group != Group::Scripting {
+            cats.push("read");
+        }
+        if self.has(flag::ADMIN) {
+            cats.push("admin");
+            cats.push("dangerous");
+        }
+        if self.has(flag::PUBSUB) {
+            cats.push("pubsub");
+        }
+        if self.has(flag::FAST) {
+            cats.push("fast");
+        }
+        if self.has(flag::BLOCKING) {
+            cats.push("blocking");
+        }
+        if !self.has(flag::FAST) {
+            cats.push("slow");
+        }
+        if let Some(c) = self.group.acl_category() {
+            cats.push(c);
+        }
+        for c in self.acl {
+            if !cats.contains(c) {
+                cats.push(c);
+            }
+        }
+        cats
+    }
+
+    /// Redis's legacy (first, last, step) triple and the "movablekeys"
+    /// flag, derived from the key specs as populateCommandLegacyRangeSpec does.
+    pub fn legacy_range(&self) -> ((i32, i32, i32), bool) {
+        let mut movable = self.keys_fn.is_some();
+        let specs = self.keys;
+        if specs.is_empty() {
+            return ((0, 0, 0), movable);
+        }
+        let abs_last = |pos: i32, lastkey: i32| if lastkey < 0 { lastkey } else { pos + lastkey };
+        if let [KeySpec {
+            begin: BeginSearch::Index(pos),
+            find: FindKeys::Range { lastkey, step, .. },
+            flags,
+        }] = specs
+        {
+            if flags & kflag::INCOMPLETE != 0 {
+                movable = true;
+            }
+            return ((*pos, abs_last(*pos, *lastkey), *step), movable);
+        }
+        let mut first = i32::MAX;
+        let mut last: i32 = 0;
+        let mut prev_last: i32 = 0;
+        for spec in specs {
+            let (BeginSearch::Index(pos), FindKeys::Range { lastkey, step, .. }) =
+                (spec.begin, spec.find)
+            else {
+                movable = true;
+                continue;
+            };
+            if step != 1 || (prev_last != 0 && prev_last != pos - 1) {
+                movable = true;
+                continue;
+            }
+            if spec.flags & kflag::INCOMPLETE != 0 {
+                movable = true;
+            }
+            first = first.min(pos);
+            let abs = abs_last(pos, lastkey);
+            // Unsigned comparison, so that -1 (to the end) wins.
+            if (abs as u32) > (last as u32) {
+                last = abs;
+            }
+            prev_last = last;
+        }
+        if first == i32::MAX {
+            return ((0, 0, 0), true);
+        }
+        ((first, last, 1), movable)
+    }
+
+    /// True when key positions depend on the arguments (COMMAND INFO's
+    /// "movablekeys" flag).
+    pub fn movable_keys(&self) -> bool {
+        self.legacy_range().1
+    }
+}

@@ -1,0 +1,113 @@
+//! The command table: every family's specs, flattened and indexed.
+//!
+//! Each top-level command and each subcommand gets a numeric id (its index
+//! here), used for statistics and by CLIENT LIST's `cmd=` field.
+
+use super::spec::CommandSpec;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub struct Entry {
+    pub spec: &'static CommandSpec,
+    /// "get", or "config|get" for a subcommand.
+    pub fullname: String,
+    pub parent: Option<usize>,
+    pub subcommands: HashMap<String, usize>,
+}
+
+pub struct CommandTable {
+    pub entries: Vec<Entry>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl CommandTable {
+    fn build(families: &[&'static [CommandSpec]]) -> CommandTable {
+        let mut entries = Vec::new();
+        let mut by_name = HashMap::new();
+        for family in families {
+            for spec in family.iter() {
+                let id = entries.len();
+                assert!(
+                    by_name.insert(spec.name, id).is_none(),
+                    "command {} declared twice",
+                    spec.name
+                );
+                entries.push(Entry {
+                    spec,
+                    fullname: spec.name.to_string(),
+                    parent: None,
+                    subcommands: HashMap::new(),
+                });
+                for sub in spec.subcommands {
+                    let sub_id = entries.len();
+                    entries.push(Entry {
+                        spec: sub,
+                        fullname: format!("{}|{}", spec.name, sub.name),
+                        parent: Some(id),
+                        subcommands: HashMap::new(),
+                    });
+                    entries[id].subcommands.insert(sub.name.to_string(), sub_id);
+                }
+            }
+        }
+        CommandTable { entries, by_name }
+    }
+
+    /// Case-insensitive look-up of a top-level command.
+    #[inline]
+    pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        let mut buf = [0u8; 48];
+        if name.len() > buf.len() {
+            return None;
+        }
+        for (d, s) in buf.iter_mut().zip(name) {
+            *d = s.to_ascii_lowercase();
+        }
+        let lower = std::str::from_utf8(&buf[..name.len()]).ok()?;
+        self.by_name.get(lower).copied()
+    }
+
+    pub fn subcommand(&self, parent: usize, name: &[u8]) -> Option<usize> {
+        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+        self.entries[parent].subcommands.get(&lower).copied()
+    }
+
+    /// Look-up by full name ("config|get").
+    pub fn by_fullname(&self, name: &str) -> Option<usize> {
+        let lower = name.to_ascii_lowercase();
+        match lower.split_once('|') {
+            Some((parent, sub)) => {
+                let p = self.lookup(parent.as_bytes())?;
+                self.entries[p].subcommands.get(sub).copied()
+            }
+            None => self.lookup(lower.as_bytes()),
+        }
+    }
+
+    pub fn get(&self, id: usize) -> &Entry {
+        &self.entries[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Ids of the top-level commands, in declaration order.
+    pub fn top_level(&self) -> impl Iterator<Item = usize> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.parent.is_none())
+            .map(|(i, _)| i)
+    }
+}
+
+/// The process-wide table of every command family.
+pub fn table() -> &'static CommandTable {
+    static TABLE: OnceLock<CommandTable> = OnceLock::new();
+    TABLE.get_or_init(|| CommandTable::build(crate::commands::FAMILIES))
+}

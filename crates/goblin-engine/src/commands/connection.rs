@@ -1,0 +1,717 @@
+//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH and
+//! CLIENT (Redis's networking.c and server.c).
+
+use crate::client::{ClientInfo, ReplyMode};
+use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
+use crate::command::{table, Ctx};
+use crate::util::number::{arg_i64, parse_i64};
+use crate::util::time::now_ms;
+use crate::Error;
+use std::sync::atomic::Ordering;
+
+fn ping_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args.len() {
+        1 => ctx.out.simple("PONG"),
+        2 => ctx.out.bulk(args[1]),
+        _ => return Err(Error::arity("ping")),
+    }
+    Ok(())
+}
+
+fn echo_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.out.bulk(args[1]);
+    Ok(())
+}
+
+fn select_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let id = parse_i64(args[1])
+        .filter(|v| *v >= i32::MIN as i64 && *v <= i32::MAX as i64)
+        .ok_or(Error::NOT_INTEGER)?;
+    if id < 0 || id as usize >= ctx.databases() {
+        return Err(Error::DB_INDEX);
+    }
+    ctx.client.set_db(id as usize);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn quit_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.client.set_db(0);
+    set_resp(ctx, 2);
+    ctx.client.reply_mode = ReplyMode::On;
+    ctx.client.info.no_evict.store(false, Ordering::Relaxed);
+    ctx.client.authenticated = !ctx.engine.config.requirepass_set.load(Ordering::Relaxed);
+    ctx.out.simple("RESET");
+    Ok(())
+}
+
+fn set_resp(ctx: &mut Ctx, resp: u8) {
+    ctx.client.resp = resp;
+    ctx.client.info.resp.store(resp, Ordering::Relaxed);
+    ctx.out.set_resp(resp);
+}
+
+/// Checks a username/password pair against the configuration. Goblin has
+/// one user, "default", whose password is `requirepass` (none when unset).
+fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
+    if user != b"default" {
+        return false;
+    }
+    let required = ctx.engine.config.get("requirepass");
+    required.is_empty() || required.as_bytes() == pass
+}
+
+const WRONGPASS: Error =
+    Error::constant("WRONGPASS invalid username-password pair or user is disabled.");
+
+fn auth_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(Error::SYNTAX);
+    }
+    let (user, pass): (&[u8], &[u8]) = if args.len() == 2 {
+        (b"default", args[1])
+    } else {
+        (args[1], args[2])
+    };
+    if args.len() == 2 && !ctx.engine.config.requirepass_set.load(Ordering::Relaxed) {
+        return Err(Error::err(
+            "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+        ));
+    }
+    if !check_credentials(ctx, user, pass) {
+        return Err(WRONGPASS);
+    }
+    ctx.client.authenticated = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Redis accepts client names of printable characters without spaces.
+fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+fn set_name(ctx: &mut Ctx, name: &[u8]) -> Result<(), Error> {
+    if !valid_client_name(name) {
+        return Err(Error::err(
+            "Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    *ctx.client.info.name.lock() = if name.is_empty() {
+        None
+    } else {
+        Some(name.to_vec())
+    };
+    Ok(())
+}
+
+fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut resp = ctx.client.resp;
+    let mut j = 1;
+    if args.len() >= 2 {
+        let ver = parse_i64(args[1])
+            .ok_or_else(|| Error::err("Protocol version is not an integer or out of range"))?;
+        if !(2..=3).contains(&ver) {
+            return Err(Error::constant("NOPROTO unsupported protocol version"));
+        }
+        resp = ver as u8;
+        j = 2;
+    }
+    let mut auth: Option<(&[u8], &[u8])> = None;
+    let mut name: Option<&[u8]> = None;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        if args[j].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
+            auth = Some((args[j + 1], args[j + 2]));
+            j += 3;
+        } else if args[j].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
+            name = Some(args[j + 1]);
+            j += 2;
+        } else {
+            return Err(Error::err(format_args!(
+                "Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args[j])
+            )));
+        }
+    }
+    if let Some((user, pass)) = auth {
+        if !check_credentials(ctx, user, pass) {
+            return Err(WRONGPASS);
+        }
+        ctx.client.authenticated = true;
+    }
+    if !ctx.client.authenticated {
+        return Err(Error::constant("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
+    if let Some(n) = name {
+        set_name(ctx, n)?;
+    }
+    set_resp(ctx, resp);
+    ctx.out.map(7);
+    ctx.out.bulk(b"server");
+    ctx.out.bulk(b"redis");
+    ctx.out.bulk(b"version");
+    ctx.out.bulk(crate::REDIS_VERSION.as_bytes());
+    ctx.out.bulk(b"proto");
+    ctx.out.int(resp as i64);
+    ctx.out.bulk(b"id");
+    ctx.out.int(ctx.client.id() as i64);
+    ctx.out.bulk(b"mode");
+    ctx.out.bulk(b"standalone");
+    ctx.out.bulk(b"role");
+    ctx.out.bulk(b"master");
+    ctx.out.bulk(b"modules");
+    ctx.out.array(0);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// CLIENT
+
+/// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
+pub fn client_line(info: &ClientInfo, now: u64) -> String {
+    let name = info
+        .name()
+        .map(|n| String::from_utf8_lossy(&n).into_owned())
+        .unwrap_or_default();
+    let mut flags = String::new();
+    if info.in_multi.load(Ordering::Relaxed) {
+        flags.push('x');
+    }
+    if info.blocked.load(Ordering::Relaxed) {
+        flags.push('b');
+    }
+    if info.no_evict.load(Ordering::Relaxed) {
+        flags.push('e');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let cmd = match info.last_cmd.load(Ordering::Relaxed) {
+        usize::MAX => "NULL".to_string(),
+        id => table().get(id).fullname.clone(),
+    };
+    let multi = if info.in_multi.load(Ordering::Relaxed) {
+        info.multi_len.load(Ordering::Relaxed) as i64
+    } else {
+        -1
+    };
+    let qbuf = info.query_buffer.load(Ordering::Relaxed);
+    let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
+    let obl = info.output_buffer.load(Ordering::Relaxed);
+    format!(
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        info.id,
+        info.addr,
+        info.laddr,
+        info.fd,
+        name,
+        now.saturating_sub(info.created_ms) / 1000,
+        now.saturating_sub(info.last_interaction_ms.load(Ordering::Relaxed)) / 1000,
+        flags,
+        info.db.load(Ordering::Relaxed),
+        multi,
+        qbuf,
+        qbuf_free,
+        qbuf + qbuf_free,
+        qbuf,
+        obl,
+        qbuf + qbuf_free + obl,
+        cmd,
+        info.resp.load(Ordering::Relaxed),
+    )
+}
+
+fn client_id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(ctx.client.id() as i64);
+    Ok(())
+}
+
+fn client_setname(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_name(ctx, args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    match ctx.client.info.name() {
+        Some(n) => ctx.out.bulk(&n),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut j = 2;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"TYPE") && j + 1 < args.len() {
+            let t = args[j + 1].to_ascii_lowercase();
+            match t.as_slice() {
+                b"normal" => {}
+                b"master" | b"replica" | b"slave" | b"pubsub" => ids = Some(Vec::new()),
+                _ => {
+                    return Err(Error::err(format_args!(
+                        "Unknown client type '{}'",
+                        String::from_utf8_lossy(args[j + 1])
+                    )))
+                }
+            }
+            j += 2;
+        } else if args[j].eq_ignore_ascii_case(b"ID") && j + 1 < args.len() {
+            let mut list = Vec::new();
+            for a in &args[j + 1..] {
+                let id = parse_i64(a)
+                    .filter(|v| *v > 0)
+                    .ok_or_else(|| Error::err("Invalid client ID"))?;
+                list.push(id as u64);
+            }
+            ids = Some(list);
+            j = args.len();
+        } else {
+            return Err(Error::SYNTAX);
+        }
+    }
+    let now = now_ms();
+    let mut text = String::new();
+    for info in ctx.engine.clients.all() {
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id)) {
+            continue;
+        }
+        text.push_str(&client_line(&info, now));
+        text.push('\n');
+    }
+    ctx.out.verbatim(text.as_bytes(), "txt");
+    Ok(())
+}
+
+fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mut line = client_line(&ctx.client.info, now_ms());
+    line.push('\n');
+    ctx.out.verbatim(line.as_bytes(), "txt");
+    Ok(())
+}
+
+fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let me = ctx.client.id();
+    // Old form: CLIENT KILL addr:port.
+    if args.len() == 3 {
+        let addr = String::from_utf8_lossy(args[2]).into_owned();
+        let target = ctx
+            .engine
+            .clients
+            .all()
+            .into_iter()
+            .find(|c| c.addr == addr);
+        return match target {
+            Some(c) => {
+                if c.id == me {
+                    ctx.client.close_after_reply = true;
+                } else {
+                    c.kill();
+                }
+                ctx.out.ok();
+                Ok(())
+            }
+            None => Err(Error::err("No such client")),
+        };
+    }
+    let mut id: Option<u64> = None;
+    let mut addr: Option<String> = None;
+    let mut laddr: Option<String> = None;
+    let mut user: Option<Vec<u8>> = None;
+    let mut type_normal: Option<bool> = None;
+    let mut skipme = true;
+    let mut j = 2;
+    while j < args.len() {
+        if j + 1 >= args.len() {
+            return Err(Error::SYNTAX);
+        }
+        let (opt, val) = (args[j].to_ascii_lowercase(), args[j + 1]);
+        match opt.as_slice() {
+            b"id" => {
+                id = Some(
+                    parse_i64(val)
+                        .filter(|v| *v > 0)
+                        .ok_or_else(|| Error::err("client-id should be greater than 0"))?
+                        as u64,
+                )
+            }
+            b"addr" => addr = Some(String::from_utf8_lossy(val).into_owned()),
+            b"laddr" => laddr = Some(String::from_utf8_lossy(val).into_owned()),
+            b"user" => user = Some(val.to_vec()),
+            b"type" => {
+                type_normal = Some(match val.to_ascii_lowercase().as_slice() {
+                    b"normal" => true,
+                    b"master" | b"replica" | b"slave" | b"pubsub" => false,
+                    _ => {
+                        return Err(Error::err(format_args!(
+                            "Unknown client type '{}'",
+                            String::from_utf8_lossy(val)
+                        )))
+                    }
+                })
+            }
+            b"skipme" => {
+                skipme = match val.to_ascii_lowercase().as_slice() {
+                    b"yes" => true,
+                    b"no" => false,
+                    _ => return Err(Error::SYNTAX),
+                }
+            }
+            _ => return Err(Error::SYNTAX),
+        }
+        j += 2;
+    }
+    let mut killed = 0;
+    for c in ctx.engine.clients.all() {
+        if id.is_some_and(|i| i != c.id)
+            || addr.as_ref().is_some_and(|a| *a != c.addr)
+            || laddr.as_ref().is_some_and(|a| *a != c.laddr)
+            || user.as_ref().is_some_and(|u| u.as_slice() != b"default")
+            || type_normal == Some(false)
+        {
+            continue;
+        }
+        if c.id == me {
+            if skipme {
+                continue;
+            }
+            ctx.client.close_after_reply = true;
+        } else {
+            c.kill();
+        }
+        killed += 1;
+    }
+    ctx.out.int(killed);
+    Ok(())
+}
+
+fn client_reply(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args[2].to_ascii_lowercase().as_slice() {
+        b"on" => {
+            ctx.client.reply_mode = ReplyMode::On;
+            ctx.out.ok();
+        }
+        b"off" => ctx.client.reply_mode = ReplyMode::Off,
+        b"skip" => {
+            if ctx.client.reply_mode != ReplyMode::Off {
+                ctx.client.reply_mode = ReplyMode::SkipNext;
+            }
+        }
+        _ => return Err(Error::SYNTAX),
+    }
+    Ok(())
+}
+
+fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let on = match args[2].to_ascii_lowercase().as_slice() {
+        b"on" => true,
+        b"off" => false,
+        _ => return Err(Error::SYNTAX),
+    };
+    ctx.client.info.no_evict.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let id = arg_i64(args[2])?;
+    let with_error = match args.get(3).map(|a| a.to_ascii_lowercase()) {
+        None => false,
+        Some(m) if m == b"timeout" => false,
+        Some(m) if m == b"error" => true,
+        Some(_) => {
+            return Err(Error::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    let target = ctx
+        .engine
+        .clients
+        .get(id as u64)
+        .filter(|c| c.blocked.load(Ordering::Relaxed));
+    match target {
+        Some(c) => {
+            ctx.engine.unblock_client(&c, with_error);
+            ctx.out.int(1);
+        }
+        None => ctx.out.int(0),
+    }
+    Ok(())
+}
+
+fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "CLIENT",
+        &[
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "    * ID <client-id>",
+            "      Kill connections by client id.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+        ],
+    );
+    Ok(())
+}
+
+const CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
+
+static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "id",
+        arity: 2,
+        flags: CONN,
+        group: Group::Connection,
+        since: "5.0.0",
+        summary: "Returns the unique client ID of the connection.",
+        handler: client_id,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "setname",
+        arity: 3,
+        flags: CONN,
+        group: Group::Connection,
+        since: "2.6.9",
+        summary: "Sets the connection name.",
+        syntax: "connection-name:string",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_setname,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "getname",
+        arity: 2,
+        flags: CONN,
+        group: Group::Connection,
+        since: "2.6.9",
+        summary: "Returns the name of the connection.",
+        handler: client_getname,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "list",
+        arity: -2,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "2.4.0",
+        summary: "Lists open connections.",
+        complexity: "O(N) where N is the number of client connections",
+        syntax: "[TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id:integer...]",
+        tips: &["nondeterministic_output"],
+        handler: client_list,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "info",
+        arity: 2,
+        flags: CONN,
+        group: Group::Connection,
+        since: "6.2.0",
+        summary: "Returns information about the connection.",
+        tips: &["nondeterministic_output"],
+        handler: client_info,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "kill",
+        arity: -3,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "2.4.0",
+        summary: "Terminates open connections.",
+        complexity: "O(N) where N is the number of client connections",
+        syntax: "ip:port:string|([ID client-id:integer] [TYPE NORMAL|MASTER|SLAVE|REPLICA|PUBSUB] [USER username:string] [ADDR ip:port:string] [LADDR ip:port:string] [SKIPME yes/no:string])",
+        handler: client_kill,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "reply",
+        arity: 3,
+        flags: CONN,
+        group: Group::Connection,
+        since: "3.2.0",
+        summary: "Instructs the server whether to reply to commands.",
+        syntax: "ON|OFF|SKIP",
+        handler: client_reply,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "no-evict",
+        arity: 3,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "7.0.0",
+        summary: "Sets the client eviction mode of the connection.",
+        syntax: "ON|OFF",
+        handler: client_no_evict,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "unblock",
+        arity: -3,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "5.0.0",
+        summary: "Unblocks a client blocked by a blocking command from a different connection.",
+        complexity: "O(log N) where N is the number of client connections",
+        syntax: "client-id:integer [TIMEOUT|ERROR]",
+        handler: client_unblock,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Connection,
+        since: "5.0.0",
+        summary: "Returns helpful text about the different subcommands.",
+        handler: client_help,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "ping",
+        arity: -1,
+        flags: flag::FAST,
+        group: Group::Connection,
+        summary: "Returns the server's liveliness response.",
+        syntax: "[message:string]",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: ping_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "echo",
+        arity: 2,
+        flags: flag::FAST,
+        group: Group::Connection,
+        summary: "Returns the given string.",
+        syntax: "message:string",
+        handler: echo_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "select",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE | flag::FAST,
+        group: Group::Connection,
+        summary: "Changes the selected database.",
+        syntax: "index:integer",
+        handler: select_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "quit",
+        arity: -1,
+        flags: flag::ALLOW_BUSY
+            | flag::NOSCRIPT
+            | flag::LOADING
+            | flag::STALE
+            | flag::FAST
+            | flag::NO_AUTH,
+        group: Group::Connection,
+        summary: "Closes the connection.",
+        handler: quit_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "reset",
+        arity: 1,
+        flags: flag::NOSCRIPT
+            | flag::LOADING
+            | flag::STALE
+            | flag::FAST
+            | flag::NO_AUTH
+            | flag::ALLOW_BUSY,
+        group: Group::Connection,
+        since: "6.2.0",
+        summary: "Resets the connection.",
+        handler: reset_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hello",
+        arity: -1,
+        flags: flag::NOSCRIPT
+            | flag::LOADING
+            | flag::STALE
+            | flag::FAST
+            | flag::NO_AUTH
+            | flag::ALLOW_BUSY,
+        group: Group::Connection,
+        since: "6.0.0",
+        summary: "Handshakes with the server.",
+        syntax:
+            "[protover:integer [AUTH username:string password:string] [SETNAME clientname:string]]",
+        handler: hello_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "auth",
+        arity: -2,
+        flags: flag::NOSCRIPT
+            | flag::LOADING
+            | flag::STALE
+            | flag::FAST
+            | flag::NO_AUTH
+            | flag::ALLOW_BUSY,
+        group: Group::Connection,
+        summary: "Authenticates the connection.",
+        complexity: "O(N) where N is the number of passwords defined for the user",
+        syntax: "[username:string] password:string",
+        handler: auth_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "client",
+        arity: -2,
+        flags: flag::SKIP_SLOWLOG,
+        group: Group::Connection,
+        since: "2.4.0",
+        summary: "A container for client connection commands.",
+        complexity: "Depends on subcommand.",
+        subcommands: CLIENT_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -1,0 +1,894 @@
+//! The generic key commands: DEL, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY,
+//! RENAME, COPY, MOVE, the EXPIRE/TTL family, TOUCH, OBJECT (Redis's db.c
+//! and expire.c).
+
+use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
+use crate::command::Ctx;
+use crate::keyspace::{hash_key, CompactBytes, ValueType};
+use crate::util::glob_match;
+use crate::util::number::{arg_i64, parse_i64};
+use crate::Error;
+
+// ---------------------------------------------------------------------------
+// Operations.
+
+/// Expiry condition of EXPIRE and friends (NX | XX | GT | LT).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExpireCondition {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+}
+
+pub fn parse_expire_condition(args: &[&[u8]]) -> Result<ExpireCondition, Error> {
+    let mut c = ExpireCondition::default();
+    for opt in args {
+        match opt.to_ascii_lowercase().as_slice() {
+            b"nx" => c.nx = true,
+            b"xx" => c.xx = true,
+            b"gt" => c.gt = true,
+            b"lt" => c.lt = true,
+            _ => {
+                return Err(Error::err(format_args!(
+                    "Unsupported option {}",
+                    String::from_utf8_lossy(opt)
+                )))
+            }
+        }
+    }
+    if c.nx && (c.xx || c.gt || c.lt) {
+        return Err(Error::err(
+            "NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if c.gt && c.lt {
+        return Err(Error::err(
+            "GT and LT options at the same time are not compatible",
+        ));
+    }
+    Ok(c)
+}
+
+/// Redis's expireGenericCommand after argument parsing: `when_ms` is the
+/// absolute time. Returns whether the expiry was set (or the key deleted
+/// because the time is already past).
+pub fn expire_at(ctx: &mut Ctx, key: &[u8], when_ms: i64, cond: ExpireCondition) -> bool {
+    let Some(obj) = ctx.lookup_write(key) else {
+        return false;
+    };
+    let current = obj.expire_at().map(|t| t as i64);
+    if cond.nx && current.is_some() {
+        return false;
+    }
+    if cond.xx && current.is_none() {
+        return false;
+    }
+    if cond.gt && current.is_none_or(|c| when_ms <= c) {
+        return false;
+    }
+    if cond.lt && current.is_some_and(|c| when_ms >= c) {
+        return false;
+    }
+    ctx.set_expire_at(key, when_ms)
+}
+
+/// TTL / PTTL / EXPIRETIME / PEXPIRETIME: -2 absent, -1 persistent.
+pub fn ttl_of(ctx: &mut Ctx, key: &[u8], millis: bool, absolute: bool) -> i64 {
+    let now = ctx.now_ms as i64;
+    let Some(obj) = ctx.lookup_no_touch(key) else {
+        return -2;
+    };
+    let Some(at) = obj.expire_at() else { return -1 };
+    let ttl = if absolute {
+        at as i64
+    } else {
+        (at as i64 - now).max(0)
+    };
+    if millis {
+        ttl
+    } else {
+        (ttl + 500) / 1000
+    }
+}
+
+/// Redis's strtoul-based cursor parsing for SCAN and its siblings.
+pub fn parse_cursor(s: &[u8]) -> Result<u64, Error> {
+    let err = || Error::err("invalid cursor");
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(err());
+    }
+    let v: u64 = std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .ok_or_else(err)?;
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Options common to SCAN, SSCAN, HSCAN and ZSCAN.
+pub struct ScanOptions<'a> {
+    pub count: usize,
+    pub pattern: Option<&'a [u8]>,
+    pub type_filter: Option<&'a [u8]>,
+}
+
+pub fn parse_scan_options<'a>(
+    args: &[&'a [u8]],
+    allow_type: bool,
+) -> Result<ScanOptions<'a>, Error> {
+    let mut o = ScanOptions {
+        count: 10,
+        pattern: None,
+        type_filter: None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let more = args.len() - i >= 2;
+        if args[i].eq_ignore_ascii_case(b"count") && more {
+            let n = arg_i64(args[i + 1])?;
+            if n < 1 {
+                return Err(Error::SYNTAX);
+            }
+            o.count = n as usize;
+        } else if args[i].eq_ignore_ascii_case(b"match") && more {
+            let p = args[i + 1];
+            o.pattern = if p == b"*" { None } else { Some(p) };
+        } else if args[i].eq_ignore_ascii_case(b"type") && allow_type && more {
+            o.type_filter = Some(args[i + 1]);
+        } else {
+            return Err(Error::SYNTAX);
+        }
+        i += 2;
+    }
+    Ok(o)
+}
+
+// ---------------------------------------------------------------------------
+// Commands.
+
+fn del_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args[1..].iter().filter(|k| ctx.delete(k)).count();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn exists_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args[1..]
+        .iter()
+        .filter(|k| ctx.lookup_no_touch(k).is_some())
+        .count();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn type_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let name = ctx.type_of(args[1]).map_or("none", ValueType::name);
+    ctx.out.simple(name);
+    Ok(())
+}
+
+fn touch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args[1..]
+        .iter()
+        .filter(|k| ctx.lookup_read(k).is_some())
+        .count();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn keys_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pattern = args[1];
+    let all = pattern == b"*";
+    let now = ctx.now_ms;
+    let db = ctx.client.db;
+    let mut found: Vec<CompactBytes> = Vec::new();
+    for shard in ctx.locks.held() {
+        for (k, obj) in shard.dbs[db].iter() {
+            if (all || glob_match(pattern, k, false)) && !obj.is_expired(now) {
+                found.push(k.clone());
+            }
+        }
+    }
+    ctx.out.array(found.len());
+    for k in &found {
+        ctx.out.bulk(k);
+    }
+    Ok(())
+}
+
+fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let cursor = parse_cursor(args[1])?;
+    let opts = parse_scan_options(&args[2..], true)?;
+    let type_filter = match opts.type_filter {
+        // An unknown type name matches nothing (Redis 7.0 behaviour).
+        Some(t) => Some(ValueType::parse(t)),
+        None => None,
+    };
+    let nshards = ctx.engine.keyspace.shard_count();
+    let bits = nshards.trailing_zeros();
+    let mut shard = (cursor & (nshards as u64 - 1)) as usize;
+    let mut bucket = if bits == 0 { cursor } else { cursor >> bits };
+    let now = ctx.now_ms;
+    let db = ctx.client.db;
+    let mut keys: Vec<CompactBytes> = Vec::new();
+    let mut iterations = opts.count * 10;
+    let next = loop {
+        let table = &ctx.locks.shard_ref(shard).dbs[db];
+        bucket = table.scan(bucket, |k, obj| {
+            if obj.is_expired(now) {
+                return;
+            }
+            if let Some(p) = opts.pattern {
+                if !glob_match(p, k, false) {
+                    return;
+                }
+            }
+            if let Some(t) = type_filter {
+                if Some(obj.value.value_type()) != t {
+                    return;
+                }
+            }
+            keys.push(k.clone());
+        });
+        if bucket == 0 {
+            shard += 1;
+            if shard == nshards {
+                break 0;
+            }
+        }
+        iterations = iterations.saturating_sub(1);
+        if keys.len() >= opts.count || iterations == 0 {
+            break (bucket << bits) | shard as u64;
+        }
+    };
+    ctx.out.array(2);
+    ctx.out.bulk_str(&next.to_string());
+    ctx.out.array(keys.len());
+    for k in &keys {
+        ctx.out.bulk(k);
+    }
+    Ok(())
+}
+
+fn randomkey_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let db = ctx.client.db;
+    let now = ctx.now_ms;
+    let mut rng = fastrand::Rng::new();
+    // Try a bounded number of times to find a key that has not expired
+    // (Redis deletes the expired ones it meets and tries again).
+    for _ in 0..100 {
+        let sizes: Vec<usize> = ctx.locks.held().map(|s| s.dbs[db].len()).collect();
+        let total: usize = sizes.iter().sum();
+        if total == 0 {
+            ctx.out.null();
+            return Ok(());
+        }
+        let mut pick = rng.usize(..total);
+        let mut shard_pos = 0;
+        while pick >= sizes[shard_pos] {
+            pick -= sizes[shard_pos];
+            shard_pos += 1;
+        }
+        let shard = ctx.locks.held_mut().nth(shard_pos).expect("shard held");
+        let table = &mut shard.dbs[db];
+        let (key, expired) = match table.random_key(&mut rng) {
+            Some((k, o)) => (k.clone(), o.is_expired(now)),
+            None => continue,
+        };
+        if expired {
+            // Lazily expire it, as a look-up would.
+            table.lookup(hash_key(&key), &key, now);
+            continue;
+        }
+        ctx.out.bulk(&key);
+        return Ok(());
+    }
+    ctx.out.null();
+    Ok(())
+}
+
+fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
+    let (src, dst) = (args[1], args[2]);
+    if ctx.lookup_write(src).is_none() {
+        return Err(Error::NO_SUCH_KEY);
+    }
+    if src == dst {
+        if nx {
+            ctx.out.int(0);
+        } else {
+            ctx.out.ok();
+        }
+        return Ok(());
+    }
+    if ctx.lookup_write(dst).is_some() {
+        if nx {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        ctx.delete(dst);
+    }
+    let (db, h) = ctx.locate(src);
+    let obj = db.remove(h, src).expect("source exists");
+    let (db, h) = ctx.locate(dst);
+    db.insert_object(h, dst, obj);
+    ctx.modified(src);
+    ctx.modified(dst);
+    if nx {
+        ctx.out.int(1);
+    } else {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+fn rename_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    rename_generic(ctx, args, false)
+}
+
+fn renamenx_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    rename_generic(ctx, args, true)
+}
+
+fn db_index_arg(ctx: &Ctx, arg: &[u8]) -> Result<usize, Error> {
+    let id = parse_i64(arg)
+        .filter(|v| *v >= i32::MIN as i64 && *v <= i32::MAX as i64)
+        .ok_or(Error::NOT_INTEGER)?;
+    if id < 0 || id as usize >= ctx.databases() {
+        return Err(Error::DB_INDEX);
+    }
+    Ok(id as usize)
+}
+
+fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let dst = db_index_arg(ctx, args[2])?;
+    let src = ctx.client.db;
+    if src == dst {
+        return Err(Error::err("source and destination objects are the same"));
+    }
+    if ctx.lookup_write(key).is_none() {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    let now = ctx.now_ms;
+    let (target, h) = ctx.locate_in(dst, key);
+    if target.lookup(h, key, now).is_some() {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    let (db, h) = ctx.locate(key);
+    let obj = db.remove(h, key).expect("key exists");
+    let (target, h) = ctx.locate_in(dst, key);
+    target.insert_object(h, key, obj);
+    ctx.modified(key);
+    ctx.out.int(1);
+    Ok(())
+}
+
+fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (src, dst) = (args[1], args[2]);
+    let mut dst_db = ctx.client.db;
+    let mut replace = false;
+    let mut j = 3;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else if args[j].eq_ignore_ascii_case(b"db") && j + 1 < args.len() {
+            let id = arg_i64(args[j + 1])?;
+            if id < 0 || id as usize >= ctx.databases() || id > i32::MAX as i64 {
+                return Err(Error::DB_INDEX);
+            }
+            dst_db = id as usize;
+            j += 1;
+        } else {
+            return Err(Error::SYNTAX);
+        }
+        j += 1;
+    }
+    if dst_db == ctx.client.db && src == dst {
+        return Err(Error::err("source and destination objects are the same"));
+    }
+    let Some(obj) = ctx.lookup_read(src).map(|o| o.clone()) else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let now = ctx.now_ms;
+    let (target, h) = ctx.locate_in(dst_db, dst);
+    if target.lookup(h, dst, now).is_some() {
+        if !replace {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        target.remove(h, dst);
+    }
+    target.insert_object(h, dst, obj);
+    ctx.modified(dst);
+    ctx.out.int(1);
+    Ok(())
+}
+
+/// EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT.
+fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) -> CmdResult {
+    let cond = parse_expire_condition(&args[3..])?;
+    let mut when = arg_i64(args[2])?;
+    let cmd = ctx.command_name();
+    if seconds {
+        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+            return Err(Error::expire_time(cmd));
+        }
+        when *= 1000;
+    }
+    let base = if relative { ctx.now_ms as i64 } else { 0 };
+    if when > i64::MAX - base {
+        return Err(Error::expire_time(cmd));
+    }
+    when += base;
+    let done = expire_at(ctx, args[1], when, cond);
+    ctx.out.int(done as i64);
+    Ok(())
+}
+
+fn expire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, true, true)
+}
+fn pexpire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, false, true)
+}
+fn expireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, true, false)
+}
+fn pexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, false, false)
+}
+
+fn ttl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = ttl_of(ctx, args[1], false, false);
+    ctx.out.int(v);
+    Ok(())
+}
+fn pttl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = ttl_of(ctx, args[1], true, false);
+    ctx.out.int(v);
+    Ok(())
+}
+fn expiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = ttl_of(ctx, args[1], false, true);
+    ctx.out.int(v);
+    Ok(())
+}
+fn pexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = ttl_of(ctx, args[1], true, true);
+    ctx.out.int(v);
+    Ok(())
+}
+
+fn persist_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = ctx.persist(args[1]);
+    ctx.out.int(v as i64);
+    Ok(())
+}
+
+const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+fn lfu_policy(ctx: &Ctx) -> bool {
+    ctx.engine.config.get("maxmemory-policy").ends_with("lfu")
+}
+
+fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match ctx.lookup_no_touch(args[2]).map(|o| o.value.encoding()) {
+        Some(enc) => ctx.out.bulk_str(enc),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // Redis shares the objects of the integers 0..9999 (refcount INT_MAX);
+    // report the same so that introspecting clients see what they expect.
+    let rc = ctx.lookup_no_touch(args[2]).map(|o| match &o.value {
+        crate::keyspace::Value::Str(s) if parse_i64(s).is_some_and(|v| (0..10000).contains(&v)) => {
+            i32::MAX as i64
+        }
+        _ => 1,
+    });
+    match rc {
+        Some(rc) => ctx.out.int(rc),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let now = ctx.now_ms;
+    let Some(idle) = ctx.lookup_no_touch(args[2]).map(|o| o.idle_seconds(now)) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    if lfu_policy(ctx) {
+        return Err(Error::raw(LFU_SELECTED));
+    }
+    ctx.out.int(idle as i64);
+    Ok(())
+}
+
+fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if ctx.lookup_no_touch(args[2]).is_none() {
+        ctx.out.null();
+        return Ok(());
+    }
+    if !lfu_policy(ctx) {
+        return Err(Error::raw(LFU_NOT_SELECTED));
+    }
+    // Goblin keeps one access timestamp per key; under an LFU policy it
+    // reports the logarithmic counter's starting value (Redis's LFU_INIT_VAL).
+    ctx.out.int(5);
+    Ok(())
+}
+
+fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// The family's table.
+
+const RO: u32 = kflag::RO;
+const RW_DELETE: u32 = kflag::RM | kflag::DELETE;
+const RW_UPDATE: u32 = kflag::RW | kflag::UPDATE;
+
+static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "encoding",
+        arity: 3,
+        flags: flag::READONLY,
+        keys: &[KeySpec::at(2, RO)],
+        group: Group::Generic,
+        since: "2.2.3",
+        summary: "Returns the internal encoding of a Redis object.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: object_encoding,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "freq",
+        arity: 3,
+        flags: flag::READONLY,
+        keys: &[KeySpec::at(2, RO)],
+        group: Group::Generic,
+        since: "4.0.0",
+        summary: "Returns the logarithmic access frequency counter of a Redis object.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: object_freq,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Generic,
+        since: "6.2.0",
+        summary: "Returns helpful text about the different subcommands.",
+        handler: object_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "idletime",
+        arity: 3,
+        flags: flag::READONLY,
+        keys: &[KeySpec::at(2, RO)],
+        group: Group::Generic,
+        since: "2.2.3",
+        summary: "Returns the time since the last access to a Redis object.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: object_idletime,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "refcount",
+        arity: 3,
+        flags: flag::READONLY,
+        keys: &[KeySpec::at(2, RO)],
+        group: Group::Generic,
+        since: "2.2.3",
+        summary: "Returns the reference count of a value of a key.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: object_refcount,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "del",
+        arity: -2,
+        flags: flag::WRITE,
+        keys: &[KeySpec::range(1, -1, 1, RW_DELETE)],
+        group: Group::Generic,
+        summary: "Deletes one or more keys.",
+        complexity: "O(N) where N is the number of keys that will be removed.",
+        syntax: "key:key...",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        handler: del_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "unlink",
+        arity: -2,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::range(1, -1, 1, RW_DELETE)],
+        group: Group::Generic,
+        since: "4.0.0",
+        summary: "Asynchronously deletes one or more keys.",
+        complexity: "O(1) for each key removed regardless of its size.",
+        syntax: "key:key...",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        handler: del_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "exists",
+        arity: -2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::range(1, -1, 1, RO)],
+        group: Group::Generic,
+        summary: "Determines whether one or more keys exist.",
+        complexity: "O(N) where N is the number of keys to check.",
+        syntax: "key:key...",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        handler: exists_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "type",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO)],
+        group: Group::Generic,
+        summary: "Determines the type of value stored at a key.",
+        syntax: "key:key",
+        handler: type_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "touch",
+        arity: -2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::range(1, -1, 1, RO)],
+        group: Group::Generic,
+        since: "3.2.1",
+        summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
+        complexity: "O(N) where N is the number of keys that will be touched.",
+        syntax: "key:key...",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        handler: touch_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "keys",
+        arity: 2,
+        flags: flag::READONLY | flag::ALL_SHARDS,
+        acl: &["dangerous"],
+        group: Group::Generic,
+        summary: "Returns all key names that match a pattern.",
+        complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+        syntax: "pattern:pattern",
+        tips: &["request_policy:all_shards", "nondeterministic_output_order"],
+        handler: keys_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "scan",
+        arity: -2,
+        flags: flag::READONLY | flag::ALL_SHARDS,
+        group: Group::Generic,
+        since: "2.8.0",
+        summary: "Iterates over the key names in the database.",
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+        syntax: "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type:string]",
+        tips: &["nondeterministic_output", "request_policy:special"],
+        handler: scan_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "randomkey",
+        arity: 1,
+        flags: flag::READONLY | flag::ALL_SHARDS,
+        group: Group::Generic,
+        summary: "Returns a random key name from the database.",
+        tips: &["request_policy:all_shards", "nondeterministic_output"],
+        handler: randomkey_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "rename",
+        arity: 3,
+        flags: flag::WRITE,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE), KeySpec::at(2, kflag::OW | kflag::UPDATE)],
+        group: Group::Generic,
+        summary: "Renames a key and overwrites the destination.",
+        syntax: "key:key newkey:key",
+        handler: rename_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "renamenx",
+        arity: 3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE), KeySpec::at(2, kflag::OW | kflag::INSERT)],
+        group: Group::Generic,
+        summary: "Renames a key only when the target key name doesn't exist.",
+        syntax: "key:key newkey:key",
+        handler: renamenx_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "move",
+        arity: 3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        summary: "Moves a key to another database.",
+        syntax: "key:key db:integer",
+        handler: move_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "copy",
+        arity: -3,
+        flags: flag::WRITE | flag::DENYOOM,
+        keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS), KeySpec::at(2, kflag::OW | kflag::UPDATE)],
+        group: Group::Generic,
+        since: "6.2.0",
+        summary: "Copies the value of a key to a new key.",
+        complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+        syntax: "source:key destination:key [DB destination-db:integer] [REPLACE]",
+        handler: copy_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "expire",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        summary: "Sets the expiration time of a key in seconds.",
+        syntax: "key:key seconds:integer [NX|XX|GT|LT]",
+        handler: expire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "pexpire",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        since: "2.6.0",
+        summary: "Sets the expiration time of a key in milliseconds.",
+        syntax: "key:key milliseconds:integer [NX|XX|GT|LT]",
+        handler: pexpire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "expireat",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        since: "1.2.0",
+        summary: "Sets the expiration time of a key to a Unix timestamp.",
+        syntax: "key:key unix-time-seconds:unix-time [NX|XX|GT|LT]",
+        handler: expireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "pexpireat",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        since: "2.6.0",
+        summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+        syntax: "key:key unix-time-milliseconds:unix-time [NX|XX|GT|LT]",
+        handler: pexpireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "ttl",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
+        group: Group::Generic,
+        summary: "Returns the expiration time in seconds of a key.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: ttl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "pttl",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
+        group: Group::Generic,
+        since: "2.6.0",
+        summary: "Returns the expiration time in milliseconds of a key.",
+        syntax: "key:key",
+        tips: &["nondeterministic_output"],
+        handler: pttl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "expiretime",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
+        group: Group::Generic,
+        since: "7.0.0",
+        summary: "Returns the expiration time of a key as a Unix timestamp.",
+        syntax: "key:key",
+        handler: expiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "pexpiretime",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
+        group: Group::Generic,
+        since: "7.0.0",
+        summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+        syntax: "key:key",
+        handler: pexpiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "persist",
+        arity: 2,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Generic,
+        since: "2.2.0",
+        summary: "Removes the expiration time of a key.",
+        syntax: "key:key",
+        handler: persist_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "object",
+        arity: -2,
+        group: Group::Generic,
+        since: "2.2.3",
+        summary: "A container for object introspection commands.",
+        complexity: "Depends on subcommand.",
+        subcommands: OBJECT_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -1,0 +1,1325 @@
+//! Server commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, INFO, CONFIG,
+//! COMMAND, TIME, SHUTDOWN, DEBUG (Redis's server.c, config.c, debug.c).
+
+use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
+use crate::command::syntax::{self, ArgDoc};
+use crate::command::{keys::key_positions, table, Ctx};
+use crate::engine::ShutdownMode;
+use crate::keyspace::Object;
+use crate::util::glob_match;
+use crate::util::number::{arg_i64, parse_i64};
+use crate::util::time::{now_ms, now_us};
+use crate::Error;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+// ---------------------------------------------------------------------------
+// Keyspace-wide commands.
+
+fn dbsize_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let db = ctx.client.db;
+    let n: usize = ctx.locks.held().map(|s| s.dbs[db].len()).sum();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn flush_mode(args: &[&[u8]]) -> Result<(), Error> {
+    match args.first() {
+        None => Ok(()),
+        Some(m) if m.eq_ignore_ascii_case(b"ASYNC") || m.eq_ignore_ascii_case(b"SYNC") => {
+            if args.len() > 1 {
+                Err(Error::SYNTAX)
+            } else {
+                Ok(())
+            }
+        }
+        Some(_) => Err(Error::SYNTAX),
+    }
+}
+
+/// Empties one database (or all with None) in the held shards; returns the
+/// number of keys removed. The tables are dropped on a background thread
+/// when large, so FLUSHALL ASYNC and big flushes return at once.
+pub fn flush(ctx: &mut Ctx, db: Option<usize>) -> usize {
+    let mut removed = 0;
+    let mut garbage = Vec::new();
+    for shard in ctx.locks.held_mut() {
+        for (i, slice) in shard.dbs.iter_mut().enumerate() {
+            if db.is_none_or(|d| d == i) && !slice.is_empty() {
+                removed += slice.len();
+                garbage.push(slice.clear());
+            }
+        }
+    }
+    if removed > 10_000 {
+        std::thread::spawn(move || drop(garbage));
+    }
+    removed
+}
+
+fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    flush_mode(&args[1..])?;
+    let db = ctx.client.db;
+    let n = flush(ctx, Some(db));
+    ctx.add_dirty(n as u64);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    flush_mode(&args[1..])?;
+    let n = flush(ctx, None);
+    ctx.add_dirty(n as u64 + 1);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let parse = |a: &[u8], msg: &'static str| {
+        parse_i64(a)
+            .filter(|v| *v >= i32::MIN as i64 && *v <= i32::MAX as i64)
+            .ok_or_else(|| Error::err(msg))
+    };
+    let a = parse(args[1], "invalid first DB index")?;
+    let b = parse(args[2], "invalid second DB index")?;
+    let n = ctx.databases() as i64;
+    if a < 0 || a >= n || b < 0 || b >= n {
+        return Err(Error::DB_INDEX);
+    }
+    if a != b {
+        for shard in ctx.locks.held_mut() {
+            shard.dbs.swap(a as usize, b as usize);
+        }
+        ctx.add_dirty(1);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn time_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let us = now_us();
+    ctx.out.array(2);
+    ctx.out.bulk_str(&(us / 1_000_000).to_string());
+    ctx.out.bulk_str(&(us % 1_000_000).to_string());
+    Ok(())
+}
+
+fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut mode = ShutdownMode::Default;
+    for a in &args[1..] {
+        match a.to_ascii_lowercase().as_slice() {
+            b"nosave" => mode = ShutdownMode::NoSave,
+            b"save" => mode = ShutdownMode::Save,
+            b"now" | b"force" | b"abort" => {}
+            _ => return Err(Error::SYNTAX),
+        }
+    }
+    ctx.engine.request_shutdown(mode);
+    // Redis closes the connection without a reply when the shutdown proceeds.
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// INFO
+
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+fn human_bytes(n: u64) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{}B", n as u64)
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.2}K", n / 1024.0)
+    } else if n < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", n / (1024.0 * 1024.0))
+    } else if n < 1024.0 * 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}G", n / (1024.0 * 1024.0 * 1024.0))
+    } else {
+        format!("{:.2}T", n / (1024.0 * 1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+fn rusage() -> (f64, f64) {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (t(ru.ru_stime), t(ru.ru_utime))
+}
+
+/// Builds the INFO text for the requested sections.
+pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
+    let all = sections.iter().any(|s| s == "all" || s == "everything");
+    let default = sections.is_empty() || sections.iter().any(|s| s == "default");
+    let wants = |name: &str| {
+        all || (default && DEFAULT_SECTIONS.contains(&name)) || sections.iter().any(|s| s == name)
+    };
+    let engine = ctx.engine;
+    let mut out = String::new();
+    let now = now_ms();
+    let uptime = engine.started.elapsed().as_secs();
+    let mem = crate::memory::stats();
+
+    if wants("server") {
+        let uname = {
+            // SAFETY: uname fills the struct it is given.
+            let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+            unsafe { libc::uname(&mut u) };
+            let f = |s: &[libc::c_char]| {
+                unsafe { std::ffi::CStr::from_ptr(s.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            format!("{} {} {}", f(&u.sysname), f(&u.release), f(&u.machine))
+        };
+        let _ = write!(
+            out,
+            "# Server\r\nredis_version:{}\r\ngoblin_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nshards:{}\r\n",
+            crate::REDIS_VERSION,
+            crate::VERSION,
+            uname,
+            std::process::id(),
+            engine.run_id,
+            engine.tcp_port.load(Ordering::Relaxed),
+            now_us(),
+            uptime,
+            uptime / 86400,
+            engine.config.hz.load(Ordering::Relaxed),
+            engine.config.hz.load(Ordering::Relaxed),
+            (now / 1000) & 0xFF_FFFF,
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            engine.config_file.lock(),
+            engine.keyspace.shard_count(),
+        );
+    }
+    if wants("clients") {
+        let _ = write!(
+            out,
+            "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+            engine.clients.count(),
+            engine.config.get("maxclients"),
+            engine.clients.blocked.load(Ordering::Relaxed),
+            engine.clients.blocked.load(Ordering::Relaxed),
+        );
+    }
+    if wants("memory") {
+        let maxmemory = engine.config.maxmemory.load(Ordering::Relaxed);
+        let peak = crate::memory::peak(mem.allocated);
+        let overhead: usize = ctx
+            .locks
+            .held()
+            .map(|s| s.dbs.iter().map(|d| d.overhead_bytes()).sum::<usize>())
+            .sum();
+        let dataset = mem.allocated.saturating_sub(overhead as u64);
+        let frag = if mem.allocated > 0 {
+            mem.resident as f64 / mem.allocated as f64
+        } else {
+            1.0
+        };
+        let _ = write!(
+            out,
+            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:0B\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\nnumber_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:0\r\nused_memory_vm_total_human:0B\r\nused_memory_functions:0\r\nused_memory_scripts:0\r\nused_memory_scripts_human:0B\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+            mem.allocated,
+            human_bytes(mem.allocated),
+            mem.resident,
+            human_bytes(mem.resident),
+            peak,
+            human_bytes(peak),
+            if peak > 0 { mem.allocated as f64 * 100.0 / peak as f64 } else { 100.0 },
+            overhead,
+            dataset,
+            if mem.allocated > 0 { dataset as f64 * 100.0 / mem.allocated as f64 } else { 0.0 },
+            mem.allocated,
+            mem.active,
+            mem.resident,
+            crate::memory::total_system_memory(),
+            human_bytes(crate::memory::total_system_memory()),
+            maxmemory,
+            human_bytes(maxmemory),
+            engine.config.get("maxmemory-policy"),
+            if mem.allocated > 0 { mem.active as f64 / mem.allocated as f64 } else { 1.0 },
+            mem.active.saturating_sub(mem.allocated),
+            if mem.active > 0 { mem.resident as f64 / mem.active as f64 } else { 1.0 },
+            mem.resident.saturating_sub(mem.active),
+            frag,
+            mem.resident as i64 - mem.allocated as i64,
+            mem.allocator,
+        );
+    }
+    if wants("persistence") {
+        out.push_str("\r\n# Persistence\r\n");
+        out.push_str(&engine.persistence_info());
+    }
+    if wants("stats") {
+        let t = engine.stats.totals();
+        let expired: u64 = ctx
+            .locks
+            .held()
+            .map(|s| s.dbs.iter().map(|d| d.expired_keys).sum::<u64>())
+            .sum::<u64>()
+            - engine
+                .expired_baseline
+                .load(Ordering::Relaxed)
+                .min(u64::MAX);
+        let s = &engine.stats;
+        let _ = write!(
+            out,
+            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+            s.connections_received.load(Ordering::Relaxed),
+            t.commands_processed,
+            engine.instantaneous_ops(),
+            s.net_input_bytes.load(Ordering::Relaxed),
+            s.net_output_bytes.load(Ordering::Relaxed),
+            s.rejected_connections.load(Ordering::Relaxed),
+            expired,
+            t.keyspace_hits,
+            t.keyspace_misses,
+            t.error_replies,
+        );
+    }
+    if wants("replication") {
+        let _ = write!(
+            out,
+            "\r\n# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+            engine.run_id
+        );
+    }
+    if wants("cpu") {
+        let (sys, user) = rusage();
+        let _ = write!(
+            out,
+            "\r\n# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\nused_cpu_sys_main_thread:{sys:.6}\r\nused_cpu_user_main_thread:{user:.6}\r\n"
+        );
+    }
+    if wants("modules") {
+        out.push_str("\r\n# Modules\r\n");
+    }
+    if wants("commandstats") {
+        out.push_str("\r\n# Commandstats\r\n");
+        let t = table();
+        for id in 0..t.len() {
+            let (calls, usec, rejected, failed) = engine.stats.command(id);
+            if calls == 0 && rejected == 0 && failed == 0 {
+                continue;
+            }
+            let per_call = if calls > 0 {
+                usec as f64 / calls as f64
+            } else {
+                0.0
+            };
+            let _ = write!(
+                out,
+                "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}\r\n",
+                t.get(id).fullname,
+                calls,
+                usec,
+                per_call,
+                rejected,
+                failed
+            );
+        }
+    }
+    if wants("errorstats") {
+        out.push_str("\r\n# Errorstats\r\n");
+        for (code, n) in engine.stats.errors.lock().iter() {
+            let _ = write!(out, "errorstat_{code}:count={n}\r\n");
+        }
+    }
+    if wants("cluster") {
+        out.push_str("\r\n# Cluster\r\ncluster_enabled:0\r\n");
+    }
+    if wants("keyspace") {
+        out.push_str("\r\n# Keyspace\r\n");
+        for db in 0..engine.keyspace.databases() {
+            let (keys, expires): (usize, usize) = ctx.locks.held().fold((0, 0), |(k, e), s| {
+                (k + s.dbs[db].len(), e + s.dbs[db].volatile_len())
+            });
+            if keys > 0 {
+                let _ = write!(out, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
+            }
+        }
+    }
+    if out.starts_with("\r\n") {
+        out.drain(..2);
+    }
+    out
+}
+
+fn info_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let sections: Vec<String> = args[1..]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let text = info_text(ctx, &sections);
+    ctx.out.verbatim(text.as_bytes(), "txt");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// CONFIG
+
+fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pairs = ctx.engine.config.matching(&args[2..]);
+    ctx.out.map(pairs.len());
+    for (name, value) in pairs {
+        ctx.out.bulk_str(name);
+        ctx.out.bulk_str(&value);
+    }
+    Ok(())
+}
+
+fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if (args.len() - 2) % 2 != 0 {
+        return Err(Error::arity("config|set"));
+    }
+    let owned: Vec<(String, String)> = args[2..]
+        .chunks(2)
+        .map(|kv| {
+            (
+                String::from_utf8_lossy(kv[0]).into_owned(),
+                String::from_utf8_lossy(kv[1]).into_owned(),
+            )
+        })
+        .collect();
+    let pairs: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    match ctx.engine.config.set_many(&pairs) {
+        Ok(()) => {
+            ctx.engine.config_changed(&pairs);
+            ctx.out.ok();
+            Ok(())
+        }
+        Err((name, reason)) if reason == "unknown" => Err(Error::err(format_args!(
+            "Unknown option or number of arguments for CONFIG SET - '{name}'"
+        ))),
+        Err((name, reason)) => Err(Error::err(format_args!(
+            "CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+        ))),
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.engine.reset_stats();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let path = ctx.engine.config_file.lock().clone();
+    if path.is_empty() {
+        return Err(Error::err("The server is running without a config file"));
+    }
+    let mut text = String::from("# Written by CONFIG REWRITE\n");
+    for (name, value) in ctx.engine.config.matching(&[b"*"]) {
+        if crate::config::spec(name).is_some_and(|s| s.name == name) {
+            let quoted = if value.is_empty() || value.contains(' ') {
+                format!("\"{value}\"")
+            } else {
+                value
+            };
+            let _ = writeln!(text, "{name} {quoted}");
+        }
+    }
+    std::fs::write(&path, text)
+        .map_err(|e| Error::err(format_args!("Rewriting config file: {e}")))?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// COMMAND
+
+fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = flag::NAMES
+        .iter()
+        .filter(|(f, _)| spec.flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if spec.movable_keys() {
+        v.push("movablekeys");
+    }
+    v
+}
+
+fn reply_key_flags(ctx: &mut Ctx, flags: u32) {
+    let names: Vec<&str> = kflag::NAMES
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    ctx.out.set(names.len());
+    for n in names {
+        ctx.out.simple(n);
+    }
+}
+
+fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
+    ctx.out.array(spec.keys.len());
+    for ks in spec.keys {
+        ctx.out.map(3);
+        ctx.out.bulk(b"flags");
+        reply_key_flags(ctx, ks.flags);
+        ctx.out.bulk(b"begin_search");
+        ctx.out.map(2);
+        ctx.out.bulk(b"type");
+        match ks.begin {
+            BeginSearch::Index(pos) => {
+                ctx.out.bulk(b"index");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(1);
+                ctx.out.bulk(b"index");
+                ctx.out.int(pos as i64);
+            }
+            BeginSearch::Keyword {
+                keyword,
+                start_from,
+            } => {
+                ctx.out.bulk(b"keyword");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(2);
+                ctx.out.bulk(b"keyword");
+                ctx.out.bulk_str(keyword);
+                ctx.out.bulk(b"startfrom");
+                ctx.out.int(start_from as i64);
+            }
+        }
+        ctx.out.bulk(b"find_keys");
+        ctx.out.map(2);
+        ctx.out.bulk(b"type");
+        match ks.find {
+            FindKeys::Range {
+                lastkey,
+                step,
+                limit,
+            } => {
+                ctx.out.bulk(b"range");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(3);
+                ctx.out.bulk(b"lastkey");
+                ctx.out.int(lastkey as i64);
+                ctx.out.bulk(b"keystep");
+                ctx.out.int(step as i64);
+                ctx.out.bulk(b"limit");
+                ctx.out.int(limit as i64);
+            }
+            FindKeys::Keynum {
+                keynum_idx,
+                first,
+                step,
+            } => {
+                ctx.out.bulk(b"keynum");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(3);
+                ctx.out.bulk(b"keynumidx");
+                ctx.out.int(keynum_idx as i64);
+                ctx.out.bulk(b"firstkey");
+                ctx.out.int(first as i64);
+                ctx.out.bulk(b"keystep");
+                ctx.out.int(step as i64);
+            }
+        }
+    }
+}
+
+/// One COMMAND INFO entry (Redis 7.0's 10-element form).
+fn reply_command_info(ctx: &mut Ctx, id: usize) {
+    let entry = table().get(id);
+    let spec = entry.spec;
+    let ((first, last, step), _) = spec.legacy_range();
+    ctx.out.array(10);
+    ctx.out.bulk_str(&entry.fullname);
+    ctx.out.int(spec.arity as i64);
+    let flags = flag_names(spec);
+    ctx.out.set(flags.len());
+    for f in flags {
+        ctx.out.simple(f);
+    }
+    ctx.out.int(first as i64);
+    ctx.out.int(last as i64);
+    ctx.out.int(step as i64);
+    let cats = spec.acl_categories();
+    ctx.out.set(cats.len());
+    for c in cats {
+        ctx.out.simple(&format!("@{c}"));
+    }
+    ctx.out.set(spec.tips.len());
+    for t in spec.tips {
+        ctx.out.bulk_str(t);
+    }
+    reply_key_specs(ctx, spec);
+    let subs: Vec<usize> = spec
+        .subcommands
+        .iter()
+        .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
+        .collect();
+    ctx.out.array(subs.len());
+    for sub in subs {
+        reply_command_info(ctx, sub);
+    }
+}
+
+fn reply_arg_docs(ctx: &mut Ctx, args: &[ArgDoc]) {
+    ctx.out.array(args.len());
+    for a in args {
+        let mut n = 2;
+        if a.key_spec_index.is_some() {
+            n += 1;
+        }
+        if a.token.is_some() {
+            n += 1;
+        }
+        if a.optional || a.multiple {
+            n += 1;
+        }
+        if !a.children.is_empty() {
+            n += 1;
+        }
+        ctx.out.map(n);
+        ctx.out.bulk(b"name");
+        ctx.out.bulk_str(&a.name);
+        ctx.out.bulk(b"type");
+        ctx.out.bulk_str(a.kind);
+        if let Some(i) = a.key_spec_index {
+            ctx.out.bulk(b"key_spec_index");
+            ctx.out.int(i as i64);
+        }
+        if let Some(t) = &a.token {
+            ctx.out.bulk(b"token");
+            ctx.out.bulk_str(t);
+        }
+        if a.optional || a.multiple {
+            ctx.out.bulk(b"flags");
+            let flags: Vec<&str> = [(a.optional, "optional"), (a.multiple, "multiple")]
+                .iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, n)| *n)
+                .collect();
+            ctx.out.set(flags.len());
+            for f in flags {
+                ctx.out.simple(f);
+            }
+        }
+        if !a.children.is_empty() {
+            ctx.out.bulk(b"arguments");
+            reply_arg_docs(ctx, &a.children);
+        }
+    }
+}
+
+fn reply_command_docs(ctx: &mut Ctx, id: usize) {
+    let entry = table().get(id);
+    let spec = entry.spec;
+    let args = syntax::parse(spec.syntax);
+    let subs: Vec<usize> = spec
+        .subcommands
+        .iter()
+        .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
+        .collect();
+    let mut n = 4;
+    if !args.is_empty() {
+        n += 1;
+    }
+    if !subs.is_empty() {
+        n += 1;
+    }
+    ctx.out.map(n);
+    ctx.out.bulk(b"summary");
+    ctx.out.bulk_str(spec.summary);
+    ctx.out.bulk(b"since");
+    ctx.out.bulk_str(spec.since);
+    ctx.out.bulk(b"group");
+    ctx.out.bulk_str(spec.group.name());
+    ctx.out.bulk(b"complexity");
+    ctx.out.bulk_str(spec.complexity);
+    if !args.is_empty() {
+        ctx.out.bulk(b"arguments");
+        reply_arg_docs(ctx, &args);
+    }
+    if !subs.is_empty() {
+        ctx.out.bulk(b"subcommands");
+        ctx.out.map(subs.len());
+        for sub in subs {
+            ctx.out.bulk_str(&table().get(sub).fullname);
+            reply_command_docs(ctx, sub);
+        }
+    }
+}
+
+fn command_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let ids: Vec<usize> = table().top_level().collect();
+    ctx.out.array(ids.len());
+    for id in ids {
+        reply_command_info(ctx, id);
+    }
+    Ok(())
+}
+
+fn command_count(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(table().top_level().count() as i64);
+    Ok(())
+}
+
+fn command_info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() == 2 {
+        return command_command(ctx, args);
+    }
+    ctx.out.array(args.len() - 2);
+    for name in &args[2..] {
+        match table().by_fullname(&String::from_utf8_lossy(name)) {
+            Some(id) => reply_command_info(ctx, id),
+            None => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
+fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let ids: Vec<usize> = if args.len() == 2 {
+        table().top_level().collect()
+    } else {
+        args[2..]
+            .iter()
+            .filter_map(|n| table().by_fullname(&String::from_utf8_lossy(n)))
+            .collect()
+    };
+    ctx.out.map(ids.len());
+    for id in ids {
+        ctx.out.bulk_str(&table().get(id).fullname);
+        reply_command_docs(ctx, id);
+    }
+    Ok(())
+}
+
+fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    enum Filter<'a> {
+        None,
+        Module,
+        AclCat(String),
+        Pattern(&'a [u8]),
+    }
+    let filter = match args.len() {
+        2 => Filter::None,
+        5 if args[2].eq_ignore_ascii_case(b"FILTERBY") => {
+            match args[3].to_ascii_lowercase().as_slice() {
+                b"module" => Filter::Module,
+                b"aclcat" => Filter::AclCat(String::from_utf8_lossy(args[4]).to_ascii_lowercase()),
+                b"pattern" => Filter::Pattern(args[4]),
+                _ => return Err(Error::SYNTAX),
+            }
+        }
+        _ => return Err(Error::SYNTAX),
+    };
+    let t = table();
+    let mut names: Vec<&str> = Vec::new();
+    for id in 0..t.len() {
+        let e = t.get(id);
+        let keep = match &filter {
+            Filter::None => e.parent.is_none(),
+            Filter::Module => false,
+            Filter::AclCat(c) => {
+                e.parent.is_none() && e.spec.acl_categories().iter().any(|x| x == c)
+            }
+            Filter::Pattern(p) => glob_match(p, e.fullname.as_bytes(), true),
+        };
+        if keep {
+            names.push(&e.fullname);
+        }
+    }
+    ctx.out.array(names.len());
+    for n in names {
+        ctx.out.bulk_str(n);
+    }
+    Ok(())
+}
+
+fn getkeys_generic(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) -> CmdResult {
+    let cmd_args = &args[2..];
+    let t = table();
+    let mut id = t
+        .lookup(cmd_args[0])
+        .ok_or_else(|| Error::err("Invalid command specified"))?;
+    if !t.get(id).spec.subcommands.is_empty() && cmd_args.len() > 1 {
+        id = t
+            .subcommand(id, cmd_args[1])
+            .ok_or_else(|| Error::err("Invalid command specified"))?;
+    }
+    let spec = t.get(id).spec;
+    if !spec.arity_ok(cmd_args.len()) {
+        return Err(Error::err(
+            "Invalid number of arguments specified for command",
+        ));
+    }
+    let keys = key_positions(spec, cmd_args).unwrap_or_default();
+    if keys.is_empty() {
+        if spec.keys.is_empty() && spec.keys_fn.is_none() {
+            return Err(Error::err("The command has no key arguments"));
+        }
+        if !spec.has(flag::NO_MANDATORY_KEYS) {
+            return Err(Error::err("Invalid arguments specified for command"));
+        }
+    }
+    ctx.out.array(keys.len());
+    for (pos, flags) in keys {
+        if with_flags {
+            ctx.out.array(2);
+            ctx.out.bulk(cmd_args[pos]);
+            reply_key_flags(ctx, flags);
+        } else {
+            ctx.out.bulk(cmd_args[pos]);
+        }
+    }
+    Ok(())
+}
+
+fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    getkeys_generic(ctx, args, false)
+}
+
+fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    getkeys_generic(ctx, args, true)
+}
+
+fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "COMMAND",
+        &[
+            "(no subcommand)",
+            "    Return details about all commands.",
+            "COUNT",
+            "    Return the total number of commands in this server.",
+            "LIST",
+            "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full command.",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// DEBUG
+
+const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+/// A digest of one value, stable across restarts (DEBUG DIGEST-VALUE).
+pub fn value_digest(obj: &Object) -> [u8; 20] {
+    use sha1::{Digest, Sha1};
+    let mut h = Sha1::new();
+    h.update([obj.value.value_type() as u8]);
+    crate::keyspace::digest::digest_value(&obj.value, &mut |b| h.update(b));
+    h.finalize().into()
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let allowed = match ctx.engine.config.get("enable-debug-command").as_str() {
+        "yes" => true,
+        "local" => {
+            ctx.client.info.addr.starts_with("127.")
+                || ctx.client.info.addr.starts_with("[::1]")
+                || ctx.client.internal
+        }
+        _ => false,
+    };
+    if !allowed {
+        return Err(Error::raw(DEBUG_NOT_ALLOWED));
+    }
+    let sub = args[1].to_ascii_lowercase();
+    match (sub.as_slice(), args.len()) {
+        (b"help", _) => {
+            super::reply_help(
+                ctx,
+                "DEBUG",
+                &[
+                    "DIGEST",
+                    "    Output a hex signature representing the current DB content.",
+                    "DIGEST-VALUE <key> [<key> ...]",
+                    "    Output a hex signature of the values of all the specified keys.",
+                    "OBJECT <key>",
+                    "    Show low level info about the <key> and associated value.",
+                    "PROTOCOL <type>",
+                    "    Reply with a test value of the specified type.",
+                    "SET-ACTIVE-EXPIRE <0|1>",
+                    "    Setting it to 0 disables expiring keys in background when they are not accessed.",
+                    "SLEEP <seconds>",
+                    "    Stop the server for <seconds>. Decimals allowed.",
+                    "RELOAD",
+                    "    Save the RDB on disk and reload it back to memory.",
+                ],
+            );
+        }
+        (b"set-active-expire", 3) => {
+            let on = arg_i64(args[2])? != 0;
+            ctx.engine
+                .active_expire_enabled
+                .store(on, Ordering::Relaxed);
+            ctx.out.ok();
+        }
+        (b"sleep", 3) => {
+            let secs: f64 = std::str::from_utf8(args[2])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0.0);
+            // Like Redis, the server stops: every shard is held meanwhile.
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.max(0.0)));
+            ctx.out.ok();
+        }
+        (b"object", 3) => {
+            let now = ctx.now_ms;
+            let Some(obj) = ctx.lookup_no_touch(args[2]) else {
+                return Err(Error::NO_SUCH_KEY);
+            };
+            let text = format!(
+                "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+                obj as *const Object,
+                obj.value.encoding(),
+                obj.value.heap_size().max(1),
+                obj.access & 0xFF_FFFF,
+                obj.idle_seconds(now)
+            );
+            ctx.out.simple(&text);
+        }
+        (b"digest", 2) => {
+            let mut acc = [0u8; 20];
+            let mut any = false;
+            let now = ctx.now_ms;
+            for shard in ctx.locks.held() {
+                for (db_index, db) in shard.dbs.iter().enumerate() {
+                    for (key, obj) in db.iter() {
+                        if obj.is_expired(now) {
+                            continue;
+                        }
+                        any = true;
+                        use sha1::{Digest, Sha1};
+                        let mut h = Sha1::new();
+                        h.update((db_index as u64).to_le_bytes());
+                        h.update(key.as_slice());
+                        h.update(value_digest(obj));
+                        h.update(obj.expire_at().unwrap_or(0).to_le_bytes());
+                        let d: [u8; 20] = h.finalize().into();
+                        for (a, b) in acc.iter_mut().zip(d) {
+                            *a ^= b;
+                        }
+                    }
+                }
+            }
+            let text = if any { hex(&acc) } else { "0".repeat(40) };
+            ctx.out.simple(&text);
+        }
+        (b"digest-value", _) => {
+            let keys = &args[2..];
+            ctx.out.array(keys.len());
+            for key in keys {
+                let d = ctx.peek(key).map(value_digest);
+                match d {
+                    Some(d) => ctx.out.simple(&hex(&d)),
+                    None => ctx.out.simple(&"0".repeat(40)),
+                }
+            }
+        }
+        (b"protocol", 3) => debug_protocol(ctx, args[2])?,
+        (b"quicklist-packed-threshold", 3)
+        | (b"stringmatch-len", _)
+        | (b"change-repl-id", 2)
+        | (b"set-disable-deny-scripts", 3) => {
+            // Tunables of Redis's own encodings: accepted, nothing to change.
+            ctx.out.ok();
+        }
+        (b"jmap", 2) => ctx.out.ok(),
+        (b"reload", _) | (b"loadaof", _) => ctx
+            .engine
+            .debug_reload(ctx.locks, sub.as_slice() == b"loadaof")
+            .map(|_| ctx.out.ok())?,
+        _ => {
+            return Err(Error::err(format_args!(
+                "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                String::from_utf8_lossy(args[1])
+            )))
+        }
+    }
+    Ok(())
+}
+
+fn debug_protocol(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
+    let o = &mut *ctx.out;
+    match name.to_ascii_lowercase().as_slice() {
+        b"string" => o.bulk(b"Hello World"),
+        b"integer" => o.int(12345),
+        b"double" => o.double(3.141),
+        b"bignum" => o.big_number("1234567999999999999999999999999999999"),
+        b"null" => o.null(),
+        b"array" => {
+            o.array(3);
+            for j in 0..3 {
+                o.int(j);
+            }
+        }
+        b"set" => {
+            o.set(3);
+            for j in 0..3 {
+                o.int(j);
+            }
+        }
+        b"map" => {
+            o.map(3);
+            for j in 0..3 {
+                o.int(j);
+                o.bool(j == 1);
+            }
+        }
+        b"attrib" => {
+            if o.is_resp3() {
+                o.attribute(1);
+                o.bulk(b"key-popularity");
+                o.array(2);
+                o.bulk(b"key:123");
+                o.int(90);
+            }
+            o.bulk(b"Some real reply following the attribute");
+        }
+        b"push" => {
+            if !o.is_resp3() {
+                return Err(Error::err("RESP2 is not supported by this command"));
+            }
+            o.push(2);
+            o.bulk(b"server-cpu-usage");
+            o.int(42);
+            o.bulk(b"Some real reply following the push reply");
+        }
+        b"true" => o.bool(true),
+        b"false" => o.bool(false),
+        b"verbatim" => o.verbatim(b"This is a verbatim\nstring", "txt"),
+        _ => {
+            return Err(Error::err(
+                "Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+            ))
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// The family's table.
+
+static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "get",
+        arity: -3,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "2.0.0",
+        summary: "Returns the effective values of configuration parameters.",
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        syntax: "parameter:string...",
+        handler: config_get,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "set",
+        arity: -4,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "2.0.0",
+        summary: "Sets configuration parameters in-flight.",
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        syntax: "(parameter:string value:string)...",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: config_set,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "resetstat",
+        arity: 2,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "2.0.0",
+        summary: "Resets the server's statistics.",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: config_resetstat,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "rewrite",
+        arity: 2,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "2.8.0",
+        summary: "Persists the effective configuration to file.",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: config_rewrite,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "5.0.0",
+        summary: "Returns helpful text about the different subcommands.",
+        handler: config_help,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "count",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "2.8.13",
+        summary: "Returns a count of commands.",
+        handler: command_count,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "docs",
+        arity: -2,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "7.0.0",
+        summary: "Returns documentary information about one, multiple or all commands.",
+        complexity: "O(N) where N is the number of commands to look up",
+        syntax: "[command-name:string...]",
+        tips: &["nondeterministic_output_order"],
+        handler: command_docs,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "getkeys",
+        arity: -3,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "2.8.13",
+        summary: "Extracts the key names from an arbitrary command.",
+        complexity: "O(N) where N is the number of arguments to the command",
+        syntax: "command:string arg:string...",
+        handler: command_getkeys,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "getkeysandflags",
+        arity: -3,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "7.0.0",
+        summary: "Extracts the key names and access flags for an arbitrary command.",
+        complexity: "O(N) where N is the number of arguments to the command",
+        syntax: "command:string arg:string...",
+        handler: command_getkeysandflags,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "5.0.0",
+        summary: "Returns helpful text about the different subcommands.",
+        handler: command_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "info",
+        arity: -2,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "2.8.13",
+        summary: "Returns information about one, multiple or all commands.",
+        complexity: "O(N) where N is the number of commands to look up",
+        syntax: "[command-name:string...]",
+        tips: &["nondeterministic_output_order"],
+        handler: command_info,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "list",
+        arity: -2,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "7.0.0",
+        summary: "Returns a list of command names.",
+        complexity: "O(N) where N is the total number of Redis commands",
+        syntax:
+            "[FILTERBY MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern]",
+        tips: &["nondeterministic_output_order"],
+        handler: command_list,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "dbsize",
+        arity: 1,
+        flags: flag::READONLY | flag::FAST | flag::ALL_SHARDS,
+        acl: &["keyspace"],
+        group: Group::Server,
+        summary: "Returns the number of keys in the database.",
+        tips: &["request_policy:all_shards", "response_policy:agg_sum"],
+        handler: dbsize_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "flushdb",
+        arity: -1,
+        flags: flag::WRITE | flag::ALL_SHARDS,
+        acl: &["keyspace", "dangerous"],
+        group: Group::Server,
+        summary: "Removes all keys from the current database.",
+        complexity: "O(N) where N is the number of keys in the selected database",
+        syntax: "[ASYNC|SYNC]",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: flushdb_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "flushall",
+        arity: -1,
+        flags: flag::WRITE | flag::ALL_SHARDS,
+        acl: &["keyspace", "dangerous"],
+        group: Group::Server,
+        summary: "Removes all keys from all databases.",
+        complexity: "O(N) where N is the total number of keys in all databases",
+        syntax: "[ASYNC|SYNC]",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: flushall_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "swapdb",
+        arity: 3,
+        flags: flag::WRITE | flag::FAST | flag::ALL_SHARDS,
+        acl: &["keyspace", "dangerous"],
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Swaps two Redis databases.",
+        complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+        syntax: "index1:integer index2:integer",
+        handler: swapdb_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "info",
+        arity: -1,
+        flags: flag::LOADING | flag::STALE | flag::ALL_SHARDS,
+        acl: &["dangerous"],
+        group: Group::Server,
+        summary: "Returns information and statistics about the server.",
+        syntax: "[section:string...]",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"],
+        handler: info_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "config",
+        arity: -2,
+        group: Group::Server,
+        since: "2.0.0",
+        summary: "A container for server configuration commands.",
+        complexity: "Depends on subcommand.",
+        subcommands: CONFIG_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "command",
+        arity: -1,
+        flags: flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Server,
+        since: "2.8.13",
+        summary: "Returns detailed information about all commands.",
+        complexity: "O(N) where N is the total number of Redis commands",
+        tips: &["nondeterministic_output_order"],
+        handler: command_command,
+        subcommands: COMMAND_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "time",
+        arity: 1,
+        flags: flag::LOADING | flag::STALE | flag::FAST,
+        group: Group::Server,
+        since: "2.6.0",
+        summary: "Returns the server time.",
+        tips: &["nondeterministic_output"],
+        handler: time_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "shutdown",
+        arity: -1,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::NO_MULTI | flag::ALLOW_BUSY,
+        group: Group::Server,
+        summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+        complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        syntax: "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]",
+        handler: shutdown_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "debug",
+        arity: -2,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALL_SHARDS,
+        group: Group::Server,
+        summary: "A container for debugging commands.",
+        complexity: "Depends on subcommand.",
+        syntax: "subcommand:string [argument:string...]",
+        handler: debug_command,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -1,0 +1,565 @@
+//! Configuration: the table of parameters Goblin has, their types,
+//! defaults and validation, shared by the config file parser, the command
+//! line (`--port 7000`) and CONFIG GET / SET.
+//!
+//! Values are kept in the canonical text form CONFIG GET returns (memory
+//! sizes in bytes, booleans as yes/no). Parameters read on hot paths are
+//! mirrored in atomics.
+
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    Bool,
+    Int {
+        min: i64,
+        max: i64,
+    },
+    /// A size in bytes; accepts 1k, 1kb, 1m, 1mb, 1g, 1gb suffixes.
+    Memory {
+        min: i64,
+        max: i64,
+    },
+    Enum(&'static [&'static str]),
+    Str,
+    /// `save`: pairs of "seconds changes", or "" to disable.
+    Save,
+    /// `dir`: must exist; CONFIG GET returns the absolute path.
+    Dir,
+    /// `notify-keyspace-events`: a set of class letters.
+    NotifyFlags,
+    /// `client-output-buffer-limit`: "class hard soft seconds" triples.
+    ObufLimits,
+}
+
+pub const IMMUTABLE: u32 = 1;
+pub const SENSITIVE: u32 = 2;
+
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub alias: Option<&'static str>,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub flags: u32,
+}
+
+const fn p(name: &'static str, kind: Kind, default: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags: 0,
+    }
+}
+const fn imm(name: &'static str, kind: Kind, default: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags: IMMUTABLE,
+    }
+}
+const fn aliased(
+    name: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    default: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: Some(alias),
+        kind,
+        default,
+        flags: 0,
+    }
+}
+
+const INT_MAX: i64 = i32::MAX as i64;
+const LONG_MAX: i64 = i64::MAX;
+const BOOL: Kind = Kind::Bool;
+const fn int(min: i64, max: i64) -> Kind {
+    Kind::Int { min, max }
+}
+const fn mem(min: i64, max: i64) -> Kind {
+    Kind::Memory { min, max }
+}
+
+const YESNO_LOCAL: &[&str] = &["no", "yes", "local"];
+
+/// Every parameter Goblin has. Defaults are Redis 7.0's except where
+/// Goblin's README documents otherwise (bind, dir, appendonly).
+pub static PARAMS: &[ParamSpec] = &[
+    // Network and clients.
+    imm("bind", Kind::Str, "127.0.0.1"),
+    p("port", int(0, 65535), "6379"),
+    imm("tcp-backlog", int(0, INT_MAX), "511"),
+    p("tcp-keepalive", int(0, INT_MAX), "300"),
+    p("timeout", int(0, INT_MAX), "0"),
+    p("maxclients", int(1, u32::MAX as i64), "10000"),
+    p("protected-mode", BOOL, "yes"),
+    ParamSpec {
+        name: "requirepass",
+        alias: None,
+        kind: Kind::Str,
+        default: "",
+        flags: SENSITIVE,
+    },
+    p(
+        "proto-max-bulk-len",
+        mem(1024 * 1024, LONG_MAX),
+        "536870912",
+    ),
+    p(
+        "client-query-buffer-limit",
+        mem(1024 * 1024, LONG_MAX),
+        "1073741824",
+    ),
+    p(
+        "client-output-buffer-limit",
+        Kind::ObufLimits,
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+    ),
+    imm("unixsocket", Kind::Str, ""),
+    imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
+    // Threads and shards (Goblin's own; 0 = one per core, or automatic).
+    imm("threads", int(0, 1024), "0"),
+    imm("shards", int(0, 65536), "0"),
+    // General.
+    imm("daemonize", BOOL, "no"),
+    imm("pidfile", Kind::Str, ""),
+    p(
+        "loglevel",
+        Kind::Enum(&["debug", "verbose", "notice", "warning"]),
+        "notice",
+    ),
+    imm("logfile", Kind::Str, ""),
+    imm("databases", int(1, INT_MAX), "16"),
+    imm("always-show-logo", BOOL, "no"),
+    imm("set-proc-title", BOOL, "yes"),
+    p("hz", int(0, INT_MAX), "10"),
+    p("dynamic-hz", BOOL, "yes"),
+    p("active-expire-effort", int(1, 10), "1"),
+    p("notify-keyspace-events", Kind::NotifyFlags, ""),
+    p("latency-tracking", BOOL, "yes"),
+    p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
+    p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
+    p("slowlog-max-len", int(0, LONG_MAX), "128"),
+    p("shutdown-timeout", int(0, INT_MAX), "10"),
+    p("crash-log-enabled", BOOL, "yes"),
+    // Memory.
+    p("maxmemory", mem(0, LONG_MAX), "0"),
+    p(
+        "maxmemory-policy",
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+        "noeviction",
+    ),
+    p("maxmemory-samples", int(1, INT_MAX), "5"),
+    p("lfu-log-factor", int(0, INT_MAX), "10"),
+    p("lfu-decay-time", int(0, INT_MAX), "1"),
+    p("lazyfree-lazy-eviction", BOOL, "no"),
+    p("lazyfree-lazy-expire", BOOL, "no"),
+    p("lazyfree-lazy-server-del", BOOL, "no"),
+    p("lazyfree-lazy-user-del", BOOL, "no"),
+    p("lazyfree-lazy-user-flush", BOOL, "no"),
+    p("activerehashing", BOOL, "yes"),
+    p("jemalloc-bg-thread", BOOL, "yes"),
+    // Compact encodings of small collections.
+    aliased(
+        "hash-max-listpack-entries",
+        "hash-max-ziplist-entries",
+        int(0, LONG_MAX),
+        "512",
+    ),
+    aliased(
+        "hash-max-listpack-value",
+        "hash-max-ziplist-value",
+        mem(0, LONG_MAX),
+        "64",
+    ),
+    p("set-max-intset-entries", int(0, LONG_MAX), "512"),
+    aliased(
+        "zset-max-listpack-entries",
+        "zset-max-ziplist-entries",
+        int(0, LONG_MAX),
+        "128",
+    ),
+    aliased(
+        "zset-max-listpack-value",
+        "zset-max-ziplist-value",
+        mem(0, LONG_MAX),
+        "64",
+    ),
+    aliased(
+        "list-max-listpack-size",
+        "list-max-ziplist-size",
+        int(i32::MIN as i64, INT_MAX),
+        "-2",
+    ),
+    p("list-compress-depth", int(0, INT_MAX), "0"),
+    p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
+    p("stream-node-max-entries", int(0, LONG_MAX), "100"),
+    // Scripting.
+    aliased(
+        "busy-reply-threshold",
+        "lua-time-limit",
+        int(0, LONG_MAX),
+        "5000",
+    ),
+    // Persistence.
+    ParamSpec {
+        name: "dir",
+        alias: None,
+        kind: Kind::Dir,
+        default: "./data",
+        flags: 0,
+    },
+    p("save", Kind::Save, "3600 1 300 100 60 10000"),
+    p("dbfilename", Kind::Str, "dump.rdb"),
+    p("rdbcompression", BOOL, "yes"),
+    imm("rdbchecksum", BOOL, "yes"),
+    p("stop-writes-on-bgsave-error", BOOL, "yes"),
+    p("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0"),
+    p("key-load-delay", int(i32::MIN as i64, INT_MAX), "0"),
+    p("appendonly", BOOL, "yes"),
+    imm("appendfilename", Kind::Str, "appendonly.aof"),
+    imm("appenddirname", Kind::Str, "appendonlydir"),
+    p(
+        "appendfsync",
+        Kind::Enum(&["always", "everysec", "no"]),
+        "everysec",
+    ),
+    p("no-appendfsync-on-rewrite", BOOL, "no"),
+    p("auto-aof-rewrite-percentage", int(0, INT_MAX), "100"),
+    p("auto-aof-rewrite-min-size", mem(0, LONG_MAX), "67108864"),
+    p("aof-load-truncated", BOOL, "yes"),
+    p("aof-use-rdb-preamble", BOOL, "yes"),
+    p("aof-timestamp-enabled", BOOL, "no"),
+    p(
+        "sanitize-dump-payload",
+        Kind::Enum(&["no", "yes", "clients"]),
+        "no",
+    ),
+];
+
+/// Why a value was refused (the text after Redis's "CONFIG SET failed ... - ").
+pub type ConfigError = String;
+
+pub struct Config {
+    values: RwLock<HashMap<&'static str, String>>,
+    /// Hot parameters, mirrored on every change.
+    pub proto_max_bulk_len: AtomicU64,
+    pub query_buffer_limit: AtomicU64,
+    pub hz: AtomicI64,
+    pub active_expire_effort: AtomicI64,
+    pub maxmemory: AtomicU64,
+    pub requirepass_set: AtomicBool,
+    pub busy_reply_threshold: AtomicI64,
+}
+
+pub fn spec(name: &str) -> Option<&'static ParamSpec> {
+    PARAMS.iter().find(|s| {
+        s.name.eq_ignore_ascii_case(name) || s.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
+    })
+}
+
+/// Redis's memtoull: a number with an optional b/k/kb/m/mb/g/gb unit.
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let lower = s.to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(split);
+    let mul: i64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    let n: i64 = num.parse().ok()?;
+    n.checked_mul(mul)
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Validates a value for a parameter and returns its canonical form.
+pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
+    match spec.kind {
+        Kind::Bool => parse_bool(value)
+            .map(|b| if b { "yes" } else { "no" }.to_string())
+            .ok_or_else(|| "argument must be 'yes' or 'no'".to_string()),
+        Kind::Int { min, max } => {
+            let v: i64 = value
+                .parse()
+                .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+            if v < min || v > max {
+                return Err(format!(
+                    "argument must be between {min} and {max} inclusive"
+                ));
+            }
+            Ok(v.to_string())
+        }
+        Kind::Memory { min, max } => {
+            let v =
+                parse_memory(value).ok_or_else(|| "argument must be a memory value".to_string())?;
+            if v < min || v > max {
+                return Err(format!(
+                    "argument must be between {min} and {max} inclusive"
+                ));
+            }
+            Ok(v.to_string())
+        }
+        Kind::Enum(options) => {
+            let lower = value.to_ascii_lowercase();
+            if options.contains(&lower.as_str()) {
+                Ok(lower)
+            } else {
+                Err(format!(
+                    "argument(s) must be one of the following: {}",
+                    options.join(", ")
+                ))
+            }
+        }
+        Kind::Str => {
+            if value.contains('\n') || value.contains('\r') {
+                return Err("argument contains invalid characters".into());
+            }
+            Ok(value.to_string())
+        }
+        Kind::Save => {
+            let parts: Vec<&str> = value.split_whitespace().collect();
+            if parts.len() % 2 != 0 {
+                return Err("Invalid save parameters".into());
+            }
+            for part in &parts {
+                if part.parse::<u64>().is_err() {
+                    return Err("Invalid save parameters".into());
+                }
+            }
+            Ok(parts.join(" "))
+        }
+        // Existence is checked by CONFIG SET; at startup the directory is created.
+        Kind::Dir => Ok(value.to_string()),
+        Kind::NotifyFlags => {
+            let mut flags = String::new();
+            for c in value.chars() {
+                if !"gx$lshzxeKEtmdnA".contains(c) {
+                    return Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into());
+                }
+                if !flags.contains(c) {
+                    flags.push(c);
+                }
+            }
+            Ok(flags)
+        }
+        Kind::ObufLimits => {
+            let parts: Vec<&str> = value.split_whitespace().collect();
+            if parts.len() % 4 != 0 {
+                return Err("Wrong number of arguments in buffer limit configuration.".into());
+            }
+            let mut current: HashMap<String, [String; 3]> = HashMap::new();
+            for chunk in parts.chunks(4) {
+                let class = match chunk[0].to_ascii_lowercase().as_str() {
+                    "normal" => "normal",
+                    "slave" | "replica" => "slave",
+                    "pubsub" => "pubsub",
+                    _ => {
+                        return Err(
+                            "Invalid client class specified in buffer limit configuration.".into(),
+                        )
+                    }
+                };
+                let hard = parse_memory(chunk[1]).filter(|v| *v >= 0);
+                let soft = parse_memory(chunk[2]).filter(|v| *v >= 0);
+                let secs = chunk[3].parse::<i64>().ok().filter(|v| *v >= 0);
+                let (Some(h), Some(s), Some(t)) = (hard, soft, secs) else {
+                    return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into());
+                };
+                current.insert(
+                    class.to_string(),
+                    [h.to_string(), s.to_string(), t.to_string()],
+                );
+            }
+            let mut out = Vec::new();
+            for class in ["normal", "slave", "pubsub"] {
+                if let Some([h, s, t]) = current.get(class) {
+                    out.push(format!("{class} {h} {s} {t}"));
+                }
+            }
+            Ok(out.join(" "))
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new()
+    }
+}
+
+impl Config {
+    pub fn new() -> Config {
+        let values = PARAMS
+            .iter()
+            .map(|s| (s.name, s.default.to_string()))
+            .collect();
+        let c = Config {
+            values: RwLock::new(values),
+            proto_max_bulk_len: AtomicU64::new(0),
+            query_buffer_limit: AtomicU64::new(0),
+            hz: AtomicI64::new(0),
+            active_expire_effort: AtomicI64::new(0),
+            maxmemory: AtomicU64::new(0),
+            requirepass_set: AtomicBool::new(false),
+            busy_reply_threshold: AtomicI64::new(0),
+        };
+        c.refresh_hot();
+        c
+    }
+
+    fn refresh_hot(&self) {
+        self.proto_max_bulk_len
+            .store(self.get_i64("proto-max-bulk-len") as u64, Ordering::Relaxed);
+        self.query_buffer_limit.store(
+            self.get_i64("client-query-buffer-limit") as u64,
+            Ordering::Relaxed,
+        );
+        self.hz.store(self.get_i64("hz"), Ordering::Relaxed);
+        self.active_expire_effort
+            .store(self.get_i64("active-expire-effort"), Ordering::Relaxed);
+        self.maxmemory
+            .store(self.get_i64("maxmemory") as u64, Ordering::Relaxed);
+        self.requirepass_set
+            .store(!self.get("requirepass").is_empty(), Ordering::Relaxed);
+        self.busy_reply_threshold
+            .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+    }
+
+    /// The canonical value of a parameter (by name or alias).
+    pub fn get(&self, name: &str) -> String {
+        let spec = spec(name).unwrap_or_else(|| panic!("unknown config parameter {name}"));
+        self.values
+            .read()
+            .get(spec.name)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn get_i64(&self, name: &str) -> i64 {
+        self.get(name).parse().unwrap_or(0)
+    }
+
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) == "yes"
+    }
+
+    /// Sets one parameter at startup (config file or command line):
+    /// immutable parameters are allowed here.
+    pub fn set_initial(&self, name: &str, value: &str) -> Result<(), ConfigError> {
+        let spec =
+            spec(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        let v = canonical(spec, value)?;
+        self.values.write().insert(spec.name, v);
+        self.refresh_hot();
+        Ok(())
+    }
+
+    /// CONFIG SET of several parameters, all or nothing (Redis 7 semantics).
+    /// The error names the parameter at fault.
+    pub fn set_many(&self, pairs: &[(&str, &str)]) -> Result<(), (String, ConfigError)> {
+        let mut staged: Vec<(&'static str, String)> = Vec::new();
+        for (name, value) in pairs {
+            let Some(spec) = spec(name) else {
+                return Err((name.to_string(), "unknown".into()));
+            };
+            if staged.iter().any(|(n, _)| *n == spec.name) {
+                return Err((name.to_string(), "duplicate parameter".into()));
+            }
+            if spec.flags & IMMUTABLE != 0 {
+                return Err((name.to_string(), "can't set immutable config".into()));
+            }
+            let v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
+            if matches!(spec.kind, Kind::Dir) && !std::path::Path::new(&v).is_dir() {
+                return Err((name.to_string(), "No such file or directory".into()));
+            }
+            staged.push((spec.name, v));
+        }
+        let mut values = self.values.write();
+        for (n, v) in staged {
+            values.insert(n, v);
+        }
+        drop(values);
+        self.refresh_hot();
+        Ok(())
+    }
+
+    /// CONFIG GET: (name, value) for every parameter whose name or alias
+    /// matches one of the glob patterns, each parameter once.
+    pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
+        let values = self.values.read();
+        let mut out = Vec::new();
+        for spec in PARAMS {
+            for name in std::iter::once(spec.name).chain(spec.alias) {
+                if patterns
+                    .iter()
+                    .any(|p| crate::util::glob_match(p, name.as_bytes(), true))
+                    && !out.iter().any(|(n, _)| *n == name)
+                {
+                    let mut v = values.get(spec.name).cloned().unwrap_or_default();
+                    if matches!(spec.kind, Kind::Dir) {
+                        if let Ok(abs) = std::fs::canonicalize(&v) {
+                            v = abs.to_string_lossy().into_owned();
+                        }
+                    }
+                    out.push((name, v));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("2GB"), Some(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn set_is_all_or_nothing() {
+        let c = Config::new();
+        assert!(c.set_many(&[("hz", "20"), ("maxmemory", "bad")]).is_err());
+        assert_eq!(c.get("hz"), "10");
+        c.set_many(&[("hz", "20"), ("maxmemory", "1mb")]).unwrap();
+        assert_eq!(c.get("maxmemory"), "1048576");
+        assert_eq!(c.get("hash-max-ziplist-entries"), "512");
+    }
+}

@@ -1,0 +1,424 @@
+//! `Engine`: one Goblin instance (keyspace, configuration, clients,
+//! statistics) and `Session`, one client's connection to it.
+//!
+//! `Session::execute` is the path of every command, from any transport:
+//! look up the command, check arity and authentication, find its keys, lock
+//! their shards in order, run the handler, record statistics, unlock.
+
+use crate::client::{ClientInfo, ClientRegistry, ClientState, ConnInfo, ReplyMode};
+use crate::command::keys::key_positions;
+use crate::command::spec::{flag, BeginSearch, CommandSpec, FindKeys};
+use crate::command::{table, Ctx};
+use crate::config::Config;
+use crate::keyspace::{Keyspace, ShardLocks};
+use crate::protocol::ReplyWriter;
+use crate::stats::{Stats, ThreadStats};
+use crate::util::time::now_ms;
+use crate::Error;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A request to stop the server (SHUTDOWN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownMode {
+    Default,
+    Save,
+    NoSave,
+}
+
+pub struct Engine {
+    pub keyspace: Keyspace,
+    pub config: Config,
+    pub clients: ClientRegistry,
+    pub stats: Stats,
+    pub started: Instant,
+    pub started_ms: u64,
+    pub run_id: String,
+    /// Changes since the last snapshot.
+    pub dirty: AtomicU64,
+    pub last_save_ms: AtomicU64,
+    /// Active expiry can be paused (DEBUG SET-ACTIVE-EXPIRE 0).
+    pub active_expire_enabled: AtomicBool,
+    /// Expired keys counted before the last CONFIG RESETSTAT.
+    pub expired_baseline: AtomicU64,
+    pub shutdown: tokio::sync::watch::Sender<Option<ShutdownMode>>,
+    /// Filled by the server: the TCP port actually bound (INFO server).
+    pub tcp_port: AtomicU64,
+    /// Path of the config file the server was started with (INFO server).
+    pub config_file: parking_lot::Mutex<String>,
+    /// Commands-per-second samples for INFO's instantaneous_ops_per_sec.
+    ops_samples: parking_lot::Mutex<OpsSampler>,
+}
+
+/// Redis's trackInstantaneousMetric: a ring of recent rates.
+#[derive(Default)]
+struct OpsSampler {
+    last_count: u64,
+    last_ms: u64,
+    samples: [u64; 16],
+    next: usize,
+}
+
+impl Engine {
+    pub fn new(config: Config) -> Arc<Engine> {
+        let databases = config.get_i64("databases").max(1) as usize;
+        let mut shards = config.get_i64("shards") as usize;
+        if shards == 0 {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            shards = (cores * 4).next_power_of_two().clamp(4, 256);
+        }
+        let run_id: String = (0..40)
+            .map(|_| std::char::from_digit(fastrand::u32(0..16), 16).unwrap())
+            .collect();
+        let (tx, _) = tokio::sync::watch::channel(None);
+        Arc::new(Engine {
+            keyspace: Keyspace::new(databases, shards),
+            stats: Stats::new(table().len()),
+            config,
+            clients: ClientRegistry::default(),
+            started: Instant::now(),
+            started_ms: now_ms(),
+            run_id,
+            dirty: AtomicU64::new(0),
+            last_save_ms: AtomicU64::new(now_ms()),
+            active_expire_enabled: AtomicBool::new(true),
+            expired_baseline: AtomicU64::new(0),
+            shutdown: tx,
+            tcp_port: AtomicU64::new(0),
+            config_file: parking_lot::Mutex::new(String::new()),
+            ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
+        })
+    }
+
+    /// Periodic work, called `hz` times a second by the host: active
+    /// expiry and metric sampling (Redis's serverCron).
+    pub fn cron(&self) {
+        crate::expire::active_expire_cycle(self);
+        let now = now_ms();
+        let count = self.stats.totals().commands_processed;
+        let mut s = self.ops_samples.lock();
+        if s.last_ms != 0 && now > s.last_ms {
+            let rate = count.saturating_sub(s.last_count) * 1000 / (now - s.last_ms);
+            let i = s.next;
+            s.samples[i] = rate;
+            s.next = (i + 1) % s.samples.len();
+        }
+        s.last_count = count;
+        s.last_ms = now;
+    }
+
+    pub fn instantaneous_ops(&self) -> u64 {
+        let s = self.ops_samples.lock();
+        s.samples.iter().sum::<u64>() / s.samples.len() as u64
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset_stats(&self) {
+        self.stats.reset();
+        let expired: u64 = (0..self.keyspace.shard_count())
+            .map(|i| {
+                self.keyspace
+                    .lock(i)
+                    .dbs
+                    .iter()
+                    .map(|d| d.expired_keys)
+                    .sum::<u64>()
+            })
+            .sum();
+        self.expired_baseline.store(expired, Ordering::Relaxed);
+    }
+
+    /// Side effects of CONFIG SET beyond storing the value.
+    pub fn config_changed(&self, _pairs: &[(&str, &str)]) {}
+
+    /// INFO persistence.
+    pub fn persistence_info(&self) -> String {
+        format!(
+            "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+            self.dirty.load(Ordering::Relaxed),
+            self.last_save_ms.load(Ordering::Relaxed) / 1000
+        )
+    }
+
+    /// DEBUG RELOAD / DEBUG LOADAOF: save and load the dataset back.
+    pub fn debug_reload(&self, _locks: &mut ShardLocks<'_>, _aof: bool) -> Result<(), Error> {
+        Err(Error::err(
+            "DEBUG RELOAD needs persistence, which this build does not have",
+        ))
+    }
+
+    /// CLIENT UNBLOCK.
+    pub fn unblock_client(&self, client: &ClientInfo, _with_error: bool) {
+        client.wake.notify_one();
+    }
+
+    /// Opens a session for a new client.
+    pub fn session(self: &Arc<Self>, conn: ConnInfo) -> Session {
+        let info = self.clients.register(&conn, now_ms());
+        if conn.fd >= 0 {
+            self.stats
+                .connections_received
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        let authenticated = !self.config.requirepass_set.load(Ordering::Relaxed);
+        Session {
+            engine: self.clone(),
+            state: ClientState {
+                info,
+                db: 0,
+                resp: 2,
+                authenticated,
+                reply_mode: ReplyMode::On,
+                close_after_reply: false,
+                internal: conn.fd < 0,
+            },
+            out: ReplyWriter::new(2),
+        }
+    }
+
+    pub fn request_shutdown(&self, mode: ShutdownMode) {
+        let _ = self.shutdown.send(Some(mode));
+    }
+
+    /// The shards a command must hold, from its keys.
+    pub fn locks_for<'e>(
+        &'e self,
+        spec: &CommandSpec,
+        argv: &[&[u8]],
+        db_all: bool,
+    ) -> ShardLocks<'e> {
+        if db_all || spec.has(flag::ALL_SHARDS) {
+            return self.keyspace.lock_all();
+        }
+        // Fast path: a single key at a fixed position.
+        if let [ks] = spec.keys {
+            if spec.keys_fn.is_none() {
+                if let (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }) =
+                    (ks.begin, ks.find)
+                {
+                    return match argv.get(pos as usize) {
+                        Some(key) => self.keyspace.lock_one(self.keyspace.shard_of_key(key)),
+                        None => ShardLocks::None,
+                    };
+                }
+            }
+        }
+        if spec.keys.is_empty() && spec.keys_fn.is_none() {
+            return ShardLocks::None;
+        }
+        match key_positions(spec, argv) {
+            Some(keys) => self.keyspace.lock_set(
+                keys.iter()
+                    .map(|(i, _)| self.keyspace.shard_of_key(argv[*i]))
+                    .collect(),
+            ),
+            // Arguments that do not fit the key specs: hold everything; the
+            // command will reject them itself.
+            None => self.keyspace.lock_all(),
+        }
+    }
+
+    /// Runs a resolved command with the given locks held, recording its
+    /// statistics. Used by sessions, transactions and scripts alike.
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(
+        &self,
+        client: &mut ClientState,
+        out: &mut ReplyWriter,
+        locks: &mut ShardLocks<'_>,
+        stats: &ThreadStats,
+        cmd_id: usize,
+        argv: &[&[u8]],
+        now_ms: u64,
+        in_multi: bool,
+        in_script: bool,
+    ) {
+        let entry = table().get(cmd_id);
+        let errors_before = out.errors;
+        let start = Instant::now();
+        let mut ctx = Ctx {
+            engine: self,
+            client,
+            out,
+            locks,
+            stats,
+            now_ms,
+            dirty: 0,
+            cmd_id,
+            in_multi,
+            in_script,
+        };
+        if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
+            ctx.out.error(e.text());
+        }
+        let dirty = ctx.dirty;
+        let elapsed = start.elapsed().as_micros() as u64;
+        if dirty > 0 {
+            self.dirty.fetch_add(dirty, Ordering::Relaxed);
+        }
+        let c = &stats.commands[cmd_id];
+        c.calls.fetch_add(1, Ordering::Relaxed);
+        c.usec.fetch_add(elapsed, Ordering::Relaxed);
+        stats.commands_processed.fetch_add(1, Ordering::Relaxed);
+        if out.errors != errors_before {
+            c.failed.fetch_add(1, Ordering::Relaxed);
+            self.note_errors(stats, out, out.errors - errors_before);
+        }
+    }
+
+    fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {
+        stats.error_replies.fetch_add(n, Ordering::Relaxed);
+        if let Some(code) = &out.last_error_code {
+            self.stats.record_error(code);
+        }
+    }
+
+    /// An error raised before the command ran (arity, auth...): counted as
+    /// a rejected call of `cmd_id` when the command is known.
+    fn reject(
+        &self,
+        stats: &ThreadStats,
+        out: &mut ReplyWriter,
+        cmd_id: Option<usize>,
+        err: &Error,
+    ) {
+        out.error(err.text());
+        if let Some(id) = cmd_id {
+            stats.commands[id].rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        self.note_errors(stats, out, 1);
+    }
+}
+
+/// What the connection should do after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Write the pending replies, then close.
+    Close,
+}
+
+/// One client's connection to the engine.
+pub struct Session {
+    pub engine: Arc<Engine>,
+    pub state: ClientState,
+    /// Replies not yet written to the client.
+    pub out: ReplyWriter,
+}
+
+impl Session {
+    pub fn info(&self) -> &Arc<ClientInfo> {
+        &self.state.info
+    }
+
+    /// Runs one command and appends its reply to `self.out`.
+    pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
+        let engine = self.engine.clone();
+        let stats = engine.stats.local();
+        let reply_start = self.out.len();
+        self.dispatch(&engine, &stats, argv);
+
+        // CLIENT REPLY OFF / SKIP: drop what this command wrote.
+        match self.state.reply_mode {
+            ReplyMode::On => {}
+            ReplyMode::Off => self.out.truncate(reply_start),
+            ReplyMode::Skip => {
+                self.out.truncate(reply_start);
+                self.state.reply_mode = ReplyMode::On;
+            }
+            ReplyMode::SkipNext => self.state.reply_mode = ReplyMode::Skip,
+        }
+        self.state
+            .info
+            .last_interaction_ms
+            .store(now_ms(), Ordering::Relaxed);
+        if self.state.close_after_reply {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+
+    fn dispatch(&mut self, engine: &Engine, stats: &ThreadStats, argv: &[&[u8]]) {
+        let Some(&name) = argv.first() else { return };
+        let t = table();
+        let Some(mut id) = t.lookup(name) else {
+            let err = unknown_command(argv);
+            engine.reject(stats, &mut self.out, None, &err);
+            return;
+        };
+        let mut spec = t.get(id).spec;
+        if !spec.subcommands.is_empty() {
+            if argv.len() < 2 {
+                let err = Error::arity(&t.get(id).fullname);
+                engine.reject(stats, &mut self.out, Some(id), &err);
+                return;
+            }
+            match t.subcommand(id, argv[1]) {
+                Some(sub) => {
+                    id = sub;
+                    spec = t.get(id).spec;
+                }
+                None => {
+                    let err = Error::err(format_args!(
+                        "unknown subcommand '{}'. Try {} HELP.",
+                        truncate_for_error(argv[1]),
+                        spec.name.to_ascii_uppercase()
+                    ));
+                    engine.reject(stats, &mut self.out, None, &err);
+                    return;
+                }
+            }
+        }
+        if !spec.arity_ok(argv.len()) {
+            let err = Error::arity(&t.get(id).fullname);
+            engine.reject(stats, &mut self.out, Some(id), &err);
+            return;
+        }
+        if !self.state.authenticated && !spec.has(flag::NO_AUTH) {
+            engine.reject(stats, &mut self.out, Some(id), &Error::NOAUTH);
+            return;
+        }
+        self.state.info.last_cmd.store(id, Ordering::Relaxed);
+
+        let mut locks = engine.locks_for(spec, argv, false);
+        let now = now_ms();
+        engine.call(
+            &mut self.state,
+            &mut self.out,
+            &mut locks,
+            stats,
+            id,
+            argv,
+            now,
+            false,
+            false,
+        );
+    }
+}
+
+/// Redis's "unknown command" text: the name and up to 128 bytes of arguments.
+fn unknown_command(argv: &[&[u8]]) -> Error {
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let remaining = 128 - args.len();
+        let s = String::from_utf8_lossy(a);
+        let s: String = s.chars().take(remaining).collect();
+        args.push_str(&format!("'{s}' "));
+    }
+    Error::err(format_args!(
+        "unknown command '{}', with args beginning with: {args}",
+        truncate_for_error(argv[0])
+    ))
+}
+
+fn truncate_for_error(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&b[..b.len().min(128)]);
+    s.into_owned()
+}

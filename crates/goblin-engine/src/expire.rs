@@ -1,0 +1,52 @@
+//! The active expiry cycle (Redis's activeExpireCycle): runs `hz` times a
+//! second and deletes keys whose time has passed even if nobody reads them,
+//! so that expired keys do not pile up in memory.
+//!
+//! Each shard is locked only while its own tables are sampled. A database
+//! slice is sampled in rounds of keys from its expiry index; another round
+//! follows while more than 10% of the sampled keys had expired and the
+//! cycle's time budget (25% of the tick, scaled by active-expire-effort)
+//! is not spent.
+
+use crate::engine::Engine;
+use crate::util::time::now_ms;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Runs one cycle; returns the number of keys deleted.
+pub fn active_expire_cycle(engine: &Engine) -> usize {
+    if !engine.active_expire_enabled.load(Ordering::Relaxed) {
+        return 0;
+    }
+    let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
+    let effort = engine
+        .config
+        .active_expire_effort
+        .load(Ordering::Relaxed)
+        .clamp(1, 10) as usize;
+    let per_round = 20 + 20 / 4 * (effort - 1);
+    let stale_percent = 10 + 1 - effort;
+    let budget = Duration::from_micros(1_000_000 / hz * (25 + 2 * (effort as u64 - 1)) / 100);
+    let start = Instant::now();
+    let mut deleted = 0;
+    for idx in 0..engine.keyspace.shard_count() {
+        let mut shard = engine.keyspace.lock(idx);
+        let now = now_ms();
+        for db in shard.dbs.iter_mut() {
+            loop {
+                if db.volatile_len() == 0 {
+                    break;
+                }
+                let round = db.active_expire(now, per_round);
+                deleted += round.expired;
+                if round.sampled == 0 || round.expired * 100 <= round.sampled * stale_percent {
+                    break;
+                }
+                if start.elapsed() > budget {
+                    return deleted;
+                }
+            }
+        }
+    }
+    deleted
+}

@@ -1,0 +1,374 @@
+//! `Dict`: a chained hash table keyed by byte strings, after Redis's `dict.c`.
+//!
+//! Why not `std::collections::HashMap`? Two Redis guarantees need control over
+//! the bucket layout:
+//! - SCAN must return every key that is present for the whole iteration,
+//!   even when the table grows or shrinks between calls. Redis achieves this
+//!   with a power-of-two bucket array and a cursor that counts in reverse
+//!   binary ("dictScan"); open addressing cannot give it.
+//! - Memory per key: a bucket is one pointer and each entry one allocation
+//!   holding key, value and chain link, with short keys stored inline.
+//!
+//! The table resizes all at once (Redis rehashes incrementally). Goblin's
+//! keyspace is split into shards, each with its own tables, so one resize
+//! touches only a fraction of the keys.
+//!
+//! Every operation takes the key's 64-bit hash, computed once by the caller
+//! with [`hash_key`]; the low bits choose the bucket, the high bits the shard.
+
+use super::bytes::CompactBytes;
+use std::hash::BuildHasher;
+use std::sync::OnceLock;
+
+/// The process-wide keyed hash of a key (random seed per process, as Redis
+/// seeds siphash, so that clients cannot aim keys at one bucket).
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    static STATE: OnceLock<foldhash::fast::RandomState> = OnceLock::new();
+    STATE
+        .get_or_init(foldhash::fast::RandomState::default)
+        .hash_one(key)
+}
+
+type Link<V> = Option<Box<Node<V>>>;
+
+pub struct Node<V> {
+    next: Link<V>,
+    pub key: CompactBytes,
+    pub value: V,
+}
+
+pub struct Dict<V> {
+    buckets: Vec<Link<V>>,
+    len: usize,
+}
+
+const MIN_BUCKETS: usize = 4;
+
+impl<V> Default for Dict<V> {
+    fn default() -> Self {
+        Dict::new()
+    }
+}
+
+impl<V> Dict<V> {
+    pub const fn new() -> Dict<V> {
+        Dict {
+            buckets: Vec::new(),
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of buckets (0 for a table that never held a key).
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.buckets.len().wrapping_sub(1)
+    }
+
+    #[inline]
+    pub fn get(&self, hash: u64, key: &[u8]) -> Option<&V> {
+        if self.len == 0 {
+            return None;
+        }
+        let mut cur = self.buckets[hash as usize & self.mask()].as_deref();
+        while let Some(node) = cur {
+            if node.key.as_slice() == key {
+                return Some(&node.value);
+            }
+            cur = node.next.as_deref();
+        }
+        None
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
+        self.get_entry_mut(hash, key).map(|n| &mut n.value)
+    }
+
+    /// The stored key and value: the key is borrowed from the table (a caller
+    /// that must keep the key, such as the expiry index, clones it from here).
+    pub fn get_entry_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Node<V>> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.mask();
+        let mut cur = self.buckets[hash as usize & mask].as_deref_mut();
+        while let Some(node) = cur {
+            if node.key.as_slice() == key {
+                return Some(node);
+            }
+            cur = node.next.as_deref_mut();
+        }
+        None
+    }
+
+    /// Inserts a key known to be absent (the caller looked it up first).
+    pub fn insert_new(&mut self, hash: u64, key: CompactBytes, value: V) -> &mut V {
+        debug_assert!(self.get(hash, &key).is_none());
+        if self.len >= self.buckets.len() {
+            let target = (self.len + 1).next_power_of_two().max(MIN_BUCKETS);
+            self.rehash(target);
+        }
+        let idx = hash as usize & self.mask();
+        let next = self.buckets[idx].take();
+        self.buckets[idx] = Some(Box::new(Node { next, key, value }));
+        self.len += 1;
+        &mut self.buckets[idx].as_mut().unwrap().value
+    }
+
+    /// Inserts or replaces; returns the previous value.
+    pub fn insert(&mut self, hash: u64, key: &[u8], value: V) -> Option<V> {
+        if let Some(v) = self.get_mut(hash, key) {
+            return Some(std::mem::replace(v, value));
+        }
+        self.insert_new(hash, CompactBytes::from_slice(key), value);
+        None
+    }
+
+    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<(CompactBytes, V)> {
+        if self.len == 0 {
+            return None;
+        }
+        let idx = hash as usize & self.mask();
+        let mut cur = &mut self.buckets[idx];
+        while cur.as_ref().is_some_and(|n| n.key.as_slice() != key) {
+            cur = &mut cur.as_mut().unwrap().next;
+        }
+        let mut node = cur.take()?;
+        *cur = node.next.take();
+        self.len -= 1;
+        self.maybe_shrink();
+        let Node { key, value, .. } = *node;
+        Some((key, value))
+    }
+
+    fn maybe_shrink(&mut self) {
+        // Redis shrinks when the fill drops under 10%; at most 1/8 here so
+        // the new size stays a power of two with the same hysteresis.
+        let n = self.buckets.len();
+        if n > MIN_BUCKETS && self.len * 8 < n {
+            let target = self.len.next_power_of_two().max(MIN_BUCKETS);
+            self.rehash(target);
+        }
+    }
+
+    fn rehash(&mut self, size: usize) {
+        let old = std::mem::replace(&mut self.buckets, Vec::new());
+        self.buckets.resize_with(size, || None);
+        let mask = size - 1;
+        for mut link in old {
+            while let Some(mut node) = link {
+                link = node.next.take();
+                let idx = hash_key(&node.key) as usize & mask;
+                node.next = self.buckets[idx].take();
+                self.buckets[idx] = Some(node);
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        // Unlink chains iteratively: dropping a long chain recursively could
+        // overflow the stack.
+        for link in self.buckets.iter_mut() {
+            let mut cur = link.take();
+            while let Some(mut node) = cur {
+                cur = node.next.take();
+            }
+        }
+        self.buckets = Vec::new();
+        self.len = 0;
+    }
+
+    pub fn iter(&self) -> Iter<'_, V> {
+        Iter {
+            buckets: &self.buckets,
+            idx: 0,
+            cur: None,
+        }
+    }
+
+    /// Calls `f` for each entry of the bucket the cursor designates and
+    /// returns the next cursor (0 when the iteration is complete).
+    ///
+    /// This is Redis's reverse-binary cursor: the high bits of the cursor are
+    /// incremented, so a table that doubles or halves between calls still
+    /// visits every bucket that holds keys present from start to end.
+    pub fn scan(&self, cursor: u64, mut f: impl FnMut(&CompactBytes, &V)) -> u64 {
+        if self.len == 0 {
+            return 0;
+        }
+        let mask = self.mask() as u64;
+        let mut cur = self.buckets[(cursor & mask) as usize].as_deref();
+        while let Some(node) = cur {
+            f(&node.key, &node.value);
+            cur = node.next.as_deref();
+        }
+        let mut v = cursor | !mask;
+        v = v.reverse_bits();
+        v = v.wrapping_add(1);
+        v.reverse_bits()
+    }
+
+    /// Keys of one bucket (by index), for callers that mutate while walking.
+    pub fn bucket_keys(&self, idx: usize, out: &mut Vec<CompactBytes>) {
+        let mut cur = self.buckets.get(idx).and_then(|b| b.as_deref());
+        while let Some(node) = cur {
+            out.push(node.key.clone());
+            cur = node.next.as_deref();
+        }
+    }
+
+    /// A random entry: pick random non-empty buckets, then a random element
+    /// of the chain (Redis's dictGetRandomKey).
+    pub fn random(&self, rng: &mut fastrand::Rng) -> Option<(&CompactBytes, &V)> {
+        if self.len == 0 {
+            return None;
+        }
+        let n = self.buckets.len();
+        // The table is at least 1/8 full, so this finds a bucket quickly;
+        // after many tries, fall back to a linear walk from a random point.
+        let mut idx = rng.usize(..n);
+        let mut tries = 0;
+        while self.buckets[idx].is_none() {
+            tries += 1;
+            idx = if tries < 64 {
+                rng.usize(..n)
+            } else {
+                (idx + 1) & (n - 1)
+            };
+        }
+        let mut chain_len = 0;
+        let mut cur = self.buckets[idx].as_deref();
+        while let Some(node) = cur {
+            chain_len += 1;
+            cur = node.next.as_deref();
+        }
+        let mut pick = rng.usize(..chain_len);
+        let mut cur = self.buckets[idx].as_deref();
+        while let Some(node) = cur {
+            if pick == 0 {
+                return Some((&node.key, &node.value));
+            }
+            pick -= 1;
+            cur = node.next.as_deref();
+        }
+        unreachable!()
+    }
+
+    /// Drains all entries (used by FLUSHDB ASYNC to free memory elsewhere).
+    pub fn take(&mut self) -> Dict<V> {
+        std::mem::take(self)
+    }
+}
+
+impl<V> Drop for Dict<V> {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+pub struct Iter<'a, V> {
+    buckets: &'a [Link<V>],
+    idx: usize,
+    cur: Option<&'a Node<V>>,
+}
+
+impl<'a, V> Iterator for Iter<'a, V> {
+    type Item = (&'a CompactBytes, &'a V);
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(node) = self.cur {
+                self.cur = node.next.as_deref();
+                return Some((&node.key, &node.value));
+            }
+            if self.idx >= self.buckets.len() {
+                return None;
+            }
+            self.cur = self.buckets[self.idx].as_deref();
+            self.idx += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn k(i: usize) -> Vec<u8> {
+        format!("key:{i}").into_bytes()
+    }
+
+    #[test]
+    fn insert_get_remove() {
+        let mut d: Dict<usize> = Dict::new();
+        for i in 0..1000 {
+            let key = k(i);
+            assert!(d.insert(hash_key(&key), &key, i).is_none());
+        }
+        assert_eq!(d.len(), 1000);
+        for i in 0..1000 {
+            let key = k(i);
+            assert_eq!(d.get(hash_key(&key), &key), Some(&i));
+        }
+        for i in 0..990 {
+            let key = k(i);
+            assert_eq!(d.remove(hash_key(&key), &key).map(|(_, v)| v), Some(i));
+        }
+        assert_eq!(d.len(), 10);
+        assert!(d.buckets() <= 128, "table shrank: {}", d.buckets());
+        assert_eq!(d.iter().count(), 10);
+    }
+
+    #[test]
+    fn scan_survives_resize() {
+        // Keys present for the whole scan are returned even when the table
+        // grows and shrinks between calls.
+        let mut d: Dict<()> = Dict::new();
+        for i in 0..500 {
+            let key = k(i);
+            d.insert(hash_key(&key), &key, ());
+        }
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        let mut step = 0;
+        loop {
+            cursor = d.scan(cursor, |key, _| {
+                seen.insert(key.to_vec());
+            });
+            step += 1;
+            if step == 20 {
+                for i in 500..5000 {
+                    let key = k(i);
+                    d.insert(hash_key(&key), &key, ());
+                }
+            }
+            if step == 200 {
+                for i in 500..5000 {
+                    let key = k(i);
+                    d.remove(hash_key(&key), &key);
+                }
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 0..500 {
+            assert!(seen.contains(&k(i)), "key {i} missed");
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The keyspace: every database's keys, split into shards.
+//!
+//! A key's 64-bit hash picks its shard (high bits) and its bucket inside the
+//! shard's tables (low bits). Each shard holds a slice of every database
+//! behind one mutex. A command locks the shards of its keys in ascending
+//! index order, runs, and unlocks; commands on keys of different shards run
+//! in parallel on different threads, and ordered locking rules out deadlock.
+//! Commands that need the whole keyspace (KEYS, FLUSHALL, SWAPDB...), and
+//! transactions or scripts that may touch any key, hold every shard.
+//!
+//! See ARCHITECTURE.md for why shards are locks rather than threads.
+
+pub mod bytes;
+pub mod db;
+pub mod dict;
+pub mod digest;
+pub mod object;
+
+pub use bytes::CompactBytes;
+pub use db::Db;
+pub use dict::{hash_key, Dict};
+pub use object::{Object, Value, ValueType};
+
+use parking_lot::{Mutex, MutexGuard};
+
+/// One shard: its slice of each database.
+pub struct Shard {
+    pub dbs: Box<[Db]>,
+}
+
+pub struct Keyspace {
+    shards: Box<[Mutex<Shard>]>,
+    shard_bits: u32,
+    databases: usize,
+}
+
+impl Keyspace {
+    /// `shards` is rounded up to a power of two.
+    pub fn new(databases: usize, shards: usize) -> Keyspace {
+        let n = shards.max(1).next_power_of_two();
+        let shards = (0..n)
+            .map(|_| {
+                Mutex::new(Shard {
+                    dbs: (0..databases).map(|_| Db::default()).collect(),
+                })
+            })
+            .collect();
+        Keyspace {
+            shards,
+            shard_bits: n.trailing_zeros(),
+            databases,
+        }
+    }
+
+    pub fn databases(&self) -> usize {
+        self.databases
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    #[inline]
+    pub fn shard_of(&self, hash: u64) -> usize {
+        if self.shard_bits == 0 {
+            0
+        } else {
+            (hash >> (64 - self.shard_bits)) as usize
+        }
+    }
+
+    #[inline]
+    pub fn shard_of_key(&self, key: &[u8]) -> usize {
+        self.shard_of(hash_key(key))
+    }
+
+    pub fn lock(&self, idx: usize) -> MutexGuard<'_, Shard> {
+        self.shards[idx].lock()
+    }
+
+    /// Locks every shard, in order.
+    pub fn lock_all(&self) -> ShardLocks<'_> {
+        ShardLocks::Many {
+            guards: self
+                .shards
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (i, m.lock()))
+                .collect(),
+            all: true,
+        }
+    }
+
+    /// Locks the given shards (any order, duplicates allowed) in ascending order.
+    pub fn lock_set(&self, mut idx: Vec<usize>) -> ShardLocks<'_> {
+        idx.sort_unstable();
+        idx.dedup();
+        match idx.len() {
+            0 => ShardLocks::None,
+            1 => ShardLocks::One(idx[0], self.shards[idx[0]].lock()),
+            _ => ShardLocks::Many {
+                all: idx.len() == self.shards.len(),
+                guards: idx
+                    .into_iter()
+                    .map(|i| (i, self.shards[i].lock()))
+                    .collect(),
+            },
+        }
+    }
+
+    pub fn lock_one(&self, idx: usize) -> ShardLocks<'_> {
+        ShardLocks::One(idx, self.shards[idx].lock())
+    }
+}
+
+/// The shards a running command holds. Commands reach keys only through
+/// this, so touching a key whose shard is not held is caught at once.
+pub enum ShardLocks<'a> {
+    None,
+    One(usize, MutexGuard<'a, Shard>),
+    Many {
+        guards: Vec<(usize, MutexGuard<'a, Shard>)>,
+        all: bool,
+    },
+}
+
+impl<'a> ShardLocks<'a> {
+    pub fn holds_all(&self) -> bool {
+        matches!(self, ShardLocks::Many { all: true, .. })
+    }
+
+    pub fn holds(&self, idx: usize) -> bool {
+        match self {
+            ShardLocks::None => false,
+            ShardLocks::One(i, _) => *i == idx,
+            ShardLocks::Many { guards, all } => {
+                *all || guards.binary_search_by_key(&idx, |(i, _)| *i).is_ok()
+            }
+        }
+    }
+
+    #[inline]
+    pub fn shard(&mut self, idx: usize) -> &mut Shard {
+        match self {
+            ShardLocks::One(i, g) if *i == idx => g,
+            ShardLocks::Many { guards, all: true } => &mut guards[idx].1,
+            ShardLocks::Many { guards, all: false } => {
+                match guards.binary_search_by_key(&idx, |(i, _)| *i) {
+                    Ok(pos) => &mut guards[pos].1,
+                    Err(_) => panic!("shard {idx} touched without its lock"),
+                }
+            }
+            _ => panic!("shard {idx} touched without its lock"),
+        }
+    }
+
+    pub fn shard_ref(&self, idx: usize) -> &Shard {
+        match self {
+            ShardLocks::One(i, g) if *i == idx => g,
+            ShardLocks::Many { guards, all: true } => &guards[idx].1,
+            ShardLocks::Many { guards, all: false } => {
+                match guards.binary_search_by_key(&idx, |(i, _)| *i) {
+                    Ok(pos) => &guards[pos].1,
+                    Err(_) => panic!("shard {idx} touched without its lock"),
+                }
+            }
+            _ => panic!("shard {idx} touched without its lock"),
+        }
+    }
+
+    /// Every held shard, in index order.
+    pub fn held_mut(&mut self) -> impl Iterator<Item = &mut Shard> {
+        let v: Vec<&mut Shard> = match self {
+            ShardLocks::None => Vec::new(),
+            ShardLocks::One(_, g) => vec![&mut **g],
+            ShardLocks::Many { guards, .. } => guards.iter_mut().map(|(_, g)| &mut **g).collect(),
+        };
+        v.into_iter()
+    }
+
+    pub fn held(&self) -> impl Iterator<Item = &Shard> {
+        let v: Vec<&Shard> = match self {
+            ShardLocks::None => Vec::new(),
+            ShardLocks::One(_, g) => vec![&**g],
+            ShardLocks::Many { guards, .. } => guards.iter().map(|(_, g)| &**g).collect(),
+        };
+        v.into_iter()
+    }
+}

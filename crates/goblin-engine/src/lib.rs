@@ -1,0 +1,46 @@
+//! # goblin-engine
+//!
+//! The Goblin engine: everything that makes Goblin a Redis-compatible data
+//! store except the network. It owns the keyspace (sharded tables of keys
+//! with expiry), the value types, the command table and every command
+//! implementation, so the same engine runs behind the TCP server and
+//! in-process.
+//!
+//! The main types:
+//! - [`Engine`]: one instance: keyspace, configuration, clients, statistics.
+//! - [`Session`]: one client of an engine; `execute` runs a command and
+//!   appends its RESP reply to the session's output buffer.
+//! - [`keyspace::Keyspace`]: the shards, each a mutex over its slice of
+//!   every database ([`keyspace::Db`]).
+//! - [`command::CommandSpec`]: the declarative description of a command;
+//!   the families in [`commands`] each export a list of them.
+//! - [`protocol`]: the RESP request parser and the reply writer.
+//!
+//! See ARCHITECTURE.md at the repository root for the path of a command and
+//! the locking model.
+
+pub mod client;
+pub mod command;
+pub mod commands;
+pub mod config;
+pub mod engine;
+mod error;
+pub mod expire;
+pub mod keyspace;
+pub mod memory;
+pub mod protocol;
+pub mod stats;
+pub mod util;
+
+pub use client::ConnInfo;
+pub use config::Config;
+pub use engine::{Engine, Flow, Session, ShutdownMode};
+pub use error::Error;
+pub use protocol::Reply;
+
+/// Goblin's own version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The Redis version whose behaviour Goblin implements (reported where
+/// clients look for a Redis version: INFO's redis_version, HELLO).
+pub const REDIS_VERSION: &str = "7.0.15";

@@ -1,0 +1,405 @@
+//! The request parser: RESP multibulk and inline commands, incrementally.
+//!
+//! It follows `processMultibulkBuffer` and `processInlineBuffer` in Redis's
+//! networking.c, including their limits and error texts, because clients and
+//! the Tcl suite depend on them. The parser keeps its progress through a
+//! partially received command (count read, arguments located so far), so a
+//! command that arrives in many reads is scanned once, not once per read.
+//!
+//! Arguments are located as ranges into the caller's buffer; nothing is
+//! copied until a command decides to store a value.
+
+use std::ops::Range;
+
+/// Longest inline command, and longest count line, Redis accepts (64 KiB).
+pub const INLINE_MAX: usize = 64 * 1024;
+
+/// What one call to [`RequestParser::parse`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// A whole command: its arguments are in `args()` / `inline_args()`.
+    Command,
+    /// An empty command (`*0`, `*-1` or a blank inline line) was consumed.
+    Empty,
+    /// More bytes are needed.
+    Incomplete,
+    /// A protocol error: reply with this text, then close the connection.
+    Error(String),
+}
+
+#[derive(Default)]
+pub struct RequestParser {
+    /// Offset of the next unparsed byte in the buffer.
+    pos: usize,
+    /// Arguments still to read in the current multibulk (0 = none started).
+    remaining: usize,
+    /// Declared length of the bulk being read, if its header was read.
+    bulk_len: Option<usize>,
+    spans: Vec<Range<usize>>,
+    inline: Vec<Vec<u8>>,
+    is_inline: bool,
+    /// Where the command being parsed starts in the buffer.
+    partial_start: usize,
+    /// proto-max-bulk-len: longer declared bulks are a protocol error.
+    pub max_bulk_len: u64,
+}
+
+impl RequestParser {
+    pub fn new(max_bulk_len: u64) -> RequestParser {
+        RequestParser {
+            max_bulk_len,
+            ..Default::default()
+        }
+    }
+
+    /// Bytes of the buffer consumed by complete commands so far.
+    pub fn consumed(&self) -> usize {
+        if self.remaining > 0 || self.bulk_len.is_some() {
+            // A partial multibulk keeps its bytes: its spans point there.
+            self.partial_start
+        } else {
+            self.pos
+        }
+    }
+
+    /// Arguments of the command just parsed (multibulk form).
+    pub fn is_inline(&self) -> bool {
+        self.is_inline
+    }
+
+    pub fn spans(&self) -> &[Range<usize>] {
+        &self.spans
+    }
+
+    pub fn inline_args(&self) -> &[Vec<u8>] {
+        &self.inline
+    }
+
+    /// Fills `argv` with the arguments of the command just parsed.
+    pub fn argv<'b>(&'b self, buf: &'b [u8], argv: &mut Vec<&'b [u8]>) {
+        argv.clear();
+        if self.is_inline {
+            argv.extend(self.inline.iter().map(|a| a.as_slice()));
+        } else {
+            argv.extend(self.spans.iter().map(|r| &buf[r.clone()]));
+        }
+    }
+
+    /// Tells the parser the caller dropped the first `n` bytes of its
+    /// buffer (all consumed); offsets of a partial command are shifted.
+    pub fn discard(&mut self, n: usize) {
+        debug_assert!(n <= self.pos);
+        self.pos -= n;
+        self.partial_start = self.partial_start.saturating_sub(n);
+        for r in &mut self.spans {
+            *r = r.start - n..r.end - n;
+        }
+    }
+
+    /// How many more bytes the current partial bulk needs (to size reads).
+    pub fn pending_bulk(&self) -> Option<usize> {
+        self.bulk_len
+    }
+
+    /// Parses the next command from `buf[pos..]`. `auth_required` applies
+    /// Redis's stricter limits for clients that have not authenticated.
+    pub fn parse(&mut self, buf: &[u8], auth_required: bool) -> Parsed {
+        if self.remaining == 0 && self.bulk_len.is_none() {
+            // Starting a new command.
+            self.spans.clear();
+            self.inline.clear();
+            self.is_inline = false;
+            if self.pos >= buf.len() {
+                return Parsed::Incomplete;
+            }
+            self.partial_start = self.pos;
+            if buf[self.pos] != b'*' {
+                return self.parse_inline(buf);
+            }
+            let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
+                if buf.len() - self.pos > INLINE_MAX {
+                    return Parsed::Error("Protocol error: too big mbulk count string".into());
+                }
+                return Parsed::Incomplete;
+            };
+            let cr = self.pos + cr;
+            if cr + 2 > buf.len() {
+                return Parsed::Incomplete;
+            }
+            let count = match crate::util::number::parse_i64(&buf[self.pos + 1..cr]) {
+                Some(n) if n <= i32::MAX as i64 => n,
+                _ => return Parsed::Error("Protocol error: invalid multibulk length".into()),
+            };
+            if count > 10 && auth_required {
+                return Parsed::Error("Protocol error: unauthenticated multibulk length".into());
+            }
+            self.pos = cr + 2;
+            if count <= 0 {
+                return Parsed::Empty;
+            }
+            self.remaining = count as usize;
+            self.spans.reserve(self.remaining.min(1024));
+        }
+
+        while self.remaining > 0 {
+            let len = match self.bulk_len {
+                Some(len) => len,
+                None => {
+                    let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
+                        if buf.len() - self.pos > INLINE_MAX {
+                            return Parsed::Error(
+                                "Protocol error: too big bulk count string".into(),
+                            );
+                        }
+                        return Parsed::Incomplete;
+                    };
+                    let cr = self.pos + cr;
+                    if cr + 2 > buf.len() {
+                        return Parsed::Incomplete;
+                    }
+                    if buf[self.pos] != b'$' {
+                        return Parsed::Error(format!(
+                            "Protocol error: expected '$', got '{}'",
+                            buf[self.pos] as char
+                        ));
+                    }
+                    let len = match crate::util::number::parse_i64(&buf[self.pos + 1..cr]) {
+                        Some(n) if n >= 0 && (n as u64) <= self.max_bulk_len => n as usize,
+                        _ => return Parsed::Error("Protocol error: invalid bulk length".into()),
+                    };
+                    if len > 16384 && auth_required {
+                        return Parsed::Error("Protocol error: unauthenticated bulk length".into());
+                    }
+                    self.pos = cr + 2;
+                    self.bulk_len = Some(len);
+                    len
+                }
+            };
+            if buf.len() - self.pos < len + 2 {
+                return Parsed::Incomplete;
+            }
+            self.spans.push(self.pos..self.pos + len);
+            self.pos += len + 2;
+            self.bulk_len = None;
+            self.remaining -= 1;
+        }
+        Parsed::Command
+    }
+
+    fn parse_inline(&mut self, buf: &[u8]) -> Parsed {
+        let rest = &buf[self.pos..];
+        let Some(nl) = memchr::memchr(b'\n', rest) else {
+            if rest.len() > INLINE_MAX {
+                return Parsed::Error("Protocol error: too big inline request".into());
+            }
+            return Parsed::Incomplete;
+        };
+        let line_end = if nl > 0 && rest[nl - 1] == b'\r' {
+            nl - 1
+        } else {
+            nl
+        };
+        let line = &rest[..line_end];
+        match split_args(line) {
+            Some(args) => {
+                self.pos += nl + 1;
+                if args.is_empty() {
+                    return Parsed::Empty;
+                }
+                self.inline = args;
+                self.is_inline = true;
+                Parsed::Command
+            }
+            None => Parsed::Error("Protocol error: unbalanced quotes in request".into()),
+        }
+    }
+}
+
+/// Redis's `sdssplitargs`: space-separated arguments with "double quoted"
+/// strings (C escapes and \xHH) and 'single quoted' strings (only \').
+/// A closing quote must be followed by a space or the end. None on
+/// unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Some(args);
+        }
+        let mut current = Vec::new();
+        let mut inq = false; // inside "double quotes"
+        let mut insq = false; // inside 'single quotes'
+        loop {
+            let c = line.get(i).copied();
+            if inq {
+                match c {
+                    None => return None,
+                    Some(b'\\')
+                        if i + 3 < n
+                            && line[i + 1] == b'x'
+                            && is_hex(line[i + 2])
+                            && is_hex(line[i + 3]) =>
+                    {
+                        current.push(hex(line[i + 2]) * 16 + hex(line[i + 3]));
+                        i += 3;
+                    }
+                    Some(b'\\') if i + 1 < n => {
+                        i += 1;
+                        current.push(match line[i] {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                    }
+                    Some(b'"') => {
+                        // The closing quote must be followed by a space or nothing.
+                        if i + 1 < n && !is_space(line[i + 1]) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    Some(other) => current.push(other),
+                }
+            } else if insq {
+                match c {
+                    None => return None,
+                    Some(b'\\') if i + 1 < n && line[i + 1] == b'\'' => {
+                        i += 1;
+                        current.push(b'\'');
+                    }
+                    Some(b'\'') => {
+                        if i + 1 < n && !is_space(line[i + 1]) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    Some(other) => current.push(other),
+                }
+            } else {
+                match c {
+                    None => break,
+                    Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => {
+                        break;
+                    }
+                    Some(b'"') => inq = true,
+                    Some(b'\'') => insq = true,
+                    Some(other) => current.push(other),
+                }
+            }
+            i += 1;
+        }
+        args.push(current);
+    }
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+fn is_hex(c: u8) -> bool {
+    c.is_ascii_hexdigit()
+}
+
+fn hex(c: u8) -> u8 {
+    (c as char).to_digit(16).unwrap() as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(input: &[u8]) -> (Vec<Vec<Vec<u8>>>, Option<String>) {
+        let mut p = RequestParser::new(512 * 1024 * 1024);
+        let mut cmds = Vec::new();
+        loop {
+            match p.parse(input, false) {
+                Parsed::Command => {
+                    let mut argv = Vec::new();
+                    p.argv(input, &mut argv);
+                    cmds.push(argv.iter().map(|a| a.to_vec()).collect());
+                }
+                Parsed::Empty => {}
+                Parsed::Incomplete => return (cmds, None),
+                Parsed::Error(e) => return (cmds, Some(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn multibulk_and_inline() {
+        let (cmds, err) = parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\nset a \"b c\"\r\n");
+        assert!(err.is_none());
+        assert_eq!(cmds.len(), 3);
+        assert_eq!(cmds[0], vec![b"GET".to_vec(), b"k".to_vec()]);
+        assert_eq!(cmds[1], vec![b"PING".to_vec()]);
+        assert_eq!(
+            cmds[2],
+            vec![b"set".to_vec(), b"a".to_vec(), b"b c".to_vec()]
+        );
+    }
+
+    #[test]
+    fn byte_by_byte_arrival() {
+        let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n";
+        let mut p = RequestParser::new(1 << 20);
+        let mut found = 0;
+        for end in 1..=input.len() {
+            match p.parse(&input[..end], false) {
+                Parsed::Command => found += 1,
+                Parsed::Incomplete => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(found, 1);
+    }
+
+    #[test]
+    fn redis_error_texts() {
+        assert_eq!(
+            parse_all(b"*3000000000\r\n").1.unwrap(),
+            "Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            parse_all(b"*20\r\nfoo\r\n").1.unwrap(),
+            "Protocol error: expected '$', got 'f'"
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$-10\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$2000000000\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$blabla\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            parse_all(b"set \"\"\"test-key\"\"\" test-value\r\n")
+                .1
+                .unwrap(),
+            "Protocol error: unbalanced quotes in request"
+        );
+    }
+
+    #[test]
+    fn split_args_escapes() {
+        assert_eq!(
+            split_args(b"a \"\\x41\\n\" 'it\\'s'").unwrap(),
+            vec![b"a".to_vec(), b"A\n".to_vec(), b"it's".to_vec()]
+        );
+        assert!(split_args(b"\"unterminated").is_none());
+        assert!(split_args(b"\"a\"b").is_none());
+        assert_eq!(split_args(b"   ").unwrap().len(), 0);
+    }
+}

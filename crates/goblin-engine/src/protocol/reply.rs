@@ -1,0 +1,261 @@
+//! `ReplyWriter`: commands write their replies straight into the client's
+//! output buffer in RESP2 or RESP3, as Redis's `addReply*` functions do.
+//!
+//! One writer serves every caller. The network writes the buffer to the
+//! socket; scripts and the embedded API decode it into a typed [`Reply`]
+//! (as Redis's scripting engine parses the protocol a fake client produced),
+//! so a command has exactly one way of answering.
+
+use crate::util::number::format_g17;
+
+#[derive(Default)]
+pub struct ReplyWriter {
+    pub buf: Vec<u8>,
+    resp3: bool,
+    /// Errors written so far (the dispatcher counts failed calls from it).
+    pub errors: u64,
+    /// The code of the last error (text up to the first space), for INFO errorstats.
+    pub last_error_code: Option<String>,
+}
+
+/// A position in the buffer where an aggregate header will be inserted
+/// once its length is known (Redis's deferred length replies).
+#[must_use]
+pub struct Deferred(usize);
+
+impl ReplyWriter {
+    pub fn new(resp: u8) -> ReplyWriter {
+        ReplyWriter {
+            resp3: resp == 3,
+            ..Default::default()
+        }
+    }
+
+    pub fn resp(&self) -> u8 {
+        if self.resp3 {
+            3
+        } else {
+            2
+        }
+    }
+
+    pub fn set_resp(&mut self, resp: u8) {
+        self.resp3 = resp == 3;
+    }
+
+    #[inline]
+    pub fn is_resp3(&self) -> bool {
+        self.resp3
+    }
+
+    #[inline]
+    fn prefixed(&mut self, prefix: u8, n: i64) {
+        self.buf.push(prefix);
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(n).as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    #[inline]
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+
+    pub fn simple(&mut self, s: &str) {
+        self.buf.push(b'+');
+        // A status reply cannot carry newlines (Redis replaces them).
+        self.buf.extend(
+            s.bytes()
+                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+        );
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// An error reply. `msg` is the whole text after the '-', starting with
+    /// its code: "ERR syntax error", "WRONGTYPE Operation against...".
+    pub fn error(&mut self, msg: &str) {
+        self.errors += 1;
+        self.buf.push(b'-');
+        // An error line cannot carry newlines (Redis replaces them).
+        self.buf.extend(
+            msg.bytes()
+                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+        );
+        self.buf.extend_from_slice(b"\r\n");
+        let code = msg.split(' ').next().unwrap_or("ERR");
+        self.last_error_code = Some(code.to_string());
+    }
+
+    #[inline]
+    pub fn int(&mut self, n: i64) {
+        match n {
+            0 => self.buf.extend_from_slice(b":0\r\n"),
+            1 => self.buf.extend_from_slice(b":1\r\n"),
+            _ => self.prefixed(b':', n),
+        }
+    }
+
+    #[inline]
+    pub fn bulk(&mut self, b: &[u8]) {
+        self.prefixed(b'$', b.len() as i64);
+        self.buf.extend_from_slice(b);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn bulk_str(&mut self, s: &str) {
+        self.bulk(s.as_bytes());
+    }
+
+    /// An integer as a bulk string (e.g. GETRANGE of an int-encoded value).
+    pub fn bulk_i64(&mut self, n: i64) {
+        let mut b = itoa::Buffer::new();
+        self.bulk(b.format(n).as_bytes());
+    }
+
+    #[inline]
+    pub fn null(&mut self) {
+        self.buf
+            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+    }
+
+    pub fn null_array(&mut self) {
+        self.buf
+            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
+    }
+
+    #[inline]
+    pub fn array(&mut self, n: usize) {
+        self.prefixed(b'*', n as i64);
+    }
+
+    /// A map of `n` pairs (RESP2: a flat array of 2n elements).
+    pub fn map(&mut self, n: usize) {
+        if self.resp3 {
+            self.prefixed(b'%', n as i64);
+        } else {
+            self.prefixed(b'*', 2 * n as i64);
+        }
+    }
+
+    /// A set of `n` elements (RESP2: an array).
+    pub fn set(&mut self, n: usize) {
+        self.prefixed(if self.resp3 { b'~' } else { b'*' }, n as i64);
+    }
+
+    /// A RESP3 attribute map of `n` pairs (callers only emit it in RESP3).
+    pub fn attribute(&mut self, n: usize) {
+        self.prefixed(b'|', n as i64);
+    }
+
+    pub fn push(&mut self, n: usize) {
+        self.prefixed(if self.resp3 { b'>' } else { b'*' }, n as i64);
+    }
+
+    /// Redis 7.0's addReplyDouble: "%.17g", bulk string in RESP2.
+    pub fn double(&mut self, d: f64) {
+        let mut s = Vec::with_capacity(24);
+        format_g17(d, &mut s);
+        if self.resp3 {
+            self.buf.push(b',');
+            self.buf.extend_from_slice(&s);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(&s);
+        }
+    }
+
+    /// A double already formatted by the caller (e.g. a long double in
+    /// human form): RESP3 double, RESP2 bulk.
+    pub fn double_text(&mut self, s: &[u8]) {
+        if self.resp3 {
+            self.buf.push(b',');
+            self.buf.extend_from_slice(s);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(s);
+        }
+    }
+
+    pub fn bool(&mut self, b: bool) {
+        if self.resp3 {
+            self.buf
+                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(b as i64);
+        }
+    }
+
+    pub fn big_number(&mut self, digits: &str) {
+        if self.resp3 {
+            self.buf.push(b'(');
+            self.buf.extend_from_slice(digits.as_bytes());
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(digits.as_bytes());
+        }
+    }
+
+    /// Verbatim text (INFO, CLIENT LIST...): RESP3 "=" with a format, RESP2 bulk.
+    pub fn verbatim(&mut self, text: &[u8], format: &str) {
+        if self.resp3 {
+            self.prefixed(b'=', (text.len() + 4) as i64);
+            self.buf.extend_from_slice(format.as_bytes());
+            self.buf.push(b':');
+            self.buf.extend_from_slice(text);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
+
+    /// Raw protocol bytes (pre-encoded replies).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    pub fn begin_deferred(&self) -> Deferred {
+        Deferred(self.buf.len())
+    }
+
+    fn finish_deferred(&mut self, d: Deferred, prefix: u8, n: usize) {
+        let mut header = Vec::with_capacity(16);
+        header.push(prefix);
+        let mut b = itoa::Buffer::new();
+        header.extend_from_slice(b.format(n).as_bytes());
+        header.extend_from_slice(b"\r\n");
+        self.buf.splice(d.0..d.0, header);
+    }
+
+    pub fn end_array(&mut self, d: Deferred, n: usize) {
+        self.finish_deferred(d, b'*', n);
+    }
+
+    pub fn end_map(&mut self, d: Deferred, pairs: usize) {
+        if self.resp3 {
+            self.finish_deferred(d, b'%', pairs);
+        } else {
+            self.finish_deferred(d, b'*', pairs * 2);
+        }
+    }
+
+    pub fn end_set(&mut self, d: Deferred, n: usize) {
+        let prefix = if self.resp3 { b'~' } else { b'*' };
+        self.finish_deferred(d, prefix, n);
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+}

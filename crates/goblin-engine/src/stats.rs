@@ -1,0 +1,162 @@
+//! Server statistics (INFO stats, commandstats, errorstats).
+//!
+//! Counters that change on every command are kept per thread: each thread
+//! increments its own block, so threads never contend for a cache line, and
+//! INFO adds the blocks up.
+
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+#[derive(Default)]
+pub struct CmdCounters {
+    pub calls: AtomicU64,
+    pub usec: AtomicU64,
+    pub rejected: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+pub struct ThreadStats {
+    pub commands: Box<[CmdCounters]>,
+    pub commands_processed: AtomicU64,
+    pub keyspace_hits: AtomicU64,
+    pub keyspace_misses: AtomicU64,
+    pub error_replies: AtomicU64,
+}
+
+impl ThreadStats {
+    fn new(ncommands: usize) -> ThreadStats {
+        ThreadStats {
+            commands: (0..ncommands).map(|_| CmdCounters::default()).collect(),
+            commands_processed: AtomicU64::new(0),
+            keyspace_hits: AtomicU64::new(0),
+            keyspace_misses: AtomicU64::new(0),
+            error_replies: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    pub fn hit(&self, found: bool) {
+        if found {
+            self.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+pub struct Stats {
+    id: u64,
+    ncommands: usize,
+    threads: Mutex<Vec<Arc<ThreadStats>>>,
+    pub connections_received: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+    pub expired_keys: AtomicU64,
+    pub expired_stale_perc: AtomicU64,
+    pub errors: Mutex<BTreeMap<String, u64>>,
+}
+
+/// Totals of the per-thread counters.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Totals {
+    pub commands_processed: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub error_replies: u64,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<(u64, Arc<ThreadStats>)>> = const { RefCell::new(None) };
+}
+
+static NEXT_STATS_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Stats {
+    pub fn new(ncommands: usize) -> Stats {
+        Stats {
+            id: NEXT_STATS_ID.fetch_add(1, Ordering::Relaxed),
+            ncommands,
+            threads: Mutex::new(Vec::new()),
+            connections_received: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            net_input_bytes: AtomicU64::new(0),
+            net_output_bytes: AtomicU64::new(0),
+            expired_keys: AtomicU64::new(0),
+            expired_stale_perc: AtomicU64::new(0),
+            errors: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// This thread's counter block (registered on first use).
+    #[inline]
+    pub fn local(&self) -> Arc<ThreadStats> {
+        LOCAL.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if let Some((id, block)) = slot.as_ref() {
+                if *id == self.id {
+                    return block.clone();
+                }
+            }
+            let block = Arc::new(ThreadStats::new(self.ncommands));
+            self.threads.lock().push(block.clone());
+            *slot = Some((self.id, block.clone()));
+            block
+        })
+    }
+
+    pub fn record_error(&self, code: &str) {
+        *self.errors.lock().entry(code.to_string()).or_default() += 1;
+    }
+
+    /// Per-command (calls, usec, rejected, failed) summed over threads.
+    pub fn command(&self, id: usize) -> (u64, u64, u64, u64) {
+        let threads = self.threads.lock();
+        let mut t = (0, 0, 0, 0);
+        for block in threads.iter() {
+            let c = &block.commands[id];
+            t.0 += c.calls.load(Ordering::Relaxed);
+            t.1 += c.usec.load(Ordering::Relaxed);
+            t.2 += c.rejected.load(Ordering::Relaxed);
+            t.3 += c.failed.load(Ordering::Relaxed);
+        }
+        t
+    }
+
+    pub fn totals(&self) -> Totals {
+        let threads = self.threads.lock();
+        let mut t = Totals::default();
+        for b in threads.iter() {
+            t.commands_processed += b.commands_processed.load(Ordering::Relaxed);
+            t.keyspace_hits += b.keyspace_hits.load(Ordering::Relaxed);
+            t.keyspace_misses += b.keyspace_misses.load(Ordering::Relaxed);
+            t.error_replies += b.error_replies.load(Ordering::Relaxed);
+        }
+        t
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        for b in self.threads.lock().iter() {
+            for c in b.commands.iter() {
+                c.calls.store(0, Ordering::Relaxed);
+                c.usec.store(0, Ordering::Relaxed);
+                c.rejected.store(0, Ordering::Relaxed);
+                c.failed.store(0, Ordering::Relaxed);
+            }
+            b.commands_processed.store(0, Ordering::Relaxed);
+            b.keyspace_hits.store(0, Ordering::Relaxed);
+            b.keyspace_misses.store(0, Ordering::Relaxed);
+            b.error_replies.store(0, Ordering::Relaxed);
+        }
+        self.connections_received.store(0, Ordering::Relaxed);
+        self.rejected_connections.store(0, Ordering::Relaxed);
+        self.net_input_bytes.store(0, Ordering::Relaxed);
+        self.net_output_bytes.store(0, Ordering::Relaxed);
+        self.expired_keys.store(0, Ordering::Relaxed);
+        self.errors.lock().clear();
+    }
+}

@@ -1,0 +1,142 @@
+//! # goblin-server
+//!
+//! The network face of Goblin: configuration from a file and the command
+//! line (as `redis-server` takes them), the TCP listener, one task per
+//! connection, and the periodic maintenance thread. Everything a command
+//! does happens in `goblin-engine`; this crate moves bytes.
+//!
+//! - [`config`]: parsing `goblin-server [config-file] [--directive value ...]`.
+//! - [`connection`]: the read, parse, execute, write loop of one client.
+//! - [`Server`]: a bound listener with its engine, started by `main` and by
+//!   the integration tests.
+
+pub mod config;
+pub mod connection;
+pub mod log;
+
+use goblin_engine::{Engine, ShutdownMode};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// A listening server.
+pub struct Server {
+    pub engine: Arc<Engine>,
+    listeners: Vec<TcpListener>,
+}
+
+impl Server {
+    /// Binds every address of `bind` on `port` (port 0 picks a free one).
+    pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
+        let port = engine.config.get_i64("port") as u16;
+        let bind = engine.config.get("bind");
+        let mut listeners = Vec::new();
+        for host in bind.split_whitespace() {
+            // Redis's "-" prefix marks an optional address.
+            let (optional, host) = match host.strip_prefix('-') {
+                Some(h) => (true, h),
+                None => (false, host),
+            };
+            let host = if host == "*" { "0.0.0.0" } else { host };
+            let addr = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            match TcpListener::bind(&addr).await {
+                Ok(l) => listeners.push(l),
+                Err(e) if optional => log::warning(&format!("Could not bind {addr}: {e}")),
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("Could not create server TCP listening socket {addr}: {e}"),
+                    ))
+                }
+            }
+        }
+        if listeners.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                "no address to listen on",
+            ));
+        }
+        let port = listeners[0].local_addr()?.port();
+        engine.tcp_port.store(port as u64, Ordering::Relaxed);
+        Ok(Server { engine, listeners })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listeners[0].local_addr().expect("bound listener")
+    }
+
+    /// Accepts clients until SHUTDOWN; returns the requested shutdown mode.
+    pub async fn run(self) -> ShutdownMode {
+        let engine = self.engine.clone();
+        start_cron(engine.clone());
+        let mut shutdown = engine.shutdown.subscribe();
+        for listener in self.listeners {
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                loop {
+                    match listener.accept().await {
+                        Ok((stream, peer)) => {
+                            let engine = engine.clone();
+                            tokio::spawn(
+                                async move { connection::serve(engine, stream, peer).await },
+                            );
+                        }
+                        Err(e) => {
+                            // Out of file descriptors and similar: back off
+                            // briefly rather than spin.
+                            log::warning(&format!("Accepting client connection: {e}"));
+                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        }
+                    }
+                }
+            });
+        }
+        loop {
+            if let Some(mode) = *shutdown.borrow_and_update() {
+                return mode;
+            }
+            if shutdown.changed().await.is_err() {
+                return ShutdownMode::Default;
+            }
+        }
+    }
+}
+
+/// The maintenance thread: active expiry and statistics, `hz` times a
+/// second (Redis's serverCron). A plain thread, so that a long expiry
+/// cycle never stalls the connection tasks' runtime.
+fn start_cron(engine: Arc<Engine>) {
+    let weak = Arc::downgrade(&engine);
+    drop(engine);
+    std::thread::Builder::new()
+        .name("goblin-cron".into())
+        .spawn(move || loop {
+            let Some(engine) = weak.upgrade() else { return };
+            let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
+            engine.cron();
+            drop(engine);
+            std::thread::sleep(std::time::Duration::from_millis(1000 / hz));
+        })
+        .expect("spawn cron thread");
+}
+
+/// Installs jemalloc's statistics as the engine's memory figures.
+pub fn install_jemalloc_stats() {
+    fn read() -> goblin_engine::memory::AllocatorStats {
+        use tikv_jemalloc_ctl::{epoch, stats};
+        let _ = epoch::advance();
+        goblin_engine::memory::AllocatorStats {
+            allocated: stats::allocated::read().unwrap_or(0) as u64,
+            active: stats::active::read().unwrap_or(0) as u64,
+            resident: stats::resident::read().unwrap_or(0) as u64,
+            allocator: "jemalloc-5.3.0",
+        }
+    }
+    goblin_engine::memory::set_provider(read);
+}
