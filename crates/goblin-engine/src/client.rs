@@ -83,6 +83,27 @@ impl ConnInfo {
     }
 }
 
+/// A command queued between MULTI and EXEC.
+pub struct QueuedCommand {
+    pub id: usize,
+    pub argv: Vec<Vec<u8>>,
+}
+
+/// MULTI state: the queue, and whether an error while queueing already
+/// doomed the transaction (Redis's CLIENT_DIRTY_EXEC).
+#[derive(Default)]
+pub struct MultiState {
+    pub commands: Vec<QueuedCommand>,
+    pub aborted: bool,
+}
+
+/// The keys a client WATCHes: (database, key) pairs and the shared flag
+/// the databases' registries mark.
+pub struct Watching {
+    pub state: std::sync::Arc<crate::keyspace::watch::WatchState>,
+    pub keys: Vec<(usize, Vec<u8>)>,
+}
+
 /// The per-connection state commands read and change.
 pub struct ClientState {
     pub info: Arc<ClientInfo>,
@@ -94,6 +115,8 @@ pub struct ClientState {
     pub close_after_reply: bool,
     /// Set for clients that run inside the server (scripts, embedded API).
     pub internal: bool,
+    pub multi: Option<MultiState>,
+    pub watching: Option<Watching>,
 }
 
 impl ClientState {

@@ -47,6 +47,8 @@ pub struct Engine {
     pub tcp_port: AtomicU64,
     /// Path of the config file the server was started with (INFO server).
     pub config_file: parking_lot::Mutex<String>,
+    /// Clients with WATCHed keys; while zero, writes skip the WATCH check.
+    pub watching: std::sync::atomic::AtomicUsize,
     /// Commands-per-second samples for INFO's instantaneous_ops_per_sec.
     ops_samples: parking_lot::Mutex<OpsSampler>,
 }
@@ -90,6 +92,7 @@ impl Engine {
             tcp_port: AtomicU64::new(0),
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
+            watching: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -174,6 +177,8 @@ impl Engine {
                 reply_mode: ReplyMode::On,
                 close_after_reply: false,
                 internal: conn.fd < 0,
+                multi: None,
+                watching: None,
             },
             out: ReplyWriter::new(2),
         }
@@ -347,14 +352,14 @@ impl Session {
         let t = table();
         let Some(mut id) = t.lookup(name) else {
             let err = unknown_command(argv);
-            engine.reject(stats, &mut self.out, None, &err);
+            self.reject(engine, stats, None, &err);
             return;
         };
         let mut spec = t.get(id).spec;
         if !spec.subcommands.is_empty() {
             if argv.len() < 2 {
                 let err = Error::arity(&t.get(id).fullname);
-                engine.reject(stats, &mut self.out, Some(id), &err);
+                self.reject(engine, stats, Some(id), &err);
                 return;
             }
             match t.subcommand(id, argv[1]) {
@@ -368,23 +373,52 @@ impl Session {
                         truncate_for_error(argv[1]),
                         spec.name.to_ascii_uppercase()
                     ));
-                    engine.reject(stats, &mut self.out, None, &err);
+                    self.reject(engine, stats, None, &err);
                     return;
                 }
             }
         }
         if !spec.arity_ok(argv.len()) {
             let err = Error::arity(&t.get(id).fullname);
-            engine.reject(stats, &mut self.out, Some(id), &err);
+            self.reject(engine, stats, Some(id), &err);
             return;
         }
         if !self.state.authenticated && !spec.has(flag::NO_AUTH) {
-            engine.reject(stats, &mut self.out, Some(id), &Error::NOAUTH);
+            self.reject(engine, stats, Some(id), &Error::NOAUTH);
             return;
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
-        let mut locks = engine.locks_for(spec, argv, false);
+        if let Some(multi) = self.state.multi.as_mut() {
+            if !spec.has(flag::TX_CONTROL) {
+                if spec.has(flag::NO_MULTI) {
+                    self.reject(
+                        engine,
+                        stats,
+                        Some(id),
+                        &Error::err("Command not allowed inside a transaction"),
+                    );
+                    return;
+                }
+                if !multi.aborted {
+                    multi.commands.push(crate::client::QueuedCommand {
+                        id,
+                        argv: argv.iter().map(|a| a.to_vec()).collect(),
+                    });
+                    self.state
+                        .info
+                        .multi_len
+                        .store(multi.commands.len() as u64, Ordering::Relaxed);
+                }
+                self.out.simple("QUEUED");
+                return;
+            }
+        }
+
+        let mut locks = match spec.locks_fn {
+            Some(f) => f(engine, &self.state, argv),
+            None => engine.locks_for(spec, argv, false),
+        };
         let now = now_ms();
         engine.call(
             &mut self.state,
@@ -397,6 +431,24 @@ impl Session {
             false,
             false,
         );
+    }
+}
+
+impl Session {
+    /// A command refused before running; inside MULTI it also dooms the
+    /// transaction (Redis's flagTransaction).
+    fn reject(&mut self, engine: &Engine, stats: &ThreadStats, cmd_id: Option<usize>, err: &Error) {
+        if let Some(multi) = self.state.multi.as_mut() {
+            multi.aborted = true;
+        }
+        engine.reject(stats, &mut self.out, cmd_id, err);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        crate::commands::transactions::unwatch_all(&self.engine, &mut self.state, None);
+        self.engine.clients.unregister(self.state.info.id);
     }
 }
 

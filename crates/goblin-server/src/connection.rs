@@ -136,7 +136,6 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         }
     }
     let _ = stream.shutdown().await;
-    engine.clients.unregister(info.id);
 }
 
 /// Calls `f` with the arguments located by `spans`, on the stack when

@@ -6,7 +6,9 @@ pub mod spec;
 pub mod syntax;
 pub mod table;
 
-pub use spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec};
+pub use spec::{
+    flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec, LocksFn,
+};
 pub use table::{table, CommandTable};
 
 use crate::client::ClientState;
@@ -184,7 +186,15 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     pub fn modified(&mut self, key: &[u8]) {
         self.dirty += 1;
-        let _ = key;
+        if self
+            .engine
+            .watching
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != 0
+        {
+            let (db, h) = self.locate(key);
+            db.touch_watched(h, key);
+        }
     }
 
     /// Records `n` changes that have no single key (FLUSHDB...).

@@ -13,6 +13,13 @@ pub type Handler = fn(&mut Ctx<'_, '_>, &[&[u8]]) -> CmdResult;
 /// Custom key extraction, for commands whose keys the key specs cannot
 /// describe (SORT ... STORE, MIGRATE).
 pub type KeysFn = fn(&[&[u8]]) -> Vec<usize>;
+/// Custom locking, for commands whose shards depend on client state rather
+/// than arguments (EXEC locks what its queued commands and WATCHed keys need).
+pub type LocksFn = for<'e> fn(
+    &'e crate::engine::Engine,
+    &crate::client::ClientState,
+    &[&[u8]],
+) -> crate::keyspace::ShardLocks<'e>;
 
 /// Command flags, as Redis names them in COMMAND INFO.
 pub mod flag {
@@ -37,6 +44,9 @@ pub mod flag {
     /// Goblin-specific: the command needs every shard (KEYS, FLUSHALL,
     /// SWAPDB, DBSIZE...). Not reported by COMMAND INFO.
     pub const ALL_SHARDS: u32 = 1 << 24;
+    /// Goblin-specific: runs at once inside MULTI instead of being queued
+    /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+    pub const TX_CONTROL: u32 = 1 << 25;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -231,6 +241,7 @@ pub struct CommandSpec {
     pub acl: &'static [&'static str],
     pub keys: &'static [KeySpec],
     pub keys_fn: Option<KeysFn>,
+    pub locks_fn: Option<LocksFn>,
     pub group: Group,
     pub since: &'static str,
     pub summary: &'static str,
@@ -257,6 +268,7 @@ impl CommandSpec {
         acl: &[],
         keys: &[],
         keys_fn: None,
+        locks_fn: None,
         group: Group::Generic,
         since: "1.0.0",
         summary: "",

@@ -42,6 +42,9 @@ fn quit_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.client.multi = None;
+    ctx.client.info.in_multi.store(false, Ordering::Relaxed);
+    super::transactions::unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
     ctx.client.set_db(0);
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod scripting;
 pub mod server;
 pub mod strings;
+pub mod transactions;
 
 use crate::command::spec::CommandSpec;
 use crate::command::Ctx;

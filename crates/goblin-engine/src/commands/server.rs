@@ -43,8 +43,12 @@ fn flush_mode(args: &[&[u8]]) -> Result<(), Error> {
 pub fn flush(ctx: &mut Ctx, db: Option<usize>) -> usize {
     let mut removed = 0;
     let mut garbage = Vec::new();
+    let now = ctx.now_ms;
     for shard in ctx.locks.held_mut() {
         for (i, slice) in shard.dbs.iter_mut().enumerate() {
+            if db.is_none_or(|d| d == i) {
+                slice.touch_all_watched(None, now);
+            }
             if db.is_none_or(|d| d == i) && !slice.is_empty() {
                 removed += slice.len();
                 garbage.push(slice.clear());
@@ -87,8 +91,14 @@ fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::DB_INDEX);
     }
     if a != b {
+        let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+        let now = ctx.now_ms;
         for shard in ctx.locks.held_mut() {
-            shard.dbs.swap(a as usize, b as usize);
+            let (left, right) = shard.dbs.split_at_mut(b);
+            let (da, db) = (&mut left[a], &mut right[0]);
+            da.touch_all_watched(Some(db), now);
+            db.touch_all_watched(Some(da), now);
+            crate::keyspace::Db::swap_data(da, db);
         }
         ctx.add_dirty(1);
     }

@@ -10,6 +10,7 @@
 use super::bytes::CompactBytes;
 use super::dict::{hash_key, Dict};
 use super::object::{Object, Value};
+use super::watch::WatchRegistry;
 
 #[derive(Default)]
 pub struct Db {
@@ -19,6 +20,9 @@ pub struct Db {
     expire_cursor: u64,
     /// Keys that expired (lazily or actively) since the last reset; read by INFO.
     pub expired_keys: u64,
+    /// Clients WATCHing keys of this database. It stays with the database
+    /// index when SWAPDB exchanges the data (as in Redis).
+    pub watchers: WatchRegistry,
 }
 
 /// Outcome of one active-expiry pass over a database slice.
@@ -84,6 +88,58 @@ impl Db {
         self.keys.remove(hash, key);
         self.expires.remove(hash, key);
         self.expired_keys += 1;
+        // An expiry is a change for WATCH (Redis signals it on deletion).
+        if !self.watchers.is_empty() {
+            self.watchers.touch(key, false);
+        }
+    }
+
+    /// Whether a key is present and expired (not yet deleted).
+    pub fn is_expired_key(&self, hash: u64, key: &[u8], now_ms: u64) -> bool {
+        self.keys
+            .get(hash, key)
+            .is_some_and(|o| o.is_expired(now_ms))
+    }
+
+    /// Whether a key is in the table, expired or not.
+    pub fn contains(&self, hash: u64, key: &[u8]) -> bool {
+        self.keys.get(hash, key).is_some()
+    }
+
+    /// Marks the watchers of `key` after a change (Redis's touchWatchedKey).
+    #[inline]
+    pub fn touch_watched(&mut self, hash: u64, key: &[u8]) {
+        if !self.watchers.is_empty() {
+            let exists = self.keys.get(hash, key).is_some();
+            self.watchers.touch(key, exists);
+        }
+    }
+
+    /// FLUSHDB / FLUSHALL (with `replacement` None) and SWAPDB: marks the
+    /// watchers whose keys change because this database's content is
+    /// emptied or replaced by `replacement`'s.
+    pub fn touch_all_watched(&mut self, replacement: Option<&Db>, now_ms: u64) {
+        if self.watchers.is_empty() {
+            return;
+        }
+        let keys = &self.keys;
+        self.watchers.touch_all(|key| {
+            let h = super::dict::hash_key(key);
+            let in_emptied = keys.get(h, key).is_some();
+            let replaced = replacement.map(|r| {
+                let o = r.keys.get(h, key);
+                (o.is_some(), o.is_some_and(|o| o.is_expired(now_ms)))
+            });
+            (in_emptied, replaced)
+        });
+    }
+
+    /// Exchanges the data of two databases, leaving each one's watchers
+    /// in place (SWAPDB).
+    pub fn swap_data(a: &mut Db, b: &mut Db) {
+        std::mem::swap(&mut a.keys, &mut b.keys);
+        std::mem::swap(&mut a.expires, &mut b.expires);
+        std::mem::swap(&mut a.expire_cursor, &mut b.expire_cursor);
     }
 
     /// Stores `value` at `key`. With `keep_ttl` an existing key keeps its

@@ -15,6 +15,7 @@ pub mod db;
 pub mod dict;
 pub mod digest;
 pub mod object;
+pub mod watch;
 
 pub use bytes::CompactBytes;
 pub use db::Db;
