@@ -220,6 +220,8 @@ impl RequestParser {
 /// A closing quote must be followed by a space or the end. None on
 /// unbalanced quotes.
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // Redis splits a C string: a NUL byte ends the line.
+    let line = &line[..memchr::memchr(0, line).unwrap_or(line.len())];
     let mut args = Vec::new();
     let mut i = 0;
     let n = line.len();
@@ -287,9 +289,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             } else {
                 match c {
                     None => break,
-                    Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => {
-                        break;
-                    }
+                    Some(c) if is_space(c) => break,
                     Some(b'"') => inq = true,
                     Some(b'\'') => insq = true,
                     Some(other) => current.push(other),
@@ -400,6 +400,8 @@ mod tests {
         );
         assert!(split_args(b"\"unterminated").is_none());
         assert!(split_args(b"\"a\"b").is_none());
+        // Regression: a NUL byte once made the splitter loop forever.
+        assert_eq!(split_args(b"set a\0b c").unwrap(), vec![b"set".to_vec(), b"a".to_vec()]);
         assert_eq!(split_args(b"   ").unwrap().len(), 0);
     }
 }
