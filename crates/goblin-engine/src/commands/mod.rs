@@ -2,6 +2,7 @@
 //! `t_string.c`, `t_hash.c`...). Each file exports `COMMANDS`, its part of
 //! the command table.
 
+pub mod bitmaps;
 pub mod connection;
 pub mod keys;
 pub mod scripting;
@@ -15,6 +16,7 @@ use crate::command::Ctx;
 /// Every family's table, in the order COMMAND lists them.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    bitmaps::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,
