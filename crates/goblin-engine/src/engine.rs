@@ -319,6 +319,12 @@ impl Session {
         &self.state.info
     }
 
+    /// Records client activity (CLIENT LIST idle=); the connection calls it
+    /// once per read rather than once per command.
+    pub fn touch(&self) {
+        self.state.info.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
     /// Runs one command and appends its reply to `self.out`.
     pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
         let engine = self.engine.clone();

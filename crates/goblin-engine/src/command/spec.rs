@@ -294,39 +294,48 @@ impl CommandSpec {
     }
 
     /// ACL categories: those implied by flags and group (Redis's
-    /// setImplicitACLCategories) plus the explicit ones.
+    /// setImplicitACLCategories) plus the explicit ones, in Redis's order
+    /// of category bits (COMMAND INFO lists them so).
     pub fn acl_categories(&self) -> Vec<&'static str> {
+        const ORDER: &[&str] = &[
+            "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream",
+            "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+        ];
         let mut cats: Vec<&'static str> = Vec::new();
-        if self.has(flag::WRITE) {
-            cats.push("write");
-        }
-        if self.has(flag::READONLY) && self.group != Group::Scripting {
-            cats.push("read");
-        }
-        if self.has(flag::ADMIN) {
-            cats.push("admin");
-            cats.push("dangerous");
-        }
-        if self.has(flag::PUBSUB) {
-            cats.push("pubsub");
-        }
-        if self.has(flag::FAST) {
-            cats.push("fast");
-        }
-        if self.has(flag::BLOCKING) {
-            cats.push("blocking");
-        }
-        if !self.has(flag::FAST) {
-            cats.push("slow");
-        }
-        if let Some(c) = self.group.acl_category() {
-            cats.push(c);
-        }
-        for c in self.acl {
-            if !cats.contains(c) {
+        let mut add = |c: &'static str| {
+            if !cats.contains(&c) {
                 cats.push(c);
             }
+        };
+        if self.has(flag::WRITE) {
+            add("write");
         }
+        if self.has(flag::READONLY) && self.group != Group::Scripting {
+            add("read");
+        }
+        if self.has(flag::ADMIN) {
+            add("admin");
+            add("dangerous");
+        }
+        if self.has(flag::PUBSUB) {
+            add("pubsub");
+        }
+        if self.has(flag::FAST) {
+            add("fast");
+        }
+        if self.has(flag::BLOCKING) {
+            add("blocking");
+        }
+        if !self.has(flag::FAST) {
+            add("slow");
+        }
+        if let Some(c) = self.group.acl_category() {
+            add(c);
+        }
+        for c in self.acl {
+            add(c);
+        }
+        cats.sort_by_key(|c| ORDER.iter().position(|o| o == c).unwrap_or(ORDER.len()));
         cats
     }
 

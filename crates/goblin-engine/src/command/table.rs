@@ -17,18 +17,19 @@ pub struct Entry {
 
 pub struct CommandTable {
     pub entries: Vec<Entry>,
-    by_name: HashMap<&'static str, usize>,
+    /// Lower-case name to id; looked up on every command, hence foldhash.
+    by_name: HashMap<&'static [u8], usize, foldhash::fast::FixedState>,
 }
 
 impl CommandTable {
     fn build(families: &[&'static [CommandSpec]]) -> CommandTable {
         let mut entries = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(foldhash::fast::FixedState::default());
         for family in families {
             for spec in family.iter() {
                 let id = entries.len();
                 assert!(
-                    by_name.insert(spec.name, id).is_none(),
+                    by_name.insert(spec.name.as_bytes(), id).is_none(),
                     "command {} declared twice",
                     spec.name
                 );
@@ -63,8 +64,7 @@ impl CommandTable {
         for (d, s) in buf.iter_mut().zip(name) {
             *d = s.to_ascii_lowercase();
         }
-        let lower = std::str::from_utf8(&buf[..name.len()]).ok()?;
-        self.by_name.get(lower).copied()
+        self.by_name.get(&buf[..name.len()]).copied()
     }
 
     pub fn subcommand(&self, parent: usize, name: &[u8]) -> Option<usize> {

@@ -997,6 +997,8 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+// Redis's own test values (3.141 is not meant as pi).
+#[allow(clippy::approx_constant)]
 fn debug_protocol(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
     let o = &mut *ctx.out;
     match name.to_ascii_lowercase().as_slice() {
