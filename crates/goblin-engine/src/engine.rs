@@ -322,7 +322,10 @@ impl Session {
     /// Records client activity (CLIENT LIST idle=); the connection calls it
     /// once per read rather than once per command.
     pub fn touch(&self) {
-        self.state.info.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+        self.state
+            .info
+            .last_interaction_ms
+            .store(now_ms(), Ordering::Relaxed);
     }
 
     /// Runs one command and appends its reply to `self.out`.

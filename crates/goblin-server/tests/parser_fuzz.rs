@@ -85,7 +85,10 @@ fn hostile_clients_do_not_hurt_the_server() {
         let len = rng.usize(0..300);
         let mut junk: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
         if round % 3 == 0 {
-            junk.splice(0..0, format!("*{}\r\n${}\r\n", rng.u32(..), rng.u64(..)).into_bytes());
+            junk.splice(
+                0..0,
+                format!("*{}\r\n${}\r\n", rng.u32(..), rng.u64(..)).into_bytes(),
+            );
         }
         let mut c = s.raw();
         let _ = std::io::Write::write_all(&mut c.stream, &junk);

@@ -21,7 +21,11 @@ fn pipelined_replies_arrive_in_order() {
     let mut req = Vec::new();
     let mut expected = Vec::new();
     for i in 0..200 {
-        req.extend(resp(&[b"SET", format!("k{i}").as_bytes(), format!("v{i}").as_bytes()]));
+        req.extend(resp(&[
+            b"SET",
+            format!("k{i}").as_bytes(),
+            format!("v{i}").as_bytes(),
+        ]));
         expected.extend_from_slice(b"+OK\r\n");
     }
     for i in 0..200 {
@@ -63,18 +67,43 @@ fn binary_safe_keys_and_values() {
 fn protocol_errors_close_the_connection() {
     let s = TestServer::start();
     let cases: &[(&[u8], &[u8])] = &[
-        (b"*3000000000\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
-        (b"*20\r\nfoo\r\n", b"-ERR Protocol error: expected '$', got 'f'\r\n"),
-        (b"*1\r\n$-10\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
-        (b"*1\r\n$2000000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
-        (b"*1\r\n$blabla\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
-        (b"*blabla\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
-        (b"set \"\"\"test-key\"\"\" test-value\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+        (
+            b"*3000000000\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*20\r\nfoo\r\n",
+            b"-ERR Protocol error: expected '$', got 'f'\r\n",
+        ),
+        (
+            b"*1\r\n$-10\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$2000000000\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$blabla\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*blabla\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"set \"\"\"test-key\"\"\" test-value\r\n",
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+        ),
     ];
     for (req, expected) in cases {
         let mut c = s.raw();
         c.roundtrip(req, expected);
-        assert!(c.is_closed(), "connection left open after {:?}", String::from_utf8_lossy(req));
+        assert!(
+            c.is_closed(),
+            "connection left open after {:?}",
+            String::from_utf8_lossy(req)
+        );
     }
     s.raw().roundtrip(b"PING\r\n", b"+PONG\r\n");
 }
@@ -101,7 +130,10 @@ fn oversized_inline_and_count_lines_are_refused() {
 fn bulk_over_proto_max_bulk_len() {
     let s = TestServer::start_with(&[("proto-max-bulk-len", "1mb")]);
     let mut c = s.raw();
-    c.roundtrip(b"*2\r\n$3\r\nGET\r\n$2000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n");
+    c.roundtrip(
+        b"*2\r\n$3\r\nGET\r\n$2000000\r\n",
+        b"-ERR Protocol error: invalid bulk length\r\n",
+    );
     assert!(c.is_closed());
 }
 
@@ -146,12 +178,19 @@ fn resp3_after_hello() {
         assert!(!more.is_empty(), "connection closed");
         got.extend(more);
     }
-    assert!(got.starts_with(b"%7\r\n"), "HELLO 3 replies with a map: {:?}", String::from_utf8_lossy(&got));
+    assert!(
+        got.starts_with(b"%7\r\n"),
+        "HELLO 3 replies with a map: {:?}",
+        String::from_utf8_lossy(&got)
+    );
     assert!(got.windows(13).any(|w| w == b"$5\r\nproto\r\n:3"));
     c.roundtrip(&resp(&[b"GET", b"missing"]), b"_\r\n");
     c.roundtrip(&resp(&[b"DEBUG", b"PROTOCOL", b"double"]), b",3.141\r\n");
     c.roundtrip(&resp(&[b"DEBUG", b"PROTOCOL", b"true"]), b"#t\r\n");
-    c.roundtrip(&resp(&[b"HELLO", b"4"]), b"-NOPROTO unsupported protocol version\r\n");
+    c.roundtrip(
+        &resp(&[b"HELLO", b"4"]),
+        b"-NOPROTO unsupported protocol version\r\n",
+    );
 }
 
 #[test]
@@ -162,20 +201,38 @@ fn unknown_command_and_arity_texts() {
         &resp(&[b"NOSUCH", b"a", b"b"]),
         b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' \r\n",
     );
-    c.roundtrip(&resp(&[b"GET"]), b"-ERR wrong number of arguments for 'get' command\r\n");
-    c.roundtrip(&resp(&[b"CONFIG", b"NOSUCH"]), b"-ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.\r\n");
-    c.roundtrip(&resp(&[b"CONFIG", b"GET"]), b"-ERR wrong number of arguments for 'config|get' command\r\n");
+    c.roundtrip(
+        &resp(&[b"GET"]),
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+    );
+    c.roundtrip(
+        &resp(&[b"CONFIG", b"NOSUCH"]),
+        b"-ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.\r\n",
+    );
+    c.roundtrip(
+        &resp(&[b"CONFIG", b"GET"]),
+        b"-ERR wrong number of arguments for 'config|get' command\r\n",
+    );
 }
 
 #[test]
 fn requirepass_limits_unauthenticated_clients() {
     let s = TestServer::start_with(&[("requirepass", "secret")]);
     let mut c = s.raw();
-    c.roundtrip(&resp(&[b"GET", b"x"]), b"-NOAUTH Authentication required.\r\n");
-    c.roundtrip(&resp(&[b"AUTH", b"wrong"]), b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    c.roundtrip(
+        &resp(&[b"GET", b"x"]),
+        b"-NOAUTH Authentication required.\r\n",
+    );
+    c.roundtrip(
+        &resp(&[b"AUTH", b"wrong"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+    );
     // Before AUTH, a long multibulk is refused outright.
     let mut c2 = s.raw();
-    c2.roundtrip(b"*20\r\n", b"-ERR Protocol error: unauthenticated multibulk length\r\n");
+    c2.roundtrip(
+        b"*20\r\n",
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n",
+    );
     assert!(c2.is_closed());
     c.roundtrip(&resp(&[b"AUTH", b"secret"]), b"+OK\r\n");
     c.roundtrip(&resp(&[b"GET", b"x"]), b"$-1\r\n");

@@ -298,8 +298,27 @@ impl CommandSpec {
     /// of category bits (COMMAND INFO lists them so).
     pub fn acl_categories(&self) -> Vec<&'static str> {
         const ORDER: &[&str] = &[
-            "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream",
-            "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+            "keyspace",
+            "read",
+            "write",
+            "set",
+            "sortedset",
+            "list",
+            "hash",
+            "string",
+            "bitmap",
+            "hyperloglog",
+            "geo",
+            "stream",
+            "pubsub",
+            "admin",
+            "fast",
+            "slow",
+            "blocking",
+            "dangerous",
+            "connection",
+            "transaction",
+            "scripting",
         ];
         let mut cats: Vec<&'static str> = Vec::new();
         let mut add = |c: &'static str| {

@@ -20,6 +20,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,
+    transactions::COMMANDS,
     scripting::COMMANDS,
 ];
 

@@ -401,7 +401,10 @@ mod tests {
         assert!(split_args(b"\"unterminated").is_none());
         assert!(split_args(b"\"a\"b").is_none());
         // Regression: a NUL byte once made the splitter loop forever.
-        assert_eq!(split_args(b"set a\0b c").unwrap(), vec![b"set".to_vec(), b"a".to_vec()]);
+        assert_eq!(
+            split_args(b"set a\0b c").unwrap(),
+            vec![b"set".to_vec(), b"a".to_vec()]
+        );
         assert_eq!(split_args(b"   ").unwrap().len(), 0);
     }
 }

@@ -19,7 +19,11 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server with the given extra configuration directives.
     pub fn start_with(directives: &[(&str, &str)]) -> TestServer {
-        let dir = std::env::temp_dir().join(format!("goblin-test-{}-{}", std::process::id(), fastrand::u64(..)));
+        let dir = std::env::temp_dir().join(format!(
+            "goblin-test-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let config = Config::new();
         config.set_initial("port", "0").unwrap();
@@ -30,12 +34,21 @@ impl TestServer {
         for (k, v) in directives {
             config.set_initial(k, v).unwrap();
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         let engine = Engine::new(config);
         let server = runtime.block_on(Server::bind(engine.clone())).unwrap();
         let addr = server.local_addr();
         runtime.spawn(server.run());
-        TestServer { addr, engine, _runtime: runtime, dir }
+        TestServer {
+            addr,
+            engine,
+            _runtime: runtime,
+            dir,
+        }
     }
 
     pub fn start() -> TestServer {
@@ -47,7 +60,10 @@ impl TestServer {
     }
 
     pub fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr)).unwrap().get_connection().unwrap()
+        redis::Client::open(format!("redis://{}/", self.addr))
+            .unwrap()
+            .get_connection()
+            .unwrap()
     }
 }
 
@@ -65,7 +81,9 @@ pub struct RawClient {
 impl RawClient {
     pub fn connect(addr: SocketAddr) -> RawClient {
         let stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         RawClient { stream }
     }
 
@@ -92,7 +110,12 @@ impl RawClient {
     pub fn roundtrip(&mut self, request: &[u8], expected: &[u8]) {
         self.send(request);
         let got = self.read_exact_len(expected.len());
-        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(expected), "reply to {:?}", String::from_utf8_lossy(request));
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "reply to {:?}",
+            String::from_utf8_lossy(request)
+        );
     }
 
     /// True when the server closed the connection (reads EOF).

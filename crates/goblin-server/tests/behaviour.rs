@@ -1,0 +1,577 @@
+//! Behaviour tests through a real client (the `redis` crate): strings,
+//! keys, expiry, SCAN, transactions, and atomicity under concurrency.
+
+mod common;
+use common::TestServer;
+use redis::{Commands, RedisResult, Value};
+
+use std::time::{Duration, Instant};
+
+fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
+    let e = r.expect_err("expected an error");
+    // "ERR syntax error" etc.: code and detail as the server sent them.
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        _ => e.to_string(),
+    }
+}
+
+/// Polls `cond` until it holds or `limit` passes (then panics): for
+/// conditions that depend on background work such as active expiry.
+fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < limit,
+            "condition not reached within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn set_options() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let r: Option<String> = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .arg("NX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r.as_deref(), Some("OK"));
+    let r: Option<String> = redis::cmd("SET")
+        .arg("k")
+        .arg("w")
+        .arg("NX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, None);
+    let r: Option<String> = redis::cmd("SET")
+        .arg("k")
+        .arg("w")
+        .arg("XX")
+        .arg("GET")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r.as_deref(), Some("v"));
+    let r: Option<String> = redis::cmd("SET")
+        .arg("absent")
+        .arg("w")
+        .arg("XX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, None);
+    assert_eq!(
+        err_text(
+            redis::cmd("SET")
+                .arg("k")
+                .arg("v")
+                .arg("NX")
+                .arg("XX")
+                .query::<()>(&mut c)
+        ),
+        "ERR syntax error"
+    );
+    assert_eq!(
+        err_text(
+            redis::cmd("SET")
+                .arg("k")
+                .arg("v")
+                .arg("EX")
+                .arg("0")
+                .query::<()>(&mut c)
+        ),
+        "ERR invalid expire time in 'set' command"
+    );
+    assert_eq!(
+        err_text(
+            redis::cmd("SET")
+                .arg("k")
+                .arg("v")
+                .arg("EX")
+                .arg("x")
+                .query::<()>(&mut c)
+        ),
+        "ERR value is not an integer or out of range"
+    );
+    assert_eq!(
+        err_text(
+            redis::cmd("SET")
+                .arg("k")
+                .arg("v")
+                .arg("EX")
+                .arg("10")
+                .arg("KEEPTTL")
+                .query::<()>(&mut c)
+        ),
+        "ERR syntax error"
+    );
+
+    let _: () = redis::cmd("SET")
+        .arg("t")
+        .arg("1")
+        .arg("PX")
+        .arg("100000")
+        .query(&mut c)
+        .unwrap();
+    let ttl: i64 = c.pttl("t").unwrap();
+    assert!(ttl > 90_000 && ttl <= 100_000, "{ttl}");
+    let _: () = redis::cmd("SET")
+        .arg("t")
+        .arg("2")
+        .arg("KEEPTTL")
+        .query(&mut c)
+        .unwrap();
+    assert!(c.pttl::<_, i64>("t").unwrap() > 90_000);
+    let _: () = c.set("t", "3").unwrap();
+    assert_eq!(
+        c.ttl::<_, i64>("t").unwrap(),
+        -1,
+        "a plain SET clears the TTL"
+    );
+
+    // SET ... GET on a non-string is WRONGTYPE and changes nothing.
+    let _: () = redis::cmd("SETBIT")
+        .arg("bits")
+        .arg(1)
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    let _: i64 = redis::cmd("RPUSH")
+        .arg("l")
+        .arg("x")
+        .query(&mut c)
+        .unwrap_or(0);
+}
+
+#[test]
+fn counters() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(c.incr::<_, _, i64>("n", 5).unwrap(), 5);
+    assert_eq!(c.decr::<_, _, i64>("n", 7).unwrap(), -2);
+    let _: () = c.set("big", i64::MAX).unwrap();
+    assert_eq!(
+        err_text(c.incr::<_, _, i64>("big", 1)),
+        "ERR increment or decrement would overflow"
+    );
+    assert_eq!(
+        c.get::<_, i64>("big").unwrap(),
+        i64::MAX,
+        "a failed INCR leaves the value"
+    );
+    assert_eq!(
+        err_text(
+            redis::cmd("DECRBY")
+                .arg("n")
+                .arg(i64::MIN)
+                .query::<i64>(&mut c)
+        ),
+        "ERR decrement would overflow"
+    );
+    let _: () = c.set("s", "12a").unwrap();
+    assert_eq!(
+        err_text(c.incr::<_, _, i64>("s", 1)),
+        "ERR value is not an integer or out of range"
+    );
+    // Long double precision, as Redis: 10.5 + 0.1 is 10.6, not 10.599999...
+    let v: String = redis::cmd("INCRBYFLOAT")
+        .arg("f")
+        .arg("10.5")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(v, "10.5");
+    let v: String = redis::cmd("INCRBYFLOAT")
+        .arg("f")
+        .arg("0.1")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(v, "10.6");
+    assert_eq!(
+        err_text(
+            redis::cmd("INCRBYFLOAT")
+                .arg("f")
+                .arg("inf")
+                .query::<String>(&mut c)
+        ),
+        "ERR increment would produce NaN or Infinity"
+    );
+    // INCR keeps the TTL.
+    let _: () = redis::cmd("SET")
+        .arg("t")
+        .arg("1")
+        .arg("EX")
+        .arg("100")
+        .query(&mut c)
+        .unwrap();
+    let _: i64 = c.incr("t", 1).unwrap();
+    assert!(c.ttl::<_, i64>("t").unwrap() > 90);
+}
+
+#[test]
+fn ranges_and_append() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(c.append::<_, _, i64>("a", "Hello").unwrap(), 5);
+    assert_eq!(c.append::<_, _, i64>("a", " World").unwrap(), 11);
+    assert_eq!(c.getrange::<_, String>("a", -5, -1).unwrap(), "World");
+    assert_eq!(c.getrange::<_, String>("a", 5, 2).unwrap(), "");
+    assert_eq!(c.setrange::<_, _, i64>("z", 3, "x").unwrap(), 4);
+    assert_eq!(c.get::<_, Vec<u8>>("z").unwrap(), b"\0\0\0x");
+    assert_eq!(
+        err_text(c.setrange::<_, _, i64>("z", -1, "x")),
+        "ERR offset is out of range"
+    );
+    let lcs: String = redis::cmd("LCS").arg("a").arg("z").query(&mut c).unwrap();
+    assert_eq!(lcs, "");
+}
+
+#[test]
+fn lazy_and_active_expiry() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    // Lazy: with the active cycle off, an expired key disappears when read.
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    let server_ms = |c: &mut redis::Connection| {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query(c).unwrap();
+        secs * 1000 + micros / 1000
+    };
+    let deadline = server_ms(&mut c) + 50;
+    for i in 0..10 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("lazy{i}"))
+            .arg("v")
+            .arg("PXAT")
+            .arg(deadline)
+            .query(&mut c)
+            .unwrap();
+    }
+    wait_until(Duration::from_secs(5), || server_ms(&mut c) > deadline);
+    assert_eq!(
+        redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap(),
+        10,
+        "nothing deletes them in the background"
+    );
+    let got: Vec<Option<String>> = (0..10)
+        .map(|i| c.get(format!("lazy{i}")).unwrap())
+        .collect();
+    assert!(got.iter().all(Option::is_none));
+    assert_eq!(
+        redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap(),
+        0,
+        "reads delete expired keys"
+    );
+
+    // Active: keys nobody reads are removed in the background.
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    let mut pipe = redis::pipe();
+    for i in 0..2000 {
+        pipe.cmd("SET")
+            .arg(format!("active{i}"))
+            .arg("v")
+            .arg("PX")
+            .arg(50)
+            .ignore();
+    }
+    pipe.set("persistent", "v").ignore();
+    let _: () = pipe.query(&mut c).unwrap();
+    wait_until(Duration::from_secs(20), || {
+        redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1
+    });
+    let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
+    let expired: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("expired_keys:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(expired >= 2010, "expired_keys={expired}");
+}
+
+#[test]
+fn expire_options_and_ttl_replies() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = c.set("k", "v").unwrap();
+    let r: i64 = redis::cmd("EXPIRE")
+        .arg("k")
+        .arg(100)
+        .arg("XX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, 0, "XX on a persistent key");
+    let r: i64 = redis::cmd("EXPIRE")
+        .arg("k")
+        .arg(100)
+        .arg("NX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, 1);
+    let r: i64 = redis::cmd("EXPIRE")
+        .arg("k")
+        .arg(50)
+        .arg("GT")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, 0);
+    let r: i64 = redis::cmd("EXPIRE")
+        .arg("k")
+        .arg(50)
+        .arg("LT")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, 1);
+    assert_eq!(
+        err_text(
+            redis::cmd("EXPIRE")
+                .arg("k")
+                .arg(5)
+                .arg("NX")
+                .arg("XX")
+                .query::<i64>(&mut c)
+        ),
+        "ERR NX and XX, GT or LT options at the same time are not compatible"
+    );
+    assert_eq!(c.ttl::<_, i64>("missing").unwrap(), -2);
+    let r: i64 = redis::cmd("PEXPIREAT")
+        .arg("k")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, 1, "a time in the past deletes");
+    assert_eq!(c.exists::<_, i64>("k").unwrap(), 0);
+}
+
+/// A key present for the whole SCAN is returned even when the table grows
+/// and shrinks between calls.
+#[test]
+fn scan_survives_resizing() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut pipe = redis::pipe();
+    for i in 0..1000 {
+        pipe.set(format!("stable:{i}"), i).ignore();
+    }
+    let _: () = pipe.query(&mut c).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: u64 = 0;
+    let mut step = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(20)
+            .query(&mut c)
+            .unwrap();
+        seen.extend(keys);
+        step += 1;
+        if step == 5 || step == 40 {
+            let mut pipe = redis::pipe();
+            for i in 0..20_000 {
+                if step == 5 {
+                    pipe.set(format!("churn:{i}"), i).ignore();
+                } else {
+                    pipe.del(format!("churn:{i}")).ignore();
+                }
+            }
+            let _: () = pipe.query(&mut c).unwrap();
+        }
+        cursor = next;
+        if cursor == 0 {
+            break;
+        }
+    }
+    for i in 0..1000 {
+        assert!(seen.contains(&format!("stable:{i}")), "stable:{i} missed");
+    }
+}
+
+#[test]
+fn rename_copy_move_swapdb() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = redis::cmd("SET")
+        .arg("a")
+        .arg("1")
+        .arg("EX")
+        .arg(100)
+        .query(&mut c)
+        .unwrap();
+    let _: () = c.rename("a", "b").unwrap();
+    assert!(c.ttl::<_, i64>("b").unwrap() > 90, "RENAME carries the TTL");
+    assert_eq!(err_text(c.rename::<_, _, ()>("a", "c")), "ERR no such key");
+    let r: i64 = redis::cmd("COPY").arg("b").arg("c").query(&mut c).unwrap();
+    assert_eq!(r, 1);
+    let r: i64 = redis::cmd("COPY").arg("b").arg("c").query(&mut c).unwrap();
+    assert_eq!(r, 0, "COPY without REPLACE keeps the destination");
+    let r: i64 = redis::cmd("MOVE").arg("c").arg(1).query(&mut c).unwrap();
+    assert_eq!(r, 1);
+    let _: () = redis::cmd("SWAPDB").arg(0).arg(1).query(&mut c).unwrap();
+    assert_eq!(c.get::<_, String>("c").unwrap(), "1");
+    assert_eq!(c.exists::<_, i64>("b").unwrap(), 0);
+    assert_eq!(
+        err_text(redis::cmd("SWAPDB").arg(0).arg(99).query::<()>(&mut c)),
+        "ERR DB index is out of range"
+    );
+}
+
+#[test]
+fn watch_and_exec() {
+    let s = TestServer::start();
+    let mut a = s.client();
+    let mut b = s.client();
+    let _: () = a.set("w", "1").unwrap();
+    let _: () = redis::cmd("WATCH").arg("w").query(&mut a).unwrap();
+    let _: () = b.set("w", "2").unwrap();
+    let _: () = redis::cmd("MULTI").query(&mut a).unwrap();
+    let _: () = redis::cmd("SET").arg("w").arg("3").query(&mut a).unwrap();
+    let r: Value = redis::cmd("EXEC").query(&mut a).unwrap();
+    assert_eq!(
+        r,
+        Value::Nil,
+        "EXEC fails after another client wrote a watched key"
+    );
+    assert_eq!(a.get::<_, String>("w").unwrap(), "2");
+
+    // Queueing errors abort the whole transaction.
+    let _: () = redis::cmd("MULTI").query(&mut a).unwrap();
+    let _: () = redis::cmd("SET").arg("w").arg("4").query(&mut a).unwrap();
+    let _ = redis::cmd("NOSUCHCOMMAND").query::<()>(&mut a);
+    assert_eq!(
+        err_text(redis::cmd("EXEC").query::<Value>(&mut a)),
+        "EXECABORT Transaction discarded because of previous errors."
+    );
+    assert_eq!(a.get::<_, String>("w").unwrap(), "2");
+
+    // Run-time errors do not abort the rest.
+    let _: () = a.set("text", "not a number").unwrap();
+    let mut raw = s.raw();
+    raw.roundtrip(
+        b"MULTI\r\nINCR w\r\nINCR text\r\nSET after ok\r\nEXEC\r\n",
+        b"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:3\r\n-ERR value is not an integer or out of range\r\n+OK\r\n",
+    );
+    assert_eq!(a.get::<_, String>("after").unwrap(), "ok");
+}
+
+/// Many clients incrementing one key lose nothing; transactions over keys
+/// on different shards are never seen half done.
+#[test]
+fn atomicity_under_concurrency() {
+    let s = TestServer::start();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let mut c = s.client();
+            std::thread::spawn(move || {
+                for _ in 0..500 {
+                    let _: i64 = c.incr("counter", 1).unwrap();
+                    let _: () = redis::pipe()
+                        .atomic()
+                        .incr("pair:a", 1)
+                        .ignore()
+                        .incr("pair:b", 1)
+                        .ignore()
+                        .query(&mut c)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut reader = s.client();
+    let mut observations = 0;
+    while !threads.iter().all(|t| t.is_finished()) {
+        let (a, b): (Option<i64>, Option<i64>) = redis::cmd("MGET")
+            .arg("pair:a")
+            .arg("pair:b")
+            .query(&mut reader)
+            .unwrap();
+        assert_eq!(a, b, "MGET saw a transaction half done");
+        observations += 1;
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(observations > 0);
+    assert_eq!(reader.get::<_, i64>("counter").unwrap(), 4000);
+    assert_eq!(reader.get::<_, i64>("pair:a").unwrap(), 4000);
+}
+
+#[test]
+fn client_commands() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = redis::cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("worker-1")
+        .query(&mut c)
+        .unwrap();
+    let name: String = redis::cmd("CLIENT").arg("GETNAME").query(&mut c).unwrap();
+    assert_eq!(name, "worker-1");
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut c).unwrap();
+    assert!(list.contains("name=worker-1"), "{list}");
+    let mut victim = s.client();
+    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut victim).unwrap();
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(killed, 1);
+    assert!(
+        redis::cmd("PING").query::<String>(&mut victim).is_err(),
+        "a killed client is disconnected"
+    );
+    assert_eq!(
+        err_text(
+            redis::cmd("CLIENT")
+                .arg("SETNAME")
+                .arg("has space")
+                .query::<()>(&mut c)
+        ),
+        "ERR Client names cannot contain spaces, newlines or special characters."
+    );
+}
+
+#[test]
+fn config_get_set() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("10mb")
+        .query(&mut c)
+        .unwrap();
+    let v: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(v, vec!["maxmemory".to_string(), "10485760".to_string()]);
+    assert_eq!(
+        err_text(
+            redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("nosuch")
+                .arg("1")
+                .query::<()>(&mut c)
+        ),
+        "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
+    );
+    let all: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("*")
+        .query(&mut c)
+        .unwrap();
+    assert!(all.len() > 100 && all.len() % 2 == 0);
+}
