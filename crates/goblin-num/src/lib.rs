@@ -1,0 +1,234 @@
+//! # goblin-num
+//!
+//! Numbers parsed and printed exactly as Redis parses and prints them.
+//!
+//! Clients depend on these details: "+1" or " 1" is not an integer,
+//! "0x10" is a float but not an integer, scores print with 17 significant
+//! digits, INCRBYFLOAT keeps long double precision.
+
+use std::ffi::{c_char, c_int};
+
+/// Redis's `string2ll`: an optional '-', no leading zeros, no '+', no
+/// spaces, within i64.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    let len = s.len();
+    if len == 0 || len >= 21 {
+        return None;
+    }
+    if len == 1 && s[0] == b'0' {
+        return Some(0);
+    }
+    let (neg, digits) = if s[0] == b'-' {
+        (true, &s[1..])
+    } else {
+        (false, s)
+    };
+    let first = *digits.first()?;
+    if !(b'1'..=b'9').contains(&first) {
+        return None;
+    }
+    let mut v: u64 = (first - b'0') as u64;
+    for &c in &digits[1..] {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > (i64::MAX as u64) + 1 {
+            return None;
+        }
+        Some((v as i64).wrapping_neg())
+    } else {
+        if v > i64::MAX as u64 {
+            return None;
+        }
+        Some(v as i64)
+    }
+}
+
+/// Redis's `string2d`: `strtod` on the whole string, no leading space, no
+/// trailing bytes, no NaN, no overflow to infinity from a finite literal.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s[0].is_ascii_whitespace() || s[0] == 0x0b || s[0] == 0x0c {
+        return None;
+    }
+    // strtod needs a NUL-terminated string: short ones on the stack.
+    let mut stack = [0u8; 128];
+    let heap;
+    let buf: &[u8] = if s.len() < stack.len() {
+        stack[..s.len()].copy_from_slice(s);
+        &stack
+    } else {
+        heap = [s, b"\0"].concat();
+        &heap
+    };
+    let start = buf.as_ptr() as *const c_char;
+    let mut end: *mut c_char = std::ptr::null_mut();
+    // SAFETY: buf is NUL-terminated after s.len() bytes.
+    let (v, errno) = unsafe {
+        *libc::__errno_location() = 0;
+        let v = libc::strtod(start, &mut end);
+        (v, *libc::__errno_location())
+    };
+    let consumed = end as usize - start as usize;
+    if consumed != s.len() || v.is_nan() {
+        return None;
+    }
+    if errno == libc::ERANGE && (v.is_infinite() || v == 0.0) {
+        return None;
+    }
+    Some(v)
+}
+
+/// printf's "%.17g", the format Redis 7.0 uses for doubles in replies.
+pub fn format_g17(v: f64, out: &mut Vec<u8>) {
+    if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
+        return;
+    }
+    let mut buf = [0u8; 64];
+    // SAFETY: the format consumes exactly one double; the buffer is large
+    // enough for any %.17g output and snprintf never writes past its size.
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut c_char,
+            buf.len(),
+            c"%.17g".as_ptr(),
+            v,
+        )
+    };
+    out.extend_from_slice(&buf[..n as usize]);
+}
+
+pub fn g17(v: f64) -> String {
+    let mut out = Vec::new();
+    format_g17(v, &mut out);
+    String::from_utf8(out).unwrap()
+}
+
+/// A C `long double`, kept opaque: only the C side interprets its bytes.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct LongDouble([u8; 16]);
+
+extern "C" {
+    fn goblin_ld_parse(s: *const c_char, len: usize, out: *mut LongDouble) -> c_int;
+    fn goblin_ld_from_i64(v: i64, out: *mut LongDouble);
+    fn goblin_ld_add(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
+    fn goblin_ld_is_finite(a: *const LongDouble) -> c_int;
+    fn goblin_ld_to_f64(a: *const LongDouble) -> f64;
+    fn goblin_ld_format(v: *const LongDouble, mode: c_int, buf: *mut c_char, len: usize) -> c_int;
+}
+
+impl LongDouble {
+    /// Redis's `string2ld`.
+    pub fn parse(s: &[u8]) -> Option<LongDouble> {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: the C side reads `len` bytes and writes one long double.
+        let ok = unsafe { goblin_ld_parse(s.as_ptr() as *const c_char, s.len(), &mut out) };
+        (ok == 1).then_some(out)
+    }
+
+    pub fn from_i64(v: i64) -> LongDouble {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: writes one long double into `out`.
+        unsafe { goblin_ld_from_i64(v, &mut out) };
+        out
+    }
+
+    pub fn add(&self, other: &LongDouble) -> LongDouble {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: reads two long doubles, writes one.
+        unsafe { goblin_ld_add(self, other, &mut out) };
+        out
+    }
+
+    pub fn is_finite(&self) -> bool {
+        // SAFETY: reads one long double.
+        unsafe { goblin_ld_is_finite(self) == 1 }
+    }
+
+    pub fn to_f64(&self) -> f64 {
+        // SAFETY: reads one long double.
+        unsafe { goblin_ld_to_f64(self) }
+    }
+
+    fn format(&self, mode: c_int) -> Vec<u8> {
+        let mut buf = vec![0u8; 5 * 1024];
+        // SAFETY: the C side writes at most buf.len() bytes.
+        let n = unsafe { goblin_ld_format(self, mode, buf.as_mut_ptr() as *mut c_char, buf.len()) };
+        buf.truncate(n.max(0) as usize);
+        buf
+    }
+
+    /// "%.17Lf" without trailing zeroes (Redis's LD_STR_HUMAN): what
+    /// INCRBYFLOAT and HINCRBYFLOAT store and reply.
+    pub fn to_human_string(&self) -> Vec<u8> {
+        self.format(1)
+    }
+
+    /// "%.17Lg" (Redis's LD_STR_AUTO).
+    pub fn to_auto_string(&self) -> Vec<u8> {
+        self.format(0)
+    }
+}
+
+/// Number of decimal digits of `v` (Redis's digits10 / sdigits10).
+pub fn digits10(v: i64) -> usize {
+    let mut buf = itoa::Buffer::new();
+    buf.format(v).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string2ll_rules() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-0"), None);
+        assert_eq!(parse_i64(b"01"), None);
+        assert_eq!(parse_i64(b"+1"), None);
+        assert_eq!(parse_i64(b" 1"), None);
+        assert_eq!(parse_i64(b"1 "), None);
+        assert_eq!(parse_i64(b"-"), None);
+        assert_eq!(parse_i64(b""), None);
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"-9223372036854775809"), None);
+        assert_eq!(parse_i64(b"18446744073709551616"), None);
+    }
+
+    #[test]
+    fn string2d_rules() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"0x10"), Some(16.0));
+        assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"1 "), None);
+        assert_eq!(parse_f64(b"1e400"), None);
+        assert_eq!(parse_f64(b""), None);
+    }
+
+    #[test]
+    fn g17_format() {
+        assert_eq!(g17(1.5), "1.5");
+        assert_eq!(g17(0.1), "0.10000000000000001");
+        assert_eq!(g17(1e20), "1e+20");
+        assert_eq!(g17(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn long_double_keeps_redis_precision() {
+        let a = LongDouble::parse(b"10.5").unwrap();
+        let b = LongDouble::parse(b"0.1").unwrap();
+        assert_eq!(a.add(&b).to_human_string(), b"10.6");
+        assert_eq!(LongDouble::parse(b"-0.0").unwrap().to_human_string(), b"0");
+        assert!(LongDouble::parse(b"nan").is_none());
+        assert!(LongDouble::parse(b" 1").is_none());
+    }
+}
