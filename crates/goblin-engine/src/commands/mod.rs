@@ -7,6 +7,7 @@ pub mod keys;
 pub mod scripting;
 pub mod server;
 pub mod strings;
+pub mod zsets;
 
 use crate::command::spec::CommandSpec;
 use crate::command::Ctx;
@@ -18,6 +19,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     server::COMMANDS,
     scripting::COMMANDS,
+    zsets::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.
