@@ -9,6 +9,7 @@ pub mod scripting;
 pub mod server;
 pub mod strings;
 pub mod transactions;
+pub mod zsets;
 
 use crate::command::spec::CommandSpec;
 use crate::command::Ctx;
@@ -22,6 +23,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     server::COMMANDS,
     transactions::COMMANDS,
     scripting::COMMANDS,
+    zsets::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -16,11 +16,13 @@ pub mod dict;
 pub mod digest;
 pub mod object;
 pub mod watch;
+pub mod zset;
 
 pub use bytes::CompactBytes;
 pub use db::Db;
 pub use dict::{hash_key, Dict};
 pub use object::{Object, Value, ValueType};
+pub use zset::ZSet;
 
 use parking_lot::{Mutex, MutexGuard};
 

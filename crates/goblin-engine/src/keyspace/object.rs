@@ -5,12 +5,14 @@
 //! last access time (for OBJECT IDLETIME and TOUCH).
 
 use super::bytes::CompactBytes;
+use super::zset::ZSet;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
 /// a string is stored in the handle itself when short.
 #[derive(Clone, Debug)]
 pub enum Value {
     Str(CompactBytes),
+    ZSet(Box<ZSet>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -59,6 +61,7 @@ impl Value {
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
+            Value::ZSet(_) => ValueType::ZSet,
         }
     }
 
@@ -77,6 +80,7 @@ impl Value {
                     "raw"
                 }
             }
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
@@ -85,6 +89,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::ZSet(z) => std::mem::size_of::<ZSet>() + z.heap_size(),
         }
     }
 }
