@@ -3,9 +3,11 @@
 //! the command table.
 
 pub mod connection;
+pub mod hashes;
 pub mod keys;
 pub mod scripting;
 pub mod server;
+pub mod sets;
 pub mod strings;
 
 use crate::command::spec::CommandSpec;
@@ -18,6 +20,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     server::COMMANDS,
     scripting::COMMANDS,
+    hashes::COMMANDS,
+    sets::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -207,7 +207,7 @@ impl<V> Dict<V> {
     /// This is Redis's reverse-binary cursor: the high bits of the cursor are
     /// incremented, so a table that doubles or halves between calls still
     /// visits every bucket that holds keys present from start to end.
-    pub fn scan(&self, cursor: u64, mut f: impl FnMut(&CompactBytes, &V)) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a CompactBytes, &'a V)) -> u64 {
         if self.len == 0 {
             return 0;
         }
@@ -267,6 +267,76 @@ impl<V> Dict<V> {
             cur = node.next.as_deref();
         }
         unreachable!()
+    }
+
+    /// Sizes the table for `n` entries, so that filling it does not rehash
+    /// (Redis's dictExpand; used when a compact collection is converted).
+    pub fn expand(&mut self, n: usize) {
+        let target = n.next_power_of_two().max(MIN_BUCKETS);
+        if target > self.buckets.len() {
+            self.rehash(target);
+        }
+    }
+
+    /// A random entry, fairer than [`Dict::random`] when chains differ in
+    /// length (Redis's dictGetFairRandomKey): collect up to 15 entries from
+    /// consecutive buckets starting at a random one, then pick one of them.
+    /// SRANDMEMBER, SPOP and HRANDFIELD use it, as Redis does.
+    pub fn fair_random(&self, rng: &mut fastrand::Rng) -> Option<(&CompactBytes, &V)> {
+        const SAMPLE: usize = 15;
+        if self.len == 0 {
+            return None;
+        }
+        let count = SAMPLE.min(self.len);
+        let mask = self.mask();
+        let mut picked: [Option<&Node<V>>; SAMPLE] = [None; SAMPLE];
+        let mut stored = 0usize;
+        let mut idx = rng.usize(..=mask);
+        let mut empty_run = 0usize;
+        let mut steps = count * 10;
+        while stored < count && steps > 0 {
+            steps -= 1;
+            match self.buckets[idx].as_deref() {
+                None => {
+                    // Jump elsewhere after a long run of empty buckets.
+                    empty_run += 1;
+                    if empty_run >= 5 && empty_run > count {
+                        idx = rng.usize(..=mask);
+                        empty_run = 0;
+                    }
+                }
+                Some(mut node) => {
+                    empty_run = 0;
+                    // The whole chain takes part, by reservoir sampling, so
+                    // that the end of a long chain can be picked too.
+                    loop {
+                        if stored < count {
+                            picked[stored] = Some(node);
+                        } else {
+                            let r = rng.usize(..=stored);
+                            if r < count {
+                                picked[r] = Some(node);
+                            }
+                        }
+                        stored += 1;
+                        match node.next.as_deref() {
+                            Some(n) => node = n,
+                            None => break,
+                        }
+                    }
+                    if stored >= count {
+                        break;
+                    }
+                }
+            }
+            idx = (idx + 1) & mask;
+        }
+        let got = stored.min(count);
+        if got == 0 {
+            return self.random(rng);
+        }
+        let node = picked[rng.usize(..got)].expect("sampled entry");
+        Some((&node.key, &node.value))
     }
 
     /// Drains all entries (used by FLUSHDB ASYNC to free memory elsewhere).

@@ -14,12 +14,18 @@ pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod hash;
+pub mod listpack;
 pub mod object;
+pub mod set;
+pub mod small_bytes;
 
 pub use bytes::CompactBytes;
 pub use db::Db;
 pub use dict::{hash_key, Dict};
+pub use hash::{Hash, HashLimits};
 pub use object::{Object, Value, ValueType};
+pub use set::{Member, Set};
 
 use parking_lot::{Mutex, MutexGuard};
 

@@ -5,12 +5,16 @@
 //! last access time (for OBJECT IDLETIME and TOUCH).
 
 use super::bytes::CompactBytes;
+use super::hash::Hash;
+use super::set::Set;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
 /// a string is stored in the handle itself when short.
 #[derive(Clone, Debug)]
 pub enum Value {
     Str(CompactBytes),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -59,6 +63,8 @@ impl Value {
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
+            Value::Hash(_) => ValueType::Hash,
+            Value::Set(_) => ValueType::Set,
         }
     }
 
@@ -77,17 +83,30 @@ impl Value {
                     "raw"
                 }
             }
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 
     /// Approximate bytes owned by the value beyond the entry itself
     /// (MEMORY USAGE, DEBUG OBJECT).
     pub fn heap_size(&self) -> usize {
+        self.heap_size_sampled(DEFAULT_SIZE_SAMPLES)
+    }
+
+    /// `heap_size` with collections estimated from at most `samples`
+    /// elements (0 = all), as Redis's objectComputeSize (MEMORY USAGE).
+    pub fn heap_size_sampled(&self, samples: usize) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size_sampled(samples),
+            Value::Set(s) => std::mem::size_of::<Set>() + s.heap_size_sampled(samples),
         }
     }
 }
+
+/// Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
+pub const DEFAULT_SIZE_SAMPLES: usize = 5;
 
 #[derive(Clone, Debug)]
 pub struct Object {
