@@ -4,9 +4,12 @@
 //! encodings, so that OBJECT ENCODING reports what Redis would:
 //! - compact ("listpack"): fields and values as alternating entries of one
 //!   [`Listpack`] buffer, in insertion order. A new hash starts here.
-//! - table ("hashtable"): a [`Dict`] from field to [`SmallBytes`] value;
-//!   an entry is 48 bytes (link, inline field of up to 22 bytes, inline
-//!   value of up to 15 bytes), an exact allocator size class.
+//! - table ("hashtable"): a [`Dict`] from [`SmallBytes`] field to
+//!   [`ThinBytes`] value. An entry is 32 bytes (link, field handle with up
+//!   to 15 bytes inline, value handle with up to 7 bytes inline), the size
+//!   of Redis's dictEntry, and a string that does not fit inline costs no
+//!   more than Redis's sds: a large hash never takes more memory than
+//!   Redis's for the same data.
 //!
 //! A compact hash becomes a table when it would hold more than
 //! `hash-max-listpack-entries` fields, or a field or value longer than
@@ -15,16 +18,18 @@
 //!
 //! Commands reach the fields only through the methods here (get, set,
 //! remove, iter, random, scan), never through the representation. That is
-//! the seam for per-field expiry (HEXPIRE and friends): the expiry times
-//! will live in a side index on `Hash` (field -> Unix ms, absent for hashes
-//! without TTLs, as `Db` keeps its `expires` beside `keys`), and these
-//! methods will skip or reap expired fields; the representations and the
-//! commands stay as they are.
+//! the seam for per-field expiry (HEXPIRE and friends): a `Hash` will carry
+//! an optional side index of field expiry times (absent for hashes without
+//! TTLs, as `Db` keeps `expires` beside `keys`), `remove` will drop a
+//! field's TTL with it, and the access helpers of commands/hashes.rs, which
+//! hold the command's clock, will reap the expired fields before handing
+//! the hash to a command. The representations and the commands stay as
+//! they are.
 
-use super::bytes::CompactBytes;
 use super::dict::{hash_key, Dict};
 use super::listpack::Listpack;
 use super::small_bytes::SmallBytes;
+use super::thin_bytes::ThinBytes;
 
 /// The conversion thresholds, read from the configuration once per command.
 #[derive(Clone, Copy, Debug)]
@@ -60,7 +65,7 @@ pub struct Hash {
 
 enum Repr {
     Compact(Listpack),
-    Table(Dict<SmallBytes>),
+    Table(Dict<ThinBytes, SmallBytes>),
 }
 
 impl Default for Hash {
@@ -176,14 +181,14 @@ impl Hash {
                 let h = hash_key(field);
                 match d.get_mut(h, field) {
                     Some(v) => {
-                        *v = SmallBytes::from_slice(value);
+                        *v = ThinBytes::from_slice(value);
                         false
                     }
                     None => {
                         d.insert_new(
                             h,
-                            CompactBytes::from_slice(field),
-                            SmallBytes::from_slice(value),
+                            SmallBytes::from_slice(field),
+                            ThinBytes::from_slice(value),
                         );
                         true
                     }
@@ -262,7 +267,7 @@ impl Hash {
         match &self.repr {
             Repr::Compact(lp) => lp.heap_size(),
             Repr::Table(d) => {
-                let entry = std::mem::size_of::<(usize, CompactBytes, SmallBytes)>();
+                let entry = std::mem::size_of::<(usize, SmallBytes, ThinBytes)>();
                 let base = d.buckets() * std::mem::size_of::<usize>() + d.len() * entry;
                 let limit = if samples == 0 { usize::MAX } else { samples };
                 let (mut seen, mut extra) = (0usize, 0usize);
@@ -284,14 +289,14 @@ impl Hash {
         let Repr::Compact(lp) = &self.repr else {
             return;
         };
-        let mut d: Dict<SmallBytes> = Dict::new();
+        let mut d: Dict<ThinBytes, SmallBytes> = Dict::new();
         d.expand(lp.len() / 2);
         let mut it = lp.iter();
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
             d.insert_new(
                 hash_key(k),
-                CompactBytes::from_slice(k),
-                SmallBytes::from_slice(v),
+                SmallBytes::from_slice(k),
+                ThinBytes::from_slice(v),
             );
         }
         self.repr = Repr::Table(d);
@@ -307,7 +312,7 @@ impl Clone for Hash {
                 repr: Repr::Compact(lp.clone()),
             },
             Repr::Table(d) => {
-                let mut copy: Dict<SmallBytes> = Dict::new();
+                let mut copy: Dict<ThinBytes, SmallBytes> = Dict::new();
                 copy.expand(d.len());
                 for (k, v) in d.iter() {
                     copy.insert_new(hash_key(k), k.clone(), v.clone());
@@ -333,7 +338,7 @@ impl std::fmt::Debug for Hash {
 
 pub enum Iter<'a> {
     Compact(super::listpack::Entries<'a>),
-    Table(super::dict::Iter<'a, SmallBytes>),
+    Table(super::dict::Iter<'a, ThinBytes, SmallBytes>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -349,7 +354,7 @@ impl<'a> Iterator for Iter<'a> {
 
 pub enum Sampler<'a> {
     Indexed(Vec<(&'a [u8], &'a [u8])>),
-    Table(&'a Dict<SmallBytes>),
+    Table(&'a Dict<ThinBytes, SmallBytes>),
 }
 
 impl<'a> Sampler<'a> {
@@ -377,9 +382,10 @@ mod tests {
     }
 
     #[test]
-    fn table_entry_is_an_exact_size_class() {
-        // link + field + value: 48 bytes, a jemalloc size class.
-        assert_eq!(std::mem::size_of::<(usize, CompactBytes, SmallBytes)>(), 48);
+    fn table_entry_is_as_small_as_redis_dict_entry() {
+        // link + field + value: 32 bytes, like Redis's dictEntry (three
+        // pointers, which jemalloc serves from its 32-byte class).
+        assert_eq!(std::mem::size_of::<(usize, SmallBytes, ThinBytes)>(), 32);
     }
 
     #[test]

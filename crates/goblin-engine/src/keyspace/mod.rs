@@ -19,6 +19,7 @@ pub mod listpack;
 pub mod object;
 pub mod set;
 pub mod small_bytes;
+pub mod thin_bytes;
 
 pub use bytes::CompactBytes;
 pub use db::Db;

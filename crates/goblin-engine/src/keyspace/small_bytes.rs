@@ -1,11 +1,10 @@
-//! `SmallBytes`: a 16-byte byte-string handle, for the values stored in the
-//! hash tables of large hashes.
+//! `SmallBytes`: a 16-byte byte-string handle, for the fields stored in the
+//! tables of large hashes.
 //!
-//! A hash-table entry holds its chain link, the field (a `CompactBytes`,
-//! 24 bytes) and the value. With a 24-byte value the entry is 56 bytes,
-//! which the allocator rounds up to 64; with this 16-byte handle it is 48,
-//! an exact size class. Values of up to [`SMALL_INLINE_CAP`] bytes (most
-//! counters, flags, short names) live in the handle itself; longer ones are
+//! A hash-table entry holds its chain link, the field and the value (a
+//! one-word `ThinBytes`). With this 16-byte field handle the entry is 32
+//! bytes, the size of Redis's dictEntry. Fields of up to
+//! [`SMALL_INLINE_CAP`] bytes live in the handle itself; longer ones are
 //! one exact-size heap allocation, like Redis's sds strings but without a
 //! header.
 //!
@@ -119,6 +118,13 @@ impl SmallBytes {
         } else {
             0
         }
+    }
+}
+
+impl super::dict::DictKey for SmallBytes {
+    #[inline]
+    fn from_slice(s: &[u8]) -> Self {
+        SmallBytes::from_slice(s)
     }
 }
 
