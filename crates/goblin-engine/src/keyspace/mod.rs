@@ -9,6 +9,13 @@
 //! transactions or scripts that may touch any key, hold every shard.
 //!
 //! See ARCHITECTURE.md for why shards are locks rather than threads.
+//!
+//! The value types live beside the tables: strings are `CompactBytes`;
+//! [`hash::Hash`] and [`set::Set`] each have a compact form for small
+//! collections ([`listpack::Listpack`], [`set::IntSet`]) and a [`Dict`]
+//! form, switched where Redis switches its encodings. The string handles
+//! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
+//! entries of large hashes as small as Redis's.
 
 pub mod bytes;
 pub mod db;

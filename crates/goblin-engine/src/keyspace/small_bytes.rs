@@ -9,7 +9,7 @@
 //! header.
 //!
 //! Layout: 16 bytes. The last byte is the tag: `0..=15` is the length of an
-//! inline string stored in bytes `0..15`; [`HEAP_TAG`] means bytes `0..8`
+//! inline string stored in bytes `0..15`; `HEAP_TAG` (0xFF) means bytes `0..8`
 //! hold the pointer of a boxed slice and bytes `8..15` its length (56 bits,
 //! little endian).
 
