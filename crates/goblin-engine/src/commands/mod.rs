@@ -4,9 +4,11 @@
 
 pub mod bitmaps;
 pub mod connection;
+pub mod hashes;
 pub mod keys;
 pub mod scripting;
 pub mod server;
+pub mod sets;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -24,6 +26,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     scripting::COMMANDS,
     zsets::COMMANDS,
+    hashes::COMMANDS,
+    sets::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -997,6 +997,84 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------
+// MEMORY
+
+/// MEMORY USAGE key [SAMPLES count]: the key's table entry, its name and
+/// its value, collections estimated from `count` elements (default 5, 0 =
+/// all), as Redis's objectComputeSize.
+fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut samples = crate::keyspace::object::DEFAULT_SIZE_SAMPLES;
+    let mut j = 3;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"samples") && j + 1 < args.len() {
+            let n = arg_i64(args[j + 1])?;
+            if n < 0 {
+                return Err(Error::SYNTAX);
+            }
+            samples = usize::try_from(n).unwrap_or(usize::MAX);
+            j += 2;
+        } else {
+            return Err(Error::SYNTAX);
+        }
+    }
+    let key_len = args[2].len();
+    let Some(obj) = ctx.lookup_no_touch(args[2]) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    // Table entry (link, key handle, object) plus the key's own bytes when
+    // they do not fit the handle.
+    let entry = std::mem::size_of::<(usize, crate::keyspace::CompactBytes, Object)>();
+    let key_heap = if key_len > crate::keyspace::bytes::INLINE_CAP {
+        key_len
+    } else {
+        0
+    };
+    let usage = entry + key_heap + obj.value.heap_size_sampled(samples);
+    ctx.out.int(usage as i64);
+    Ok(())
+}
+
+fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "MEMORY",
+        &[
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
+    Ok(())
+}
+
+static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Show helpful text about the different subcommands",
+        handler: memory_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "usage",
+        arity: -3,
+        flags: flag::READONLY,
+        keys: &[crate::command::spec::KeySpec::at(2, kflag::RO)],
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Estimate the memory usage of a key",
+        complexity: "O(N) where N is the number of samples.",
+        syntax: "key:key [SAMPLES count:integer]",
+        handler: memory_usage,
+        ..CommandSpec::DEFAULT
+    },
+];
+
 // Redis's own test values (3.141 is not meant as pi).
 #[allow(clippy::approx_constant)]
 fn debug_protocol(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
@@ -1332,6 +1410,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "Depends on subcommand.",
         syntax: "subcommand:string [argument:string...]",
         handler: debug_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "memory",
+        arity: -2,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "A container for memory diagnostics commands",
+        complexity: "Depends on subcommand.",
+        subcommands: MEMORY_SUBCOMMANDS,
         ..CommandSpec::DEFAULT
     },
 ];

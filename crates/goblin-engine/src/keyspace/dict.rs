@@ -30,29 +30,44 @@ pub fn hash_key(key: &[u8]) -> u64 {
         .hash_one(key)
 }
 
-type Link<V> = Option<Box<Node<V>>>;
+/// What a [`Dict`] key can be: a byte-string handle built from and read
+/// back as bytes. The keyspace uses `CompactBytes` (22 bytes inline); the
+/// tables of large hashes use the smaller `SmallBytes` so that an entry
+/// fits in 32 bytes.
+pub trait DictKey: std::ops::Deref<Target = [u8]> {
+    fn from_slice(s: &[u8]) -> Self;
+}
 
-pub struct Node<V> {
-    next: Link<V>,
-    pub key: CompactBytes,
+impl DictKey for CompactBytes {
+    #[inline]
+    fn from_slice(s: &[u8]) -> Self {
+        CompactBytes::from_slice(s)
+    }
+}
+
+type Link<V, K> = Option<Box<Node<V, K>>>;
+
+pub struct Node<V, K: DictKey = CompactBytes> {
+    next: Link<V, K>,
+    pub key: K,
     pub value: V,
 }
 
-pub struct Dict<V> {
-    buckets: Vec<Link<V>>,
+pub struct Dict<V, K: DictKey = CompactBytes> {
+    buckets: Vec<Link<V, K>>,
     len: usize,
 }
 
 const MIN_BUCKETS: usize = 4;
 
-impl<V> Default for Dict<V> {
+impl<V, K: DictKey> Default for Dict<V, K> {
     fn default() -> Self {
         Dict::new()
     }
 }
 
-impl<V> Dict<V> {
-    pub const fn new() -> Dict<V> {
+impl<V, K: DictKey> Dict<V, K> {
+    pub const fn new() -> Dict<V, K> {
         Dict {
             buckets: Vec::new(),
             len: 0,
@@ -86,7 +101,7 @@ impl<V> Dict<V> {
         }
         let mut cur = self.buckets[hash as usize & self.mask()].as_deref();
         while let Some(node) = cur {
-            if node.key.as_slice() == key {
+            if *node.key == *key {
                 return Some(&node.value);
             }
             cur = node.next.as_deref();
@@ -101,14 +116,14 @@ impl<V> Dict<V> {
 
     /// The stored key and value: the key is borrowed from the table (a caller
     /// that must keep the key, such as the expiry index, clones it from here).
-    pub fn get_entry_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Node<V>> {
+    pub fn get_entry_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Node<V, K>> {
         if self.len == 0 {
             return None;
         }
         let mask = self.mask();
         let mut cur = self.buckets[hash as usize & mask].as_deref_mut();
         while let Some(node) = cur {
-            if node.key.as_slice() == key {
+            if *node.key == *key {
                 return Some(node);
             }
             cur = node.next.as_deref_mut();
@@ -117,7 +132,7 @@ impl<V> Dict<V> {
     }
 
     /// Inserts a key known to be absent (the caller looked it up first).
-    pub fn insert_new(&mut self, hash: u64, key: CompactBytes, value: V) -> &mut V {
+    pub fn insert_new(&mut self, hash: u64, key: K, value: V) -> &mut V {
         debug_assert!(self.get(hash, &key).is_none());
         if self.len >= self.buckets.len() {
             let target = (self.len + 1).next_power_of_two().max(MIN_BUCKETS);
@@ -135,17 +150,17 @@ impl<V> Dict<V> {
         if let Some(v) = self.get_mut(hash, key) {
             return Some(std::mem::replace(v, value));
         }
-        self.insert_new(hash, CompactBytes::from_slice(key), value);
+        self.insert_new(hash, K::from_slice(key), value);
         None
     }
 
-    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<(CompactBytes, V)> {
+    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<(K, V)> {
         if self.len == 0 {
             return None;
         }
         let idx = hash as usize & self.mask();
         let mut cur = &mut self.buckets[idx];
-        while cur.as_ref().is_some_and(|n| n.key.as_slice() != key) {
+        while cur.as_ref().is_some_and(|n| *n.key != *key) {
             cur = &mut cur.as_mut().unwrap().next;
         }
         let mut node = cur.take()?;
@@ -193,7 +208,7 @@ impl<V> Dict<V> {
         self.len = 0;
     }
 
-    pub fn iter(&self) -> Iter<'_, V> {
+    pub fn iter(&self) -> Iter<'_, V, K> {
         Iter {
             buckets: &self.buckets,
             idx: 0,
@@ -207,7 +222,7 @@ impl<V> Dict<V> {
     /// This is Redis's reverse-binary cursor: the high bits of the cursor are
     /// incremented, so a table that doubles or halves between calls still
     /// visits every bucket that holds keys present from start to end.
-    pub fn scan(&self, cursor: u64, mut f: impl FnMut(&CompactBytes, &V)) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a K, &'a V)) -> u64 {
         if self.len == 0 {
             return 0;
         }
@@ -224,7 +239,10 @@ impl<V> Dict<V> {
     }
 
     /// Keys of one bucket (by index), for callers that mutate while walking.
-    pub fn bucket_keys(&self, idx: usize, out: &mut Vec<CompactBytes>) {
+    pub fn bucket_keys(&self, idx: usize, out: &mut Vec<K>)
+    where
+        K: Clone,
+    {
         let mut cur = self.buckets.get(idx).and_then(|b| b.as_deref());
         while let Some(node) = cur {
             out.push(node.key.clone());
@@ -234,7 +252,7 @@ impl<V> Dict<V> {
 
     /// A random entry: pick random non-empty buckets, then a random element
     /// of the chain (Redis's dictGetRandomKey).
-    pub fn random(&self, rng: &mut fastrand::Rng) -> Option<(&CompactBytes, &V)> {
+    pub fn random(&self, rng: &mut fastrand::Rng) -> Option<(&K, &V)> {
         if self.len == 0 {
             return None;
         }
@@ -269,26 +287,96 @@ impl<V> Dict<V> {
         unreachable!()
     }
 
+    /// Sizes the table for `n` entries, so that filling it does not rehash
+    /// (Redis's dictExpand; used when a compact collection is converted).
+    pub fn expand(&mut self, n: usize) {
+        let target = n.next_power_of_two().max(MIN_BUCKETS);
+        if target > self.buckets.len() {
+            self.rehash(target);
+        }
+    }
+
+    /// A random entry, fairer than [`Dict::random`] when chains differ in
+    /// length (Redis's dictGetFairRandomKey): collect up to 15 entries from
+    /// consecutive buckets starting at a random one, then pick one of them.
+    /// SRANDMEMBER, SPOP and HRANDFIELD use it, as Redis does.
+    pub fn fair_random(&self, rng: &mut fastrand::Rng) -> Option<(&K, &V)> {
+        const SAMPLE: usize = 15;
+        if self.len == 0 {
+            return None;
+        }
+        let count = SAMPLE.min(self.len);
+        let mask = self.mask();
+        let mut picked: [Option<&Node<V, K>>; SAMPLE] = [None; SAMPLE];
+        let mut stored = 0usize;
+        let mut idx = rng.usize(..=mask);
+        let mut empty_run = 0usize;
+        let mut steps = count * 10;
+        while stored < count && steps > 0 {
+            steps -= 1;
+            match self.buckets[idx].as_deref() {
+                None => {
+                    // Jump elsewhere after a long run of empty buckets.
+                    empty_run += 1;
+                    if empty_run >= 5 && empty_run > count {
+                        idx = rng.usize(..=mask);
+                        empty_run = 0;
+                    }
+                }
+                Some(mut node) => {
+                    empty_run = 0;
+                    // The whole chain takes part, by reservoir sampling, so
+                    // that the end of a long chain can be picked too.
+                    loop {
+                        if stored < count {
+                            picked[stored] = Some(node);
+                        } else {
+                            let r = rng.usize(..=stored);
+                            if r < count {
+                                picked[r] = Some(node);
+                            }
+                        }
+                        stored += 1;
+                        match node.next.as_deref() {
+                            Some(n) => node = n,
+                            None => break,
+                        }
+                    }
+                    if stored >= count {
+                        break;
+                    }
+                }
+            }
+            idx = (idx + 1) & mask;
+        }
+        let got = stored.min(count);
+        if got == 0 {
+            return self.random(rng);
+        }
+        let node = picked[rng.usize(..got)].expect("sampled entry");
+        Some((&node.key, &node.value))
+    }
+
     /// Drains all entries (used by FLUSHDB ASYNC to free memory elsewhere).
-    pub fn take(&mut self) -> Dict<V> {
+    pub fn take(&mut self) -> Dict<V, K> {
         std::mem::take(self)
     }
 }
 
-impl<V> Drop for Dict<V> {
+impl<V, K: DictKey> Drop for Dict<V, K> {
     fn drop(&mut self) {
         self.clear();
     }
 }
 
-pub struct Iter<'a, V> {
-    buckets: &'a [Link<V>],
+pub struct Iter<'a, V, K: DictKey = CompactBytes> {
+    buckets: &'a [Link<V, K>],
     idx: usize,
-    cur: Option<&'a Node<V>>,
+    cur: Option<&'a Node<V, K>>,
 }
 
-impl<'a, V> Iterator for Iter<'a, V> {
-    type Item = (&'a CompactBytes, &'a V);
+impl<'a, V, K: DictKey> Iterator for Iter<'a, V, K> {
+    type Item = (&'a K, &'a V);
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some(node) = self.cur {
@@ -332,6 +420,38 @@ mod tests {
         assert_eq!(d.len(), 10);
         assert!(d.buckets() <= 128, "table shrank: {}", d.buckets());
         assert_eq!(d.iter().count(), 10);
+    }
+
+    #[test]
+    fn fair_random_reaches_every_key_evenly() {
+        let mut d: Dict<usize> = Dict::new();
+        for i in 0..10 {
+            let key = k(i);
+            d.insert(hash_key(&key), &key, i);
+        }
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut hits = [0usize; 10];
+        for _ in 0..10_000 {
+            let (_, v) = d.fair_random(&mut rng).unwrap();
+            hits[*v] += 1;
+        }
+        assert!(hits.iter().all(|&h| (700..1300).contains(&h)), "{hits:?}");
+        assert!(Dict::<usize>::new().fair_random(&mut rng).is_none());
+    }
+
+    #[test]
+    fn expand_presizes_without_losing_keys() {
+        let mut d: Dict<usize> = Dict::new();
+        d.insert(hash_key(b"a"), b"a", 1);
+        d.expand(1000);
+        assert_eq!(d.buckets(), 1024);
+        for i in 0..1000 {
+            let key = k(i);
+            d.insert(hash_key(&key), &key, i);
+        }
+        assert_eq!(d.buckets(), 1024);
+        assert_eq!(d.get(hash_key(b"a"), b"a"), Some(&1));
+        assert_eq!(d.len(), 1001);
     }
 
     #[test]

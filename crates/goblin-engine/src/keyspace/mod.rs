@@ -9,19 +9,33 @@
 //! transactions or scripts that may touch any key, hold every shard.
 //!
 //! See ARCHITECTURE.md for why shards are locks rather than threads.
+//!
+//! The value types live beside the tables: strings are `CompactBytes`;
+//! [`hash::Hash`] and [`set::Set`] each have a compact form for small
+//! collections ([`listpack::Listpack`], [`set::IntSet`]) and a [`Dict`]
+//! form, switched where Redis switches its encodings. The string handles
+//! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
+//! entries of large hashes as small as Redis's.
 
 pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod hash;
+pub mod listpack;
 pub mod object;
+pub mod set;
+pub mod small_bytes;
+pub mod thin_bytes;
 pub mod watch;
 pub mod zset;
 
 pub use bytes::CompactBytes;
 pub use db::Db;
 pub use dict::{hash_key, Dict};
+pub use hash::{Hash, HashLimits};
 pub use object::{Object, Value, ValueType};
+pub use set::{Member, Set};
 pub use zset::ZSet;
 
 use parking_lot::{Mutex, MutexGuard};

@@ -5,6 +5,8 @@
 //! last access time (for OBJECT IDLETIME and TOUCH).
 
 use super::bytes::CompactBytes;
+use super::hash::Hash;
+use super::set::Set;
 use super::zset::ZSet;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
@@ -13,6 +15,8 @@ use super::zset::ZSet;
 pub enum Value {
     Str(CompactBytes),
     ZSet(Box<ZSet>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -62,6 +66,8 @@ impl Value {
         match self {
             Value::Str(_) => ValueType::String,
             Value::ZSet(_) => ValueType::ZSet,
+            Value::Hash(_) => ValueType::Hash,
+            Value::Set(_) => ValueType::Set,
         }
     }
 
@@ -81,18 +87,31 @@ impl Value {
                 }
             }
             Value::ZSet(z) => z.encoding(),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 
     /// Approximate bytes owned by the value beyond the entry itself
     /// (MEMORY USAGE, DEBUG OBJECT).
     pub fn heap_size(&self) -> usize {
+        self.heap_size_sampled(DEFAULT_SIZE_SAMPLES)
+    }
+
+    /// `heap_size` with collections estimated from at most `samples`
+    /// elements (0 = all), as Redis's objectComputeSize (MEMORY USAGE).
+    pub fn heap_size_sampled(&self, samples: usize) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
             Value::ZSet(z) => std::mem::size_of::<ZSet>() + z.heap_size(),
+            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size_sampled(samples),
+            Value::Set(s) => std::mem::size_of::<Set>() + s.heap_size_sampled(samples),
         }
     }
 }
+
+/// Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
+pub const DEFAULT_SIZE_SAMPLES: usize = 5;
 
 #[derive(Clone, Debug)]
 pub struct Object {
