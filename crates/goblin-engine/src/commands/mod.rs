@@ -4,6 +4,7 @@
 
 pub mod bitmaps;
 pub mod connection;
+pub mod goblin;
 pub mod hashes;
 pub mod keys;
 pub mod scripting;
@@ -28,6 +29,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    goblin::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

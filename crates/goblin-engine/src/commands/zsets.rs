@@ -14,6 +14,7 @@
 //! forms (BZPOPMIN, BZPOPMAX, BZMPOP) can call it once a key is ready and
 //! share the reply functions (`reply_mpop`).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
@@ -23,7 +24,7 @@ use crate::engine::Engine;
 use crate::keyspace::zset::{
     packed, AddFlags, AddOutcome, End, LexBound, LexRange, Limits, ScoreRange,
 };
-use crate::keyspace::{CompactBytes, Object, Value, ZSet};
+use crate::keyspace::{CompactBytes, Object, Set, Value, ZSet};
 use crate::protocol::ReplyWriter;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, format_g17, parse_f64, parse_i64};
@@ -974,7 +975,7 @@ fn zrandmember_with_count(ctx: &mut Ctx, key: &[u8], l: i64, withscores: bool) -
     if count >= size {
         reply_elements_len(out, size, withscores);
         for (m, s) in Input::ZSet(z).iter() {
-            reply_element(out, m, s, withscores);
+            reply_element(out, &m, s, withscores);
         }
         return Ok(());
     }
@@ -1020,27 +1021,35 @@ fn zrandmember_with_count(ctx: &mut Ctx, key: &[u8], l: i64, withscores: bool) -
 #[derive(Clone, Copy)]
 pub enum Input<'a> {
     ZSet(&'a ZSet),
+    /// A plain set: every member scores 1, as in Redis.
+    Set(&'a Set),
 }
 
 impl<'a> Input<'a> {
     fn len(&self) -> usize {
         match self {
             Input::ZSet(z) => z.len(),
+            Input::Set(s) => s.len(),
         }
     }
 
     /// The members, highest score first: Redis walks sorted set inputs
     /// backwards (zuiInitIterator), which orders ZRANDMEMBER's whole-set
-    /// reply.
-    fn iter(&self) -> impl Iterator<Item = (&'a [u8], f64)> {
+    /// reply. Set members come in the set's own order.
+    fn iter(&self) -> Box<dyn Iterator<Item = (Cow<'a, [u8]>, f64)> + 'a> {
         match *self {
-            Input::ZSet(z) => z.iter_from(z.len().saturating_sub(1), true),
+            Input::ZSet(z) => Box::new(
+                z.iter_from(z.len().saturating_sub(1), true)
+                    .map(|(m, s)| (Cow::Borrowed(m), s)),
+            ),
+            Input::Set(s) => Box::new(s.iter().map(|m| (m.to_bytes(), 1.0))),
         }
     }
 
     fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
             Input::ZSet(z) => z.score(member),
+            Input::Set(s) => s.contains(member).then_some(1.0),
         }
     }
 
@@ -1048,14 +1057,15 @@ impl<'a> Input<'a> {
     fn same(&self, other: &Input) -> bool {
         match (self, other) {
             (Input::ZSet(a), Input::ZSet(b)) => std::ptr::eq(*a, *b),
+            (Input::Set(a), Input::Set(b)) => std::ptr::eq(*a, *b),
+            _ => false,
         }
     }
 }
 
 /// Reads one input key of ZUNION / ZINTER / ZDIFF / ZINTERCARD and their
-/// STORE forms. Redis also accepts plain sets there, each member scoring
-/// 1; set inputs are added here (a new `Input` variant) when the set type
-/// lands. Anything else is WRONGTYPE.
+/// STORE forms: a sorted set, or a plain set whose members score 1.
+/// Anything else is WRONGTYPE.
 pub fn read_zset_input(obj: Option<&Object>) -> Result<Option<Input<'_>>, Error> {
     match obj {
         None => Ok(None),
@@ -1063,6 +1073,10 @@ pub fn read_zset_input(obj: Option<&Object>) -> Result<Option<Input<'_>>, Error>
             value: Value::ZSet(z),
             ..
         }) => Ok(Some(Input::ZSet(z))),
+        Some(Object {
+            value: Value::Set(s),
+            ..
+        }) => Ok(Some(Input::Set(s))),
         Some(_) => Err(Error::WRONGTYPE),
     }
 }
@@ -1238,7 +1252,7 @@ pub fn set_op(
                     let value = if input.same(&first) {
                         Some(s)
                     } else {
-                        input.score(m)
+                        input.score(&m)
                     };
                     match value {
                         Some(v) => aggregate(&mut score, v * weight, opts.aggregate),
@@ -1251,7 +1265,7 @@ pub fn set_op(
                         break;
                     }
                 } else {
-                    out.push((CompactBytes::from_slice(m), score));
+                    out.push((CompactBytes::from_slice(&m), score));
                 }
             }
             if cardinality_only {
@@ -1263,7 +1277,7 @@ pub fn set_op(
         SetOp::Union => {
             src.sort_by_key(len);
             let largest = src.last().map_or(0, len);
-            let mut acc: HashMap<&[u8], f64, foldhash::fast::RandomState> =
+            let mut acc: HashMap<Cow<[u8]>, f64, foldhash::fast::RandomState> =
                 HashMap::with_capacity_and_hasher(largest, Default::default());
             for (input, weight) in &src {
                 let Some(input) = input else { continue };
@@ -1276,7 +1290,7 @@ pub fn set_op(
             }
             SetOpResult::Entries(
                 acc.into_iter()
-                    .map(|(m, s)| (CompactBytes::from_slice(m), s))
+                    .map(|(m, s)| (CompactBytes::from_slice(&m), s))
                     .collect(),
             )
         }
@@ -1309,22 +1323,22 @@ fn diff(src: &[(Option<Input>, f64)]) -> Vec<(CompactBytes, f64)> {
         first
             .iter()
             .filter(|(m, _)| !others.iter().any(|o| o.score(m).is_some()))
-            .map(|(m, s)| (CompactBytes::from_slice(m), s))
+            .map(|(m, s)| (CompactBytes::from_slice(&m), s))
             .collect()
     } else {
-        let mut left: HashMap<&[u8], f64, foldhash::fast::RandomState> =
+        let mut left: HashMap<Cow<[u8]>, f64, foldhash::fast::RandomState> =
             HashMap::with_capacity_and_hasher(first.len(), Default::default());
         left.extend(first.iter());
         for o in &others {
             for (m, _) in o.iter() {
-                left.remove(m);
+                left.remove(&m);
                 if left.is_empty() {
                     return Vec::new();
                 }
             }
         }
         left.into_iter()
-            .map(|(m, s)| (CompactBytes::from_slice(m), s))
+            .map(|(m, s)| (CompactBytes::from_slice(&m), s))
             .collect()
     }
 }
