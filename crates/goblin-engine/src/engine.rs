@@ -76,7 +76,7 @@ impl Engine {
             .map(|_| std::char::from_digit(fastrand::u32(0..16), 16).unwrap())
             .collect();
         let (tx, _) = tokio::sync::watch::channel(None);
-        Arc::new(Engine {
+        let engine = Arc::new(Engine {
             keyspace: Keyspace::new(databases, shards),
             stats: Stats::new(table().len()),
             config,
@@ -93,7 +93,9 @@ impl Engine {
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
-        })
+        });
+        engine.apply_config();
+        engine
     }
 
     /// Periodic work, called `hz` times a second by the host: active
@@ -135,7 +137,23 @@ impl Engine {
     }
 
     /// Side effects of CONFIG SET beyond storing the value.
-    pub fn config_changed(&self, _pairs: &[(&str, &str)]) {}
+    pub fn config_changed(&self, _pairs: &[(&str, &str)]) {
+        self.apply_config();
+    }
+
+    /// Pushes configuration that lives outside the config table into the
+    /// parts of the engine that read it on hot paths.
+    pub fn apply_config(&self) {
+        crate::keyspace::object::access::configure(
+            self.config.get("maxmemory-policy").ends_with("lfu"),
+            self.config
+                .get_i64("lfu-log-factor")
+                .clamp(0, u32::MAX as i64) as u32,
+            self.config
+                .get_i64("lfu-decay-time")
+                .clamp(0, u32::MAX as i64) as u32,
+        );
+    }
 
     /// INFO persistence.
     pub fn persistence_info(&self) -> String {

@@ -575,3 +575,43 @@ fn config_get_set() {
         .unwrap();
     assert!(all.len() > 100 && all.len() % 2 == 0);
 }
+
+#[test]
+fn object_freq_counts_accesses_under_lfu() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = c.set("k", "v").unwrap();
+    assert_eq!(
+        err_text(redis::cmd("OBJECT").arg("FREQ").arg("k").query::<i64>(&mut c)),
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+    );
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("allkeys-lfu")
+        .query(&mut c)
+        .unwrap();
+    let _: () = c.set("hot", "v").unwrap();
+    let _: () = c.set("cold", "v").unwrap();
+    for _ in 0..200 {
+        let _: String = c.get("hot").unwrap();
+    }
+    let hot: i64 = redis::cmd("OBJECT")
+        .arg("FREQ")
+        .arg("hot")
+        .query(&mut c)
+        .unwrap();
+    let cold: i64 = redis::cmd("OBJECT")
+        .arg("FREQ")
+        .arg("cold")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(cold, 5, "a new key starts at LFU_INIT_VAL");
+    assert!(hot > cold, "hot={hot} cold={cold}");
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut c)
+        .unwrap();
+}

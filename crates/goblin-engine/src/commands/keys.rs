@@ -518,16 +518,15 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    if ctx.lookup_no_touch(args[2]).is_none() {
+    let now = ctx.now_ms;
+    let Some(freq) = ctx.lookup_no_touch(args[2]).map(|o| o.lfu_frequency(now)) else {
         ctx.out.null();
         return Ok(());
-    }
+    };
     if !lfu_policy(ctx) {
         return Err(Error::raw(LFU_NOT_SELECTED));
     }
-    // Goblin keeps one access timestamp per key; under an LFU policy it
-    // reports the logarithmic counter's starting value (Redis's LFU_INIT_VAL).
-    ctx.out.int(5);
+    ctx.out.int(freq as i64);
     Ok(())
 }
 

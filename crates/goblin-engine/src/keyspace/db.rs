@@ -59,7 +59,7 @@ impl Db {
                 self.remove_expired(hash, key);
                 return None;
             }
-            (*obj).access = (now_ms / 1000) as u32;
+            (*obj).touch(now_ms);
             Some(&mut *obj)
         }
     }
