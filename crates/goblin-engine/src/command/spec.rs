@@ -174,6 +174,31 @@ impl KeySpec {
     }
 }
 
+/// Redis's ACL category table, in its order.
+const ACL_CATEGORY_ORDER: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
 /// The command groups of COMMAND DOCS (and of Redis's documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
@@ -327,6 +352,14 @@ impl CommandSpec {
                 cats.push(c);
             }
         }
+        // Redis lists a command's categories in the order of its category
+        // table (ACLCommandCategories), not in the order they were implied.
+        cats.sort_by_key(|c| {
+            ACL_CATEGORY_ORDER
+                .iter()
+                .position(|o| o == c)
+                .unwrap_or(usize::MAX)
+        });
         cats
     }
 

@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod keys;
+pub mod lists;
 pub mod scripting;
 pub mod server;
 pub mod strings;
@@ -15,10 +16,12 @@ use crate::command::Ctx;
 /// Every family's table, in the order COMMAND lists them.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,
     scripting::COMMANDS,
+    transactions::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -7,5 +7,13 @@ use super::object::Value;
 pub fn digest_value(value: &Value, feed: &mut dyn FnMut(&[u8])) {
     match value {
         Value::Str(s) => feed(s),
+        Value::List(l) => {
+            // Each element framed by its length, so that ["ab"] and
+            // ["a", "b"] differ.
+            for e in l.iter() {
+                feed(&(e.len() as u64).to_le_bytes());
+                feed(e);
+            }
+        }
     }
 }

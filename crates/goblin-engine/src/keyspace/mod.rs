@@ -14,12 +14,14 @@ pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod list;
 pub mod object;
 pub mod watch;
 
 pub use bytes::CompactBytes;
 pub use db::Db;
 pub use dict::{hash_key, Dict};
+pub use list::List;
 pub use object::{Object, Value, ValueType};
 
 use parking_lot::{Mutex, MutexGuard};

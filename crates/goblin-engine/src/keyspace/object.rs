@@ -5,12 +5,14 @@
 //! last access time (for OBJECT IDLETIME and TOUCH).
 
 use super::bytes::CompactBytes;
+use super::list::List;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
 /// a string is stored in the handle itself when short.
 #[derive(Clone, Debug)]
 pub enum Value {
     Str(CompactBytes),
+    List(Box<List>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -59,6 +61,7 @@ impl Value {
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
+            Value::List(_) => ValueType::List,
         }
     }
 
@@ -77,6 +80,8 @@ impl Value {
                     "raw"
                 }
             }
+            // Redis 7.0 stores every list as a quicklist, whatever its size.
+            Value::List(_) => "quicklist",
         }
     }
 
@@ -85,6 +90,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::List(l) => l.heap_size(),
         }
     }
 }
