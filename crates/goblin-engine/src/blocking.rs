@@ -360,15 +360,22 @@ impl Engine {
                     // one of its keys); never serve without the lock.
                     break;
                 }
-                let slice = &locks.shard_ref(shard).dbs[db];
+                let slice = &mut locks.shard(shard).dbs[db];
                 let still_first = slice
                     .blocking
                     .first(&key)
                     .is_some_and(|e| Arc::ptr_eq(&e, &entry));
-                if !still_first || entry.state() != BlockState::Waiting {
+                if !still_first {
                     // Changed while unlocked: look again.
                     continue;
                 }
+                if entry.state() != BlockState::Waiting {
+                    // Resolved entries leave every registry as they are
+                    // resolved; never let one stall the queue regardless.
+                    slice.blocking.remove(&key, &entry);
+                    continue;
+                }
+                let slice = &locks.shard_ref(shard).dbs[db];
                 if entry.info.is_killed() {
                     // Its connection is going away; do not hand it data.
                     self.resolve(&mut locks, &entry, BlockState::Cancelled, Vec::new());

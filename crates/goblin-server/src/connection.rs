@@ -199,9 +199,10 @@ async fn wait_blocked(
         return Wait::Done;
     };
     let info = session.info().clone();
+    // A deadline too far to represent is as good as none.
     let deadline = entry
         .time_left()
-        .map(|left| tokio::time::Instant::now() + left);
+        .and_then(|left| tokio::time::Instant::now().checked_add(left));
     loop {
         if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
             rbuf.reserve(IOBUF);

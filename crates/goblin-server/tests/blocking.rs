@@ -26,6 +26,7 @@ async fn start() -> TestServer {
     config.set_initial("bind", "127.0.0.1").unwrap();
     // Enough shards for keys to land on different ones.
     config.set_initial("shards", "16").unwrap();
+    config.set_initial("enable-debug-command", "yes").unwrap();
     let engine = Engine::new(config);
     let server = Server::bind(engine.clone()).await.unwrap();
     let addr = server.local_addr();
@@ -560,4 +561,60 @@ async fn a_push_of_another_type_does_not_wake_and_swapdb_does() {
         .await
         .unwrap();
     assert_eq!(waiter.await.unwrap().unwrap(), pair("sw", "from-db3"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_that_expired_before_being_served_does_not_wake() {
+    let s = start().await;
+    let mut c = s.conn().await;
+    let mut w = s.conn().await;
+    let id = client_id(&mut w).await;
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(0)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let waiter = spawn_cmd(w.clone(), redis::cmd("BRPOP").arg("exp").arg(0).clone());
+    s.wait_blocked(&mut c, 1).await;
+
+    // The list exists when the transaction ends, but has expired by the
+    // time the waiter would be served (the sleep lets its TTL pass).
+    let _: Value = redis::pipe()
+        .atomic()
+        .cmd("RPUSH")
+        .arg("exp")
+        .arg("hello")
+        .cmd("PEXPIRE")
+        .arg("exp")
+        .arg(1)
+        .cmd("DEBUG")
+        .arg("SLEEP")
+        .arg(0.01)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(s.blocked_clients(&mut c).await, 1);
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(id)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert!(list.contains("flags=b"), "{list}");
+    let n: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(waiter.await.unwrap().unwrap(), Value::Nil);
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(1)
+        .query_async(&mut c)
+        .await
+        .unwrap();
 }
