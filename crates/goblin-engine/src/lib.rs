@@ -15,10 +15,13 @@
 //! - [`command::CommandSpec`]: the declarative description of a command;
 //!   the families in [`commands`] each export a list of them.
 //! - [`protocol`]: the RESP request parser and the reply writer.
+//! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
+//!   timed out and unblocked.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
 
+pub mod blocking;
 pub mod client;
 pub mod command;
 pub mod commands;

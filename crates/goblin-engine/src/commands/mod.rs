@@ -7,6 +7,7 @@ pub mod connection;
 pub mod goblin;
 pub mod hashes;
 pub mod keys;
+pub mod lists;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -21,6 +22,7 @@ use crate::command::Ctx;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,

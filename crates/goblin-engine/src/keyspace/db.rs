@@ -23,6 +23,9 @@ pub struct Db {
     /// Clients WATCHing keys of this database. It stays with the database
     /// index when SWAPDB exchanges the data (as in Redis).
     pub watchers: WatchRegistry,
+    /// Clients blocked on keys of this database (BLPOP...); like
+    /// `watchers`, it stays with the index on SWAPDB.
+    pub blocking: crate::blocking::BlockingRegistry,
 }
 
 /// Outcome of one active-expiry pass over a database slice.
