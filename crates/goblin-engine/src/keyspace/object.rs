@@ -225,9 +225,11 @@ impl Object {
         (self.expire_at != 0).then_some(self.expire_at)
     }
 
+    /// Redis's keyIsExpired: a key lives through the millisecond of its
+    /// deadline and is gone after it.
     #[inline]
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_at != 0 && self.expire_at <= now_ms
+        self.expire_at != 0 && self.expire_at < now_ms
     }
 
     #[inline]
