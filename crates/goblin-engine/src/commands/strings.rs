@@ -10,6 +10,7 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Object, Value};
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
+
 use crate::Error;
 
 // ---------------------------------------------------------------------------
@@ -53,17 +54,89 @@ impl ExpireArg {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SetCondition {
+pub enum SetCondition<'a> {
     #[default]
     Always,
     IfAbsent,
     IfPresent,
+    /// IFEQ / IFNE / IFDEQ / IFDNE (Redis 8.4): a comparison with the
+    /// current string value.
+    Value(ValueCondition<'a>),
+}
+
+/// A comparison with a key's current string value, by value or by XXH3
+/// digest: the conditions of SET and DELEX (Redis 8.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueCondition<'a> {
+    Eq(&'a [u8]),
+    Ne(&'a [u8]),
+    DigestEq(&'a [u8]),
+    DigestNe(&'a [u8]),
+}
+
+impl<'a> ValueCondition<'a> {
+    /// IFEQ, IFNE, IFDEQ or IFDNE with its argument.
+    pub fn parse(token: &[u8], arg: &'a [u8]) -> Option<ValueCondition<'a>> {
+        let c = if token.eq_ignore_ascii_case(b"IFEQ") {
+            ValueCondition::Eq(arg)
+        } else if token.eq_ignore_ascii_case(b"IFNE") {
+            ValueCondition::Ne(arg)
+        } else if token.eq_ignore_ascii_case(b"IFDEQ") {
+            ValueCondition::DigestEq(arg)
+        } else if token.eq_ignore_ascii_case(b"IFDNE") {
+            ValueCondition::DigestNe(arg)
+        } else {
+            return None;
+        };
+        Some(c)
+    }
+
+    /// Whether a missing key satisfies the condition: it equals nothing,
+    /// so IFNE and IFDNE hold (SET creates the key) and IFEQ and IFDEQ
+    /// do not.
+    pub fn holds_when_absent(&self) -> bool {
+        matches!(self, ValueCondition::Ne(_) | ValueCondition::DigestNe(_))
+    }
+
+    /// Whether `current` satisfies the condition. A digest argument must
+    /// be 16 hexadecimal characters and compares case-insensitively, as
+    /// Redis checks it (validateHexDigest, strcasecmp).
+    pub fn holds(&self, current: &[u8]) -> Result<bool, Error> {
+        Ok(match *self {
+            ValueCondition::Eq(v) => current == v,
+            ValueCondition::Ne(v) => current != v,
+            ValueCondition::DigestEq(d) => digest_matches(current, d)?,
+            ValueCondition::DigestNe(d) => !digest_matches(current, d)?,
+        })
+    }
+}
+
+/// Length of a DIGEST reply: a 64-bit hash in hex, zero-padded.
+const DIGEST_HEX_LEN: usize = 16;
+
+/// DIGEST's value: the XXH3-64 hash of the string, as 16 lowercase hex
+/// characters with leading zeros (Redis 8.4).
+pub fn string_digest(value: &[u8]) -> [u8; DIGEST_HEX_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let h = xxhash_rust::xxh3::xxh3_64(value);
+    let mut out = [0u8; DIGEST_HEX_LEN];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = HEX[((h >> (60 - 4 * i)) & 0xF) as usize];
+    }
+    out
+}
+
+fn digest_matches(value: &[u8], digest: &[u8]) -> Result<bool, Error> {
+    if digest.len() != DIGEST_HEX_LEN {
+        return Err(Error::err("must be exactly 16 hexadecimal characters"));
+    }
+    Ok(string_digest(value).eq_ignore_ascii_case(digest))
 }
 
 /// SET's parsed options (Redis's parseExtendedStringArgumentsOrReply).
 #[derive(Debug, Default)]
-pub struct SetOptions {
-    pub condition: SetCondition,
+pub struct SetOptions<'a> {
+    pub condition: SetCondition<'a>,
     pub get: bool,
     pub keep_ttl: bool,
     pub expire: Option<ExpireArg>,
@@ -92,16 +165,27 @@ fn expire_opt(opt: &[u8], next: Option<&&[u8]>) -> Option<Result<ExpireArg, Erro
     Some(arg_i64(next).map(make))
 }
 
-pub fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, Error> {
+pub fn parse_set_options<'a>(args: &[&'a [u8]]) -> Result<SetOptions<'a>, Error> {
     let mut o = SetOptions::default();
     let mut j = 0;
+    // NX and XX may repeat (Redis accepts "NX NX"); any other mix of
+    // conditions is a syntax error.
+    let free_for = |o: &SetOptions, same: SetCondition| {
+        o.condition == SetCondition::Always || o.condition == same
+    };
     while j < args.len() {
         let opt = args[j];
         let next = args.get(j + 1);
-        if opt.eq_ignore_ascii_case(b"NX") && o.condition != SetCondition::IfPresent {
+        if opt.eq_ignore_ascii_case(b"NX") && free_for(&o, SetCondition::IfAbsent) {
             o.condition = SetCondition::IfAbsent;
-        } else if opt.eq_ignore_ascii_case(b"XX") && o.condition != SetCondition::IfAbsent {
+        } else if opt.eq_ignore_ascii_case(b"XX") && free_for(&o, SetCondition::IfPresent) {
             o.condition = SetCondition::IfPresent;
+        } else if let Some(c) = next
+            .and_then(|n| ValueCondition::parse(opt, n))
+            .filter(|_| o.condition == SetCondition::Always)
+        {
+            o.condition = SetCondition::Value(c);
+            j += 1;
         } else if opt.eq_ignore_ascii_case(b"GET") {
             o.get = true;
         } else if opt.eq_ignore_ascii_case(b"KEEPTTL") && o.expire.is_none() {
@@ -172,6 +256,12 @@ pub fn set_with(
         SetCondition::Always => false,
         SetCondition::IfAbsent => ctx.lookup_write(key).is_some(),
         SetCondition::IfPresent => ctx.lookup_write(key).is_none(),
+        // A comparison needs a string to compare with: another type is
+        // WRONGTYPE even without GET (Redis's checkType in setGenericCommand).
+        SetCondition::Value(c) => match ctx.write_string(key)? {
+            None => !c.holds_when_absent(),
+            Some(current) => !c.holds(current)?,
+        },
     };
     if blocked {
         return Ok(SetOutcome {
@@ -230,6 +320,352 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
     }
     ctx.modified(key);
     Ok(text)
+}
+
+/// DELEX: deletes the key when the condition holds (any type when there
+/// is no condition, as DEL); true when deleted. A condition needs a string
+/// value: another type is WRONGTYPE.
+pub fn delete_if(ctx: &mut Ctx, key: &[u8], cond: Option<ValueCondition>) -> Result<bool, Error> {
+    let Some(cond) = cond else {
+        return Ok(ctx.delete(key));
+    };
+    let holds = match ctx.write_string(key)? {
+        None => return Ok(false),
+        Some(current) => cond.holds(current)?,
+    };
+    Ok(holds && ctx.delete(key))
+}
+
+/// INCREX's parsed request (Redis 8.8; NX and XX are Valkey 9.2's).
+#[derive(Debug)]
+pub struct IncrExOptions {
+    pub by: IncrBy,
+    pub lower: Option<IncrNum>,
+    pub upper: Option<IncrNum>,
+    pub saturate: bool,
+    pub expire: IncrExExpire,
+    /// ENX: set the expiry only when the key has none.
+    pub only_if_no_ttl: bool,
+    /// NX (true) or XX (false): only when the key is absent / present.
+    pub existence: Option<bool>,
+}
+
+/// The increment: an integer, or a long double (BYFLOAT).
+#[derive(Debug, Clone, Copy)]
+pub enum IncrBy {
+    Int(i64),
+    Float(LongDouble),
+}
+
+/// A bound, in the mode of the increment.
+#[derive(Debug, Clone, Copy)]
+pub enum IncrNum {
+    Int(i64),
+    Float(LongDouble),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrExExpire {
+    /// Keep whatever TTL the key has.
+    Keep,
+    Persist,
+    At(ExpireArg),
+}
+
+/// Parses INCREX's options. Every token may appear once, in any order;
+/// repeated or conflicting tokens are a syntax error, as is an unknown
+/// one. Numbers are read after the whole line parsed, so a syntax error
+/// wins over a bad number (Redis's order).
+pub fn parse_increx_options(args: &[&[u8]]) -> Result<IncrExOptions, Error> {
+    let (mut by_int, mut by_float) = (None, None);
+    let (mut lower, mut upper) = (None, None);
+    let mut saturate = false;
+    let mut expire: Option<(fn(i64) -> ExpireArg, &[u8])> = None;
+    let mut persist = false;
+    let mut enx = false;
+    let mut existence = None;
+    let mut j = 0;
+    while j < args.len() {
+        let opt = args[j];
+        let next = args.get(j + 1).copied();
+        let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
+        let expire_kind: Option<fn(i64) -> ExpireArg> = if is(b"EX") {
+            Some(ExpireArg::Ex)
+        } else if is(b"PX") {
+            Some(ExpireArg::Px)
+        } else if is(b"EXAT") {
+            Some(ExpireArg::ExAt)
+        } else if is(b"PXAT") {
+            Some(ExpireArg::PxAt)
+        } else {
+            None
+        };
+        let taken = match (expire_kind, next) {
+            (Some(kind), Some(n)) if expire.is_none() && !persist => {
+                expire = Some((kind, n));
+                2
+            }
+            (Some(_), _) => return Err(Error::SYNTAX),
+            (None, _)
+                if is(b"BYINT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
+            {
+                by_int = next;
+                2
+            }
+            (None, _)
+                if is(b"BYFLOAT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
+            {
+                by_float = next;
+                2
+            }
+            (None, _) if is(b"LBOUND") && lower.is_none() && next.is_some() => {
+                lower = next;
+                2
+            }
+            (None, _) if is(b"UBOUND") && upper.is_none() && next.is_some() => {
+                upper = next;
+                2
+            }
+            (None, _) if is(b"SATURATE") && !saturate => {
+                saturate = true;
+                1
+            }
+            (None, _) if is(b"PERSIST") && !persist && expire.is_none() && !enx => {
+                persist = true;
+                1
+            }
+            (None, _) if is(b"ENX") && !enx && !persist => {
+                enx = true;
+                1
+            }
+            (None, _) if is(b"NX") && existence.is_none() => {
+                existence = Some(true);
+                1
+            }
+            (None, _) if is(b"XX") && existence.is_none() => {
+                existence = Some(false);
+                1
+            }
+            _ => return Err(Error::SYNTAX),
+        };
+        j += taken;
+    }
+    if enx && expire.is_none() {
+        return Err(Error::err("ENX flag requires an expiration"));
+    }
+    let float = by_float.is_some();
+    let by = match (by_int, by_float) {
+        (Some(n), _) => IncrBy::Int(
+            parse_i64(n)
+                .ok_or_else(|| Error::err("Increment is not an integer or out of range"))?,
+        ),
+        (_, Some(f)) => {
+            let f =
+                LongDouble::parse(f).ok_or_else(|| Error::err("Increment is not a valid float"))?;
+            if f.is_infinite() {
+                return Err(Error::err("BYFLOAT increment cannot be Infinity"));
+            }
+            IncrBy::Float(f)
+        }
+        _ => IncrBy::Int(1),
+    };
+    let bound = |arg: Option<&[u8]>, name: &str| -> Result<Option<IncrNum>, Error> {
+        let Some(arg) = arg else { return Ok(None) };
+        if float {
+            LongDouble::parse(arg)
+                .map(|v| Some(IncrNum::Float(v)))
+                .ok_or_else(|| Error::err(format_args!("{name} is not a valid float")))
+        } else {
+            parse_i64(arg)
+                .map(|v| Some(IncrNum::Int(v)))
+                .ok_or_else(|| Error::err(format_args!("{name} is not an integer or out of range")))
+        }
+    };
+    let lower = bound(lower, "LBOUND")?;
+    let upper = bound(upper, "UBOUND")?;
+    let inverted = match (lower, upper) {
+        (Some(IncrNum::Int(l)), Some(IncrNum::Int(u))) => l > u,
+        (Some(IncrNum::Float(l)), u) => {
+            // An infinite LBOUND is above the default UBOUND (LDBL_MAX).
+            let u = match u {
+                Some(IncrNum::Float(u)) => u,
+                _ => LongDouble::max(false),
+            };
+            l.cmp(&u) == std::cmp::Ordering::Greater
+        }
+        (None, Some(IncrNum::Float(u))) => {
+            LongDouble::max(true).cmp(&u) == std::cmp::Ordering::Greater
+        }
+        _ => false,
+    };
+    if inverted {
+        return Err(Error::err("LBOUND can't be greater than UBOUND"));
+    }
+    let expire = match expire {
+        Some((kind, n)) => IncrExExpire::At(kind(arg_i64(n)?)),
+        None if persist => IncrExExpire::Persist,
+        None => IncrExExpire::Keep,
+    };
+    Ok(IncrExOptions {
+        by,
+        lower,
+        upper,
+        saturate,
+        expire,
+        only_if_no_ttl: enx,
+        existence,
+    })
+}
+
+/// INCREX's outcome: the value after the call and the increment applied
+/// (0 when the call was refused), as integers or as long doubles.
+#[derive(Debug, Clone, Copy)]
+pub enum IncrExOutcome {
+    Int(i64, i64),
+    Float(LongDouble, LongDouble),
+}
+
+/// INCREX (Redis 8.8): INCRBY / INCRBYFLOAT with bounds and an expiry in
+/// one step. An absent key counts as 0. A result outside the bounds (or
+/// the type's range) is refused: the reply is [current, 0] and neither
+/// the value nor the TTL changes, and an absent key stays absent, unless
+/// SATURATE clamps the result to the bound. Without an expiry option the
+/// key keeps its TTL; ENX sets the expiry only on a key that has none.
+pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExOutcome, Error> {
+    // The expiry is validated before the key is looked at.
+    let expire_at = match opts.expire {
+        IncrExExpire::At(e) => Some(e.to_absolute_ms(ctx.now_ms, "increx")?),
+        _ => None,
+    };
+    let (current, had_ttl) = match ctx.lookup_write(key) {
+        None => (None, false),
+        Some(Object {
+            value: Value::Str(s),
+            expire_at,
+            ..
+        }) => (Some(s.to_vec()), *expire_at != 0),
+        Some(_) => return Err(Error::WRONGTYPE),
+    };
+    let exists = current.is_some();
+    let (outcome, write) = match opts.by {
+        IncrBy::Int(incr) => {
+            let cur = match &current {
+                Some(s) => parse_i64(s).ok_or(Error::NOT_INTEGER)?,
+                None => 0,
+            };
+            let lb = match opts.lower {
+                Some(IncrNum::Int(l)) => l,
+                _ => i64::MIN,
+            };
+            let ub = match opts.upper {
+                Some(IncrNum::Int(u)) => u,
+                _ => i64::MAX,
+            };
+            let target = match cur.checked_add(incr) {
+                Some(v) => Some(v),
+                None if opts.saturate => Some(if incr > 0 { i64::MAX } else { i64::MIN }),
+                None => None,
+            };
+            let value = target.and_then(|v| {
+                if v > ub {
+                    opts.saturate.then_some(ub)
+                } else if v < lb {
+                    opts.saturate.then_some(lb)
+                } else {
+                    Some(v)
+                }
+            });
+            match value {
+                Some(v) => {
+                    let delta = v
+                        .checked_sub(cur)
+                        .ok_or_else(|| Error::err("applied increment would overflow"))?;
+                    (IncrExOutcome::Int(v, delta), true)
+                }
+                None => (IncrExOutcome::Int(cur, 0), false),
+            }
+        }
+        IncrBy::Float(incr) => {
+            let cur = match &current {
+                Some(s) => LongDouble::parse(s).ok_or(Error::NOT_FLOAT)?,
+                None => LongDouble::from_i64(0),
+            };
+            if cur.is_infinite() {
+                return Err(Error::err("value cannot be Infinity"));
+            }
+            let lb = match opts.lower {
+                Some(IncrNum::Float(l)) => l,
+                _ => LongDouble::max(true),
+            };
+            let ub = match opts.upper {
+                Some(IncrNum::Float(u)) => u,
+                _ => LongDouble::max(false),
+            };
+            let sum = cur.add(&incr);
+            let target = if sum.is_finite() {
+                Some(sum)
+            } else if opts.saturate {
+                Some(LongDouble::max(sum.cmp(&cur) == std::cmp::Ordering::Less))
+            } else {
+                None
+            };
+            use std::cmp::Ordering::{Greater, Less};
+            let value = target.and_then(|v| {
+                if v.cmp(&ub) == Greater {
+                    opts.saturate.then_some(ub)
+                } else if v.cmp(&lb) == Less {
+                    opts.saturate.then_some(lb)
+                } else {
+                    Some(v)
+                }
+            });
+            match value {
+                Some(v) => {
+                    let delta = v.sub(&cur);
+                    if !delta.is_finite() {
+                        return Err(Error::err("applied increment would be Infinity"));
+                    }
+                    (IncrExOutcome::Float(v, delta), true)
+                }
+                None => (IncrExOutcome::Float(cur, LongDouble::from_i64(0)), false),
+            }
+        }
+    };
+    // NX / XX refuse like an out-of-bounds result: [current, 0].
+    let refused_by_existence = opts.existence.is_some_and(|nx| nx == exists);
+    if !write || refused_by_existence {
+        return Ok(match outcome {
+            IncrExOutcome::Int(..) => {
+                let cur = match &current {
+                    Some(s) => parse_i64(s).unwrap_or(0),
+                    None => 0,
+                };
+                IncrExOutcome::Int(cur, 0)
+            }
+            IncrExOutcome::Float(..) => {
+                let cur = match &current {
+                    Some(s) => LongDouble::parse(s).unwrap_or(LongDouble::from_i64(0)),
+                    None => LongDouble::from_i64(0),
+                };
+                IncrExOutcome::Float(cur, LongDouble::from_i64(0))
+            }
+        });
+    }
+    let text = match outcome {
+        IncrExOutcome::Int(v, _) => CompactBytes::from_i64(v),
+        IncrExOutcome::Float(v, _) => CompactBytes::from_slice(&v.to_human_string()),
+    };
+    ctx.set_value(key, Value::Str(text), true);
+    match (opts.expire, expire_at) {
+        (IncrExExpire::Persist, _) => {
+            ctx.persist(key);
+        }
+        (_, Some(at)) if !(opts.only_if_no_ttl && had_ttl) => {
+            ctx.set_expire_at(key, at);
+        }
+        _ => {}
+    }
+    Ok(outcome)
 }
 
 fn check_string_length(ctx: &Ctx, size: u64, append: u64) -> Result<(), Error> {
@@ -428,6 +864,58 @@ fn decrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = incr_by_float(ctx, args[1], args[2])?;
     ctx.out.bulk(&text);
+    Ok(())
+}
+
+fn delex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let cond = match args.len() {
+        2 => None,
+        4 => Some(ValueCondition::parse(args[2], args[3]).ok_or(Error::SYNTAX)?),
+        _ => return Err(Error::SYNTAX),
+    };
+    let deleted = delete_if(ctx, args[1], cond)?;
+    ctx.out.int(deleted as i64);
+    Ok(())
+}
+
+/// DELIFEQ (Valkey 9.0): DELEX key IFEQ value.
+fn delifeq_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let deleted = delete_if(ctx, args[1], Some(ValueCondition::Eq(args[2])))?;
+    ctx.out.int(deleted as i64);
+    Ok(())
+}
+
+fn digest_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match ctx.lookup_read_and_out(args[1]) {
+        (
+            Some(Object {
+                value: Value::Str(s),
+                ..
+            }),
+            out,
+        ) => out.bulk(&string_digest(s)),
+        (Some(_), _) => return Err(Error::WRONGTYPE),
+        (None, out) => out.null(),
+    }
+    Ok(())
+}
+
+fn increx_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let opts = parse_increx_options(&args[2..])?;
+    match increx(ctx, args[1], &opts)? {
+        IncrExOutcome::Int(v, d) => {
+            ctx.out.array(2);
+            ctx.out.int(v);
+            ctx.out.int(d);
+        }
+        // Redis's addReplyHumanLongDouble: bulk strings in RESP2,
+        // doubles in RESP3.
+        IncrExOutcome::Float(v, d) => {
+            ctx.out.array(2);
+            ctx.out.double_text(&v.to_human_string());
+            ctx.out.double_text(&d.to_human_string());
+        }
+    }
     Ok(())
 }
 
@@ -715,7 +1203,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::String,
         since: "1.0.0",
         summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
-        syntax: "key:key value:string [NX|XX] [GET] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+        syntax: "key:key value:string [NX|XX|IFEQ ifeq-value:string|IFNE ifne-value:string|IFDEQ ifdeq-digest:integer|IFDNE ifdne-digest:integer] [GET] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
         handler: set_command,
         ..CommandSpec::DEFAULT
     },
@@ -970,6 +1458,56 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
         syntax: "key1:key key2:key [LEN] [IDX] [MINMATCHLEN min-match-len:integer] [WITHMATCHLEN]",
         handler: lcs_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "delex",
+        arity: -2,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::DELETE)],
+        group: Group::String,
+        since: "8.4.0",
+        summary: "Conditionally removes the specified key based on value or hash digest comparison.",
+        complexity: "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+        syntax: "key:key [IFEQ ifeq-value:string|IFNE ifne-value:string|IFDEQ ifdeq-digest:integer|IFDNE ifdne-digest:integer]",
+        handler: delex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "delifeq",
+        arity: 3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
+        group: Group::String,
+        since: "9.0.0",
+        summary: "Delete key if value matches string.",
+        syntax: "key:key value:string",
+        handler: delifeq_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "digest",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::String,
+        since: "8.4.0",
+        summary: "Returns the hash digest of a string value as a hexadecimal string.",
+        complexity: "O(N) where N is the length of the string value.",
+        syntax: "key:key",
+        handler: digest_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "increx",
+        arity: -2,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_ACCESS_UPDATE)],
+        group: Group::String,
+        since: "8.8.0",
+        summary: "Increments the numeric value of a key by a number and sets its expiration time. Uses 0 as initial value if the key doesn't exist.",
+        syntax: "key:key [BYFLOAT float:double|BYINT integer:integer] [SATURATE] [LBOUND lowerbound:string] [UBOUND upperbound:string] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST] [ENX] [NX|XX]",
+        handler: increx_command,
         ..CommandSpec::DEFAULT
     },
 ];
