@@ -10,7 +10,9 @@
 use super::keys::{parse_cursor, parse_scan_options};
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
-use crate::keyspace::{Hash, HashLimits, Object, Value};
+use crate::keyspace::{
+    hash_key, Hash, HashLimits, HashLookup, Object, SetTtl, TtlCondition, Value,
+};
 use crate::protocol::ReplyWriter;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
@@ -25,46 +27,82 @@ fn not_hash() -> Error {
 
 /// The hash at `key` for reading (a keyspace hit or miss is counted), with
 /// the reply writer so that values are copied straight into the reply.
+/// Fields whose TTL has passed are deleted first (and the key with the
+/// last of them): no command sees an expired field.
 fn read_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> Result<(Option<&'c Hash>, &'c mut ReplyWriter), Error> {
-    match ctx.lookup_read_and_out(key) {
-        (None, out) => Ok((None, out)),
-        (
-            Some(Object {
-                value: Value::Hash(h),
-                ..
-            }),
-            out,
-        ) => Ok((Some(&**h), out)),
-        (Some(_), _) => Err(not_hash()),
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    // Field by field, so that the hash and the reply writer are borrowed
+    // together.
+    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    ctx.stats
+        .hit(!matches!(found, HashLookup::Absent) || reaped > 0);
+    match found {
+        HashLookup::Absent => Ok((None, &mut *ctx.out)),
+        HashLookup::WrongType => Err(not_hash()),
+        HashLookup::Found(h) => Ok((Some(&*h), &mut *ctx.out)),
     }
 }
 
-/// The hash at `key` for writing; with `create`, an absent key becomes an
-/// empty hash (the caller adds a field at once, so it never stays empty).
+/// Like `read_hash`, for the commands that change the fields while they
+/// reply (HGETEX, HGETDEL). No keyspace hit or miss is counted (a write).
+fn access_hash<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+) -> Result<(Option<&'c mut Hash>, &'c mut ReplyWriter), Error> {
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    match found {
+        HashLookup::Absent => Ok((None, &mut *ctx.out)),
+        HashLookup::WrongType => Err(not_hash()),
+        HashLookup::Found(h) => Ok((Some(h), &mut *ctx.out)),
+    }
+}
+
+/// `Db::lookup_hash` in the command's database and clock; the deleted
+/// fields count as changes.
+fn lookup_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> (HashLookup<'c>, usize) {
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    (found, reaped)
+}
+
+/// The hash at `key` for writing (expired fields deleted first); with
+/// `create`, an absent key becomes an empty hash (the caller adds a field
+/// at once, so it never stays empty).
 fn write_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
     create: bool,
 ) -> Result<Option<&'c mut Hash>, Error> {
+    let exists = match lookup_hash(ctx, key).0 {
+        HashLookup::Absent => false,
+        HashLookup::WrongType => return Err(not_hash()),
+        HashLookup::Found(_) => true,
+    };
+    if !exists && !create {
+        return Ok(None);
+    }
     let now = ctx.now_ms;
     let (db, h) = ctx.locate(key);
-    let exists = match db.lookup(h, key, now) {
-        None => false,
-        Some(Object {
-            value: Value::Hash(_),
-            ..
-        }) => true,
-        Some(_) => return Err(not_hash()),
-    };
     let obj = if exists {
         db.lookup_no_touch(h, key, now)
-    } else if create {
-        Some(db.insert_new(h, key, Value::Hash(Box::default()), now))
     } else {
-        None
+        Some(db.insert_new(h, key, Value::Hash(Box::default()), now))
     };
     match obj {
         Some(Object {
@@ -72,6 +110,33 @@ fn write_hash<'c>(
             ..
         }) => Ok(Some(&mut **hash)),
         _ => Ok(None),
+    }
+}
+
+/// Calls `f` with the hash at `key` (None when absent) after deleting its
+/// expired fields: the read access other families use (GOBLIN.HCAD...).
+pub fn with_hash<R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&Hash>) -> R,
+) -> Result<R, Error> {
+    let (hash, _) = read_hash(ctx, key)?;
+    Ok(f(hash))
+}
+
+/// Registers `key` in the index of hashes with field TTLs when its hash
+/// has some.
+fn track_field_expiry(ctx: &mut Ctx, key: &[u8]) {
+    let now = ctx.now_ms;
+    let (db, h) = ctx.locate(key);
+    if let Some(Object {
+        value: Value::Hash(hash),
+        ..
+    }) = db.peek_mut(h, key, now)
+    {
+        if hash.has_field_ttls() {
+            db.track_field_expiry(h, key);
+        }
     }
 }
 
@@ -100,6 +165,17 @@ pub fn hset(ctx: &mut Ctx, key: &[u8], pairs: &[&[u8]]) -> Result<usize, Error> 
         .count();
     ctx.modified(key);
     ctx.add_dirty((pairs.len() / 2).saturating_sub(1) as u64);
+    Ok(created)
+}
+
+/// Sets one field keeping its TTL (the GOBLIN.* family's writes: a
+/// compare-and-set is not a new field); true when the field is new.
+pub fn hset_keep_ttl(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> Result<bool, Error> {
+    let limits = limits(ctx);
+    let hash = write_hash(ctx, key, true)?.expect("created");
+    hash.prepare_write(&[field, value], &limits);
+    let created = hash.set_keep_ttl(field, value, &limits);
+    ctx.modified(key);
     Ok(created)
 }
 
@@ -153,7 +229,8 @@ pub fn hincrby(ctx: &mut Ctx, key: &[u8], field: &[u8], incr: i64) -> Result<i64
     let value = current.checked_add(incr).ok_or(Error::OVERFLOW)?;
     let limits = limits(ctx);
     let hash = write_hash(ctx, key, true)?.expect("created");
-    hash.set(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
+    // The field keeps its TTL, as in Redis 8 (HASH_SET_KEEP_TTL).
+    hash.set_keep_ttl(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
     ctx.modified(key);
     Ok(value)
 }
@@ -181,7 +258,7 @@ pub fn hincrbyfloat(
     let text = value.to_human_string();
     let limits = limits(ctx);
     let hash = write_hash(ctx, key, true)?.expect("created");
-    hash.set(field, &text, &limits);
+    hash.set_keep_ttl(field, &text, &limits);
     ctx.modified(key);
     Ok(text)
 }
@@ -501,6 +578,469 @@ fn hscan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
+// Field expiry (Redis 7.4 / 8.0): HEXPIRE and its family, HTTL and its
+// family, HPERSIST, HSETEX, HGETEX, HGETDEL.
+
+/// The latest deadline a field may have: 2^46 - 1 ms (Redis's
+/// HFE_MAX_ABS_TIME_MSEC, a quarter of its 48-bit expiry range).
+const FIELD_TTL_MAX_MS: i64 = ((1 << 48) - 1) >> 2;
+
+/// Redis's parseExpireTime for field TTLs: an absolute deadline in ms from
+/// a time in seconds or ms, relative to `base` (0 for the *AT forms).
+fn parse_field_expire(arg: &[u8], seconds: bool, base: u64, cmd: &str) -> Result<u64, Error> {
+    let mut v = arg_i64(arg)?;
+    if v < 0 {
+        return Err(Error::err("invalid expire time, must be >= 0"));
+    }
+    if seconds {
+        if v > FIELD_TTL_MAX_MS / 1000 {
+            return Err(Error::expire_time(cmd));
+        }
+        v *= 1000;
+    }
+    if v > FIELD_TTL_MAX_MS - base as i64 {
+        return Err(Error::expire_time(cmd));
+    }
+    Ok((v + base as i64) as u64)
+}
+
+const FIELDS_MISSING: &str = "Mandatory argument FIELDS is missing or not at the right position";
+const NUMFIELDS_MISMATCH: &str = "The `numfields` parameter must match the number of arguments";
+
+/// `FIELDS numfields field...` starting at `args[pos]`: the fields, after
+/// Redis's checks (the keyword, a count >= 1 reported with `count_error`,
+/// a count matching the arguments that follow).
+fn parse_fields_block<'a>(
+    ctx: &Ctx,
+    args: &'a [&'a [u8]],
+    pos: usize,
+    count_error: &str,
+) -> Result<&'a [&'a [u8]], Error> {
+    if !args
+        .get(pos)
+        .is_some_and(|a| a.eq_ignore_ascii_case(b"FIELDS"))
+    {
+        return Err(Error::err(FIELDS_MISSING));
+    }
+    let Some(count) = args.get(pos + 1) else {
+        return Err(Error::arity(ctx.command_name()));
+    };
+    let n = parse_i64(count)
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| Error::err(count_error))?;
+    let fields = &args[pos + 2..];
+    if n as u64 != fields.len() as u64 {
+        return Err(Error::err(NUMFIELDS_MISMATCH));
+    }
+    Ok(fields)
+}
+
+/// Settles a hash after its fields or their TTLs changed: deletes the key
+/// when no field is left, registers it for the active expiry cycle when a
+/// field has a TTL, and counts `changes` (WATCH, dirty).
+fn settle_hash(ctx: &mut Ctx, key: &[u8], emptied: bool, has_ttls: bool, changes: usize) {
+    if emptied {
+        remove_key(ctx, key);
+    } else if has_ttls {
+        track_field_expiry(ctx, key);
+    }
+    if changes > 0 {
+        ctx.modified(key);
+        ctx.add_dirty(changes as u64 - 1);
+    }
+}
+
+/// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (Redis's
+/// hexpireGenericCommand): a deadline for each field, under NX | XX | GT |
+/// LT; per field -2 (no such field), 0 (condition not met), 1 (set) or 2
+/// (deleted: the deadline had passed).
+pub fn hexpire(
+    ctx: &mut Ctx,
+    key: &[u8],
+    at_ms: u64,
+    cond: TtlCondition,
+    fields: &[&[u8]],
+) -> Result<Vec<SetTtl>, Error> {
+    let now = ctx.now_ms;
+    let Some(hash) = write_hash(ctx, key, false)? else {
+        return Ok(vec![SetTtl::NoField; fields.len()]);
+    };
+    hash.enable_field_ttls();
+    let results: Vec<SetTtl> = fields
+        .iter()
+        .map(|f| hash.set_field_expiry(f, at_ms, cond, now))
+        .collect();
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    let changes = results
+        .iter()
+        .filter(|r| matches!(r, SetTtl::Set | SetTtl::Deleted))
+        .count();
+    settle_hash(ctx, key, emptied, has_ttls, changes);
+    Ok(results)
+}
+
+fn hexpire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) -> CmdResult {
+    let key = args[1];
+    // Redis checks the type before the arguments.
+    write_hash(ctx, key, false)?;
+    let base = if relative { ctx.now_ms } else { 0 };
+    let at = parse_field_expire(args[2], seconds, base, ctx.command_name())?;
+    let cond = match &args[3].to_ascii_lowercase()[..] {
+        b"nx" => TtlCondition::Nx,
+        b"xx" => TtlCondition::Xx,
+        b"gt" => TtlCondition::Gt,
+        b"lt" => TtlCondition::Lt,
+        _ => TtlCondition::Always,
+    };
+    let pos = if cond == TtlCondition::Always { 3 } else { 4 };
+    let fields = parse_fields_block(
+        ctx,
+        args,
+        pos,
+        "Parameter `numFields` should be greater than 0",
+    )?;
+    let results = hexpire(ctx, key, at, cond, fields)?;
+    ctx.out.array(results.len());
+    for r in results {
+        ctx.out.int(r as i64);
+    }
+    Ok(())
+}
+
+fn hexpire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, true, true)
+}
+
+fn hpexpire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, false, true)
+}
+
+fn hexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, true, false)
+}
+
+fn hpexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, false, false)
+}
+
+/// HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME (Redis's httlGenericCommand):
+/// per field -2 (no such field), -1 (no TTL), or the TTL or deadline;
+/// seconds are rounded up, as Redis rounds them.
+fn httl_generic(ctx: &mut Ctx, args: &[&[u8]], millis: bool, absolute: bool) -> CmdResult {
+    let now = ctx.now_ms;
+    let (hash, out) = read_hash(ctx, args[1])?;
+    let fields = {
+        // parse_fields_block needs the command's name only for an arity
+        // error, which arity -5 already rules out here.
+        if !args[2].eq_ignore_ascii_case(b"FIELDS") {
+            return Err(Error::err(FIELDS_MISSING));
+        }
+        let n = parse_i64(args[3])
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| Error::err("Number of fields must be a positive integer"))?;
+        let fields = &args[4..];
+        if n as u64 != fields.len() as u64 {
+            return Err(Error::err(NUMFIELDS_MISMATCH));
+        }
+        fields
+    };
+    let base = if absolute { 0 } else { now as i64 };
+    out.array(fields.len());
+    for f in fields {
+        match hash.and_then(|h| h.field_expiry(f)) {
+            None => out.int(-2),
+            Some(None) => out.int(-1),
+            Some(Some(at)) if at <= now => out.int(-2),
+            Some(Some(at)) if millis => out.int(at as i64 - base),
+            Some(Some(at)) => out.int((at as i64 + 999 - base) / 1000),
+        }
+    }
+    Ok(())
+}
+
+fn httl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, false, false)
+}
+
+fn hpttl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, true, false)
+}
+
+fn hexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, false, true)
+}
+
+fn hpexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, true, true)
+}
+
+/// HPERSIST: per field -2 (no such field), -1 (no TTL) or 1 (TTL removed).
+pub fn hpersist(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<Vec<i64>, Error> {
+    let Some(hash) = write_hash(ctx, key, false)? else {
+        return Ok(vec![-2; fields.len()]);
+    };
+    let results: Vec<i64> = fields
+        .iter()
+        .map(|f| match hash.field_expiry(f) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(_)) => {
+                hash.persist_field(f);
+                1
+            }
+        })
+        .collect();
+    if results.contains(&1) {
+        ctx.modified(key);
+    }
+    Ok(results)
+}
+
+fn hpersist_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    write_hash(ctx, args[1], false)?;
+    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let results = hpersist(ctx, args[1], fields)?;
+    ctx.out.array(results.len());
+    for r in results {
+        ctx.out.int(r);
+    }
+    Ok(())
+}
+
+/// HSETEX's and HGETEX's expiry option, resolved to a deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldExpiry {
+    /// No option: HSETEX clears the fields' TTLs (as HSET), HGETEX leaves
+    /// them.
+    None,
+    KeepTtl,
+    Persist,
+    At(u64),
+}
+
+/// HSETEX's parsed arguments.
+#[derive(Debug)]
+pub struct HSetExOptions<'a> {
+    /// FNX (Some(false): no field may exist) or FXX (Some(true): all must).
+    pub existing: Option<bool>,
+    pub expiry: FieldExpiry,
+    /// Field, value, field, value...
+    pub pairs: &'a [&'a [u8]],
+}
+
+/// Redis's hsetexParseArgs.
+pub fn parse_hsetex<'a>(ctx: &Ctx, args: &'a [&'a [u8]]) -> Result<HSetExOptions<'a>, Error> {
+    let mut existing = None;
+    let mut expiry = FieldExpiry::None;
+    let one_expiry =
+        || Error::err("Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified");
+    let one_cond = || Error::err("Only one of FXX or FNX arguments can be specified");
+    let argc = args.len();
+    let mut i = 2;
+    while i < argc {
+        let a = args[i];
+        let unit = if a.eq_ignore_ascii_case(b"EX") {
+            Some((true, true))
+        } else if a.eq_ignore_ascii_case(b"PX") {
+            Some((false, true))
+        } else if a.eq_ignore_ascii_case(b"EXAT") {
+            Some((true, false))
+        } else if a.eq_ignore_ascii_case(b"PXAT") {
+            Some((false, false))
+        } else {
+            None
+        };
+        if a.eq_ignore_ascii_case(b"FIELDS") {
+            if i + 3 >= argc {
+                return Err(Error::arity(ctx.command_name()));
+            }
+            let n = parse_i64(args[i + 1])
+                .filter(|n| (1..=i32::MAX as i64).contains(n))
+                .ok_or_else(|| Error::err("invalid number of fields"))?;
+            let remaining = argc - i - 2;
+            if remaining % 2 != 0 || n as usize != remaining / 2 {
+                return Err(Error::arity(ctx.command_name()));
+            }
+            return Ok(HSetExOptions {
+                existing,
+                expiry,
+                pairs: &args[i + 2..],
+            });
+        } else if let Some((seconds, relative)) = unit {
+            if expiry != FieldExpiry::None {
+                return Err(one_expiry());
+            }
+            if i + 1 >= argc {
+                return Err(Error::err("missing expire time"));
+            }
+            let base = if relative { ctx.now_ms } else { 0 };
+            expiry = FieldExpiry::At(parse_field_expire(
+                args[i + 1],
+                seconds,
+                base,
+                ctx.command_name(),
+            )?);
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"KEEPTTL") {
+            if expiry != FieldExpiry::None {
+                return Err(one_expiry());
+            }
+            expiry = FieldExpiry::KeepTtl;
+        } else if a.eq_ignore_ascii_case(b"FXX") || a.eq_ignore_ascii_case(b"FNX") {
+            if existing.is_some() {
+                return Err(one_cond());
+            }
+            existing = Some(a.eq_ignore_ascii_case(b"FXX"));
+        } else {
+            return Err(Error::err(format_args!(
+                "unknown argument: {}",
+                String::from_utf8_lossy(a)
+            )));
+        }
+        i += 1;
+    }
+    Err(Error::arity(ctx.command_name()))
+}
+
+/// HSETEX (Redis 8.0): sets the fields when FNX / FXX allow it (none /
+/// all of them exist), with their TTLs as the expiry option says: a
+/// deadline, KEEPTTL, or none (cleared, as HSET clears them). Returns
+/// false when the condition refused the call (nothing changes, and FXX
+/// never creates the key).
+pub fn hsetex(ctx: &mut Ctx, key: &[u8], opts: &HSetExOptions) -> Result<bool, Error> {
+    let limits = limits(ctx);
+    let now = ctx.now_ms;
+    let fields = || opts.pairs.iter().step_by(2);
+    if let Some(all) = opts.existing {
+        let hash = write_hash(ctx, key, false)?;
+        let allowed = match hash {
+            None => !all,
+            Some(h) => {
+                if all {
+                    fields().all(|f| h.contains(f))
+                } else {
+                    !fields().any(|f| h.contains(f))
+                }
+            }
+        };
+        if !allowed {
+            return Ok(false);
+        }
+    }
+    let hash = write_hash(ctx, key, true)?.expect("created");
+    hash.prepare_write(opts.pairs, &limits);
+    let keep = !matches!(opts.expiry, FieldExpiry::None);
+    for kv in opts.pairs.chunks_exact(2) {
+        if keep {
+            hash.set_keep_ttl(kv[0], kv[1], &limits);
+        } else {
+            hash.set(kv[0], kv[1], &limits);
+        }
+    }
+    if let FieldExpiry::At(at) = opts.expiry {
+        hash.enable_field_ttls();
+        for f in fields() {
+            hash.set_field_expiry(f, at, TtlCondition::Always, now);
+        }
+    }
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    settle_hash(ctx, key, emptied, has_ttls, opts.pairs.len() / 2);
+    Ok(true)
+}
+
+fn hsetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let opts = parse_hsetex(ctx, args)?;
+    let set = hsetex(ctx, args[1], &opts)?;
+    ctx.out.int(set as i64);
+    Ok(())
+}
+
+fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    // Redis checks the type before the arguments.
+    write_hash(ctx, key, false)?;
+    let now = ctx.now_ms;
+    let opt = args[2].to_ascii_lowercase();
+    let (expiry, pos) = match &opt[..] {
+        b"ex" | b"px" | b"exat" | b"pxat" => {
+            let seconds = opt[0] == b'e';
+            let base = if opt.len() == 2 { now } else { 0 };
+            let at = parse_field_expire(args[3], seconds, base, ctx.command_name())?;
+            (FieldExpiry::At(at), 4)
+        }
+        b"persist" => (FieldExpiry::Persist, 3),
+        _ => (FieldExpiry::None, 2),
+    };
+    let fields = parse_fields_block(
+        ctx,
+        args,
+        pos,
+        "Number of fields must be a positive integer",
+    )?;
+    let (hash, out) = access_hash(ctx, key)?;
+    out.array(fields.len());
+    let Some(hash) = hash else {
+        for _ in fields {
+            out.null();
+        }
+        return Ok(());
+    };
+    if expiry != FieldExpiry::None {
+        hash.enable_field_ttls();
+    }
+    let mut changes = 0;
+    for f in fields {
+        match hash.get(f) {
+            Some(v) => out.bulk(v),
+            None => {
+                out.null();
+                continue;
+            }
+        }
+        match expiry {
+            FieldExpiry::Persist => changes += hash.persist_field(f) as usize,
+            FieldExpiry::At(at) => {
+                let r = hash.set_field_expiry(f, at, TtlCondition::Always, now);
+                changes += matches!(r, SetTtl::Set | SetTtl::Deleted) as usize;
+            }
+            _ => {}
+        }
+    }
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    settle_hash(ctx, key, emptied, has_ttls, changes);
+    Ok(())
+}
+
+fn hgetdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    write_hash(ctx, key, false)?;
+    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let (hash, out) = access_hash(ctx, key)?;
+    out.array(fields.len());
+    let Some(hash) = hash else {
+        for _ in fields {
+            out.null();
+        }
+        return Ok(());
+    };
+    let mut deleted = 0;
+    for f in fields {
+        match hash.get(f) {
+            Some(v) => out.bulk(v),
+            None => {
+                out.null();
+                continue;
+            }
+        }
+        hash.remove(f);
+        deleted += 1;
+    }
+    let emptied = hash.is_empty();
+    settle_hash(ctx, key, emptied, false, deleted);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
 // The family's table.
 
 const RO_ACCESS: u32 = kflag::RO | kflag::ACCESS;
@@ -712,6 +1252,164 @@ pub static COMMANDS: &[CommandSpec] = &[
         syntax: "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
         tips: &["nondeterministic_output"],
         handler: hscan_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpire",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using relative time to expire (seconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key seconds:integer [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hexpire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpire",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using relative time to expire (milliseconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key milliseconds:integer [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hpexpire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpireat",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key unix-time-seconds:unix-time [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hexpireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpireat",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key unix-time-milliseconds:unix-time [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hpexpireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "httl",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the TTL in seconds of a hash field.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        tips: &["nondeterministic_output"],
+        handler: httl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpttl",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the TTL in milliseconds of a hash field.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        tips: &["nondeterministic_output"],
+        handler: hpttl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpiretime",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hexpiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpiretime",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hpexpiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpersist",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Removes the expiration time for each specified field",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hpersist_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hsetex",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+        complexity: "O(N) where N is the number of fields being set.",
+        syntax: "key:key [FNX|FXX] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL] FIELDS (numfields:integer (field:string value:string)...)",
+        handler: hsetex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hgetex",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_ACCESS_UPDATE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST] FIELDS (numfields:integer field:string...)",
+        handler: hgetex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hgetdel",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Returns the value of a field and deletes it from the hash.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hgetdel_command,
         ..CommandSpec::DEFAULT
     },
 ];
