@@ -1672,4 +1672,505 @@ pub(crate) mod tests {
             run(&mut s, "debug digest-value a")
         );
     }
+
+    fn ints(v: &[i64]) -> String {
+        let mut out = format!("*{}\r\n", v.len());
+        for n in v {
+            out.push_str(&format!(":{n}\r\n"));
+        }
+        out
+    }
+
+    /// Runs `body` on a session twice: hashes in the compact form, then in
+    /// the table form.
+    fn both_forms(mut body: impl FnMut(&mut Session, &str)) {
+        for (entries, encoding) in [("512", "listpackex"), ("0", "hashtable")] {
+            let mut s = session();
+            run(
+                &mut s,
+                &format!("config set hash-max-listpack-entries {entries}"),
+            );
+            body(&mut s, encoding);
+        }
+    }
+
+    fn secs_from_now(s: &mut Session, n: i64) -> i64 {
+        let t = run(s, "time");
+        let secs: i64 = t.split("\r\n").nth(2).unwrap().parse().unwrap();
+        secs + n
+    }
+
+    #[test]
+    fn hexpire_replies_per_field() {
+        both_forms(|s, encoding| {
+            assert_eq!(run(s, "hexpire nokey 100 fields 2 a b"), ints(&[-2, -2]));
+            run(s, "hset h f1 v1 f2 v2 f3 v3");
+            assert_eq!(run(s, "hexpire h 1000 nx fields 1 f1"), ints(&[1]));
+            assert_eq!(
+                run(s, "object encoding h"),
+                format!("${}\r\n{encoding}\r\n", encoding.len())
+            );
+            assert_eq!(run(s, "hexpire h 1000 nx fields 2 f1 f2"), ints(&[0, 1]));
+            assert_eq!(run(s, "hexpire h 1000 xx fields 2 f1 f3"), ints(&[1, 0]));
+            assert_eq!(
+                run(s, "hpexpire h 2000000 gt fields 3 f1 f2 f3"),
+                ints(&[1, 1, 0])
+            );
+            assert_eq!(
+                run(s, "hpexpire h 1500000 lt fields 3 f1 f2 f3"),
+                ints(&[1, 1, 1])
+            );
+            assert_eq!(run(s, "hpexpire h 1600000 lt fields 1 f1"), ints(&[0]));
+            assert_eq!(run(s, "hpexpire h 1400000 gt fields 1 f1"), ints(&[0]));
+            let ttl = run(s, "hpttl h fields 3 f1 nofield f3");
+            let parts: Vec<&str> = ttl.split("\r\n").collect();
+            let t: i64 = parts[1][1..].parse().unwrap();
+            assert!(t > 1_000_000 && t <= 1_500_000, "{ttl}");
+            assert_eq!(parts[2], ":-2");
+            let httl = run(s, "httl h fields 1 f1");
+            assert!(
+                httl.starts_with("*1\r\n:1") || httl.starts_with("*1\r\n:14"),
+                "{httl}"
+            );
+            // A deadline in the past deletes the field: 2.
+            let past = secs_from_now(s, -1);
+            assert_eq!(
+                run(s, &format!("hexpireat h {past} fields 2 f2 nofield")),
+                ints(&[2, -2])
+            );
+            assert_eq!(run(s, "hexists h f2"), ":0\r\n");
+            // HEXPIRETIME / HPEXPIRETIME: the deadline itself.
+            let at = secs_from_now(s, 100);
+            assert_eq!(run(s, &format!("hexpireat h {at} fields 1 f1")), ints(&[1]));
+            assert_eq!(run(s, "hexpiretime h fields 2 f1 nofield"), ints(&[at, -2]));
+            assert_eq!(run(s, "hpexpiretime h fields 1 f1"), ints(&[at * 1000]));
+            // The last field deleted deletes the key.
+            assert_eq!(
+                run(s, "hpexpireat h 1 fields 3 f1 f3 f2"),
+                ints(&[2, 2, -2])
+            );
+            assert_eq!(run(s, "exists h"), ":0\r\n");
+        });
+    }
+
+    #[test]
+    fn httl_and_hpersist() {
+        both_forms(|s, _| {
+            assert_eq!(run(s, "httl nokey fields 2 a b"), ints(&[-2, -2]));
+            assert_eq!(run(s, "hpersist nokey fields 1 a"), ints(&[-2]));
+            run(s, "hset h f1 v1 f2 v2");
+            assert_eq!(run(s, "httl h fields 2 f1 nofield"), ints(&[-1, -2]));
+            assert_eq!(run(s, "hpersist h fields 2 f1 nofield"), ints(&[-1, -2]));
+            run(s, "hexpire h 1000 fields 1 f1");
+            assert_eq!(run(s, "hpersist h fields 2 f1 f2"), ints(&[1, -1]));
+            assert_eq!(run(s, "httl h fields 2 f1 f2"), ints(&[-1, -1]));
+            assert_eq!(run(s, "hpersist h fields 1 f1"), ints(&[-1]));
+            assert_eq!(run(s, "hlen h"), ":2\r\n");
+        });
+    }
+
+    #[test]
+    fn field_expiry_argument_errors() {
+        let mut s = session();
+        run(&mut s, "hset h f1 v1");
+        let cases = [
+            (
+                "hexpire h -1 fields 1 f1",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hexpire h -9223372036854775808 fields 1 f1",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hexpire h 70368744177 fields 1 f1",
+                "ERR invalid expire time in 'hexpire' command",
+            ),
+            (
+                "hpexpire h 281474976710656 fields 1 f1",
+                "ERR invalid expire time in 'hpexpire' command",
+            ),
+            (
+                "hpexpireat h 70368744177664 fields 1 f1",
+                "ERR invalid expire time in 'hpexpireat' command",
+            ),
+            (
+                "hexpire h x fields 1 f1",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hpexpire h 1000 nx fields 0 f1 f2 f3",
+                "ERR Parameter `numFields` should be greater than 0",
+            ),
+            (
+                "hpexpire h 1000 nx fields x f1",
+                "ERR Parameter `numFields` should be greater than 0",
+            ),
+            (
+                "hpexpire h 1000 nx fields 4 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpexpire h 1000 nx fields 2 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpexpire h 1000 foo fields 1 f1",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "httl h fields 1 a b",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "httl h fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "httl h field 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hpersist h fields 2 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpersist h fields -1 f1",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hpersist h",
+                "ERR wrong number of arguments for 'hpersist' command",
+            ),
+            (
+                "hpersist h fields 1",
+                "ERR wrong number of arguments for 'hpersist' command",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        // Just under the 2^46 ms limit is fine.
+        let t = secs_from_now(&mut s, 0) * 1000;
+        assert_eq!(
+            run(
+                &mut s,
+                &format!("hpexpire h {} fields 1 f1", (1i64 << 46) - t - 1000)
+            ),
+            ints(&[1])
+        );
+        // The type is checked before the arguments.
+        run(&mut s, "set str x");
+        let wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+        for cmd in [
+            "hexpire str 10 fields 1 f1",
+            "hexpire str -1 fields 1 f1",
+            "hpexpireat str 10 fields 1 f1",
+            "httl str fields 1 f1",
+            "hpttl str fields 9 f1",
+            "hexpiretime str fields 1 f1",
+            "hpexpiretime str fields 1 f1",
+            "hpersist str fields 1 f1",
+            "hgetex str fields 1 f1",
+            "hgetdel str fields 1 f1",
+            "hsetex str fields 1 f1 v1",
+        ] {
+            assert_eq!(run(&mut s, cmd), wrongtype, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn compact_form_orders_fields_by_deadline_as_listpackex() {
+        let mut s = session();
+        run(&mut s, "hset h f1 v1 f2 v2 f3 v3");
+        assert_eq!(run(&mut s, "object encoding h"), "$8\r\nlistpack\r\n");
+        // Fields with a deadline first, earliest first; persisting or
+        // HSET moves a field to the end.
+        run(&mut s, "hpexpire h 300000 fields 1 f3");
+        run(&mut s, "hpexpire h 200000 fields 1 f2");
+        assert_eq!(run(&mut s, "object encoding h"), "$10\r\nlistpackex\r\n");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf2\r\n$2\r\nf3\r\n$2\r\nf1\r\n"
+        );
+        run(&mut s, "hpersist h fields 1 f2");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf3\r\n$2\r\nf1\r\n$2\r\nf2\r\n"
+        );
+        run(&mut s, "hset h f3 new");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf1\r\n$2\r\nf2\r\n$2\r\nf3\r\n"
+        );
+        // Still listpackex without any TTL, as in Redis.
+        assert_eq!(run(&mut s, "object encoding h"), "$10\r\nlistpackex\r\n");
+        // Growing past the limit keeps the deadlines in the table.
+        run(&mut s, "hpexpire h 100000 fields 1 f1");
+        run(&mut s, "config set hash-max-listpack-entries 3");
+        run(&mut s, "hset h f4 v4");
+        assert_eq!(run(&mut s, "object encoding h"), "$9\r\nhashtable\r\n");
+        let t = run(&mut s, "hpttl h fields 2 f1 f4");
+        let ms: i64 = t.split("\r\n").nth(1).unwrap()[1..].parse().unwrap();
+        assert!(
+            ms > 90_000 && ms <= 100_000 && t.ends_with(":-1\r\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn writes_and_field_ttls() {
+        both_forms(|s, _| {
+            run(s, "hset h a 1 b 2 c 3");
+            run(s, "hexpire h 1000 fields 3 a b c");
+            // HSET clears the TTL, HINCRBY / HINCRBYFLOAT keep it.
+            assert_eq!(run(s, "hset h a 10"), ":0\r\n");
+            assert_eq!(run(s, "hincrby h b 5"), ":7\r\n");
+            assert_eq!(run(s, "hincrbyfloat h c 0.5"), "$3\r\n3.5\r\n");
+            let t = run(s, "httl h fields 3 a b c");
+            assert!(t.starts_with("*3\r\n:-1\r\n:1"), "{t}");
+            assert!(!t.ends_with(":-1\r\n"), "{t}");
+            // HSETNX on an existing field changes nothing; a new field has
+            // no TTL.
+            assert_eq!(run(s, "hsetnx h b x"), ":0\r\n");
+            assert_eq!(run(s, "hsetnx h d 4"), ":1\r\n");
+            assert_eq!(run(s, "httl h fields 1 d"), ints(&[-1]));
+            // HDEL drops the TTL with the field.
+            run(s, "hdel h b");
+            run(s, "hset h b again");
+            assert_eq!(run(s, "httl h fields 1 b"), ints(&[-1]));
+            // The GOBLIN.* compare-and-set keeps the field's TTL.
+            assert_eq!(run(s, "goblin.hcas h c 3.5 4"), ":1\r\n");
+            let t = run(s, "httl h fields 1 c");
+            assert_ne!(t, ints(&[-1]), "{t}");
+            assert_eq!(run(s, "goblin.hsetgt h c 9"), ":1\r\n");
+            assert_ne!(run(s, "httl h fields 1 c"), ints(&[-1]));
+        });
+    }
+
+    #[test]
+    fn hsetex_options() {
+        both_forms(|s, _| {
+            assert_eq!(run(s, "hsetex h fields 1 f1 v1"), ":1\r\n");
+            assert_eq!(run(s, "hsetex h fields 2 f1 v11 f2 v2"), ":1\r\n");
+            assert_eq!(run(s, "hmget h f1 f2"), "*2\r\n$3\r\nv11\r\n$2\r\nv2\r\n");
+            // FXX: all fields must exist; a missing key is not created.
+            assert_eq!(run(s, "hsetex nokey fxx fields 1 a b"), ":0\r\n");
+            assert_eq!(run(s, "exists nokey"), ":0\r\n");
+            assert_eq!(run(s, "hsetex h fxx fields 2 f1 x f3 y"), ":0\r\n");
+            assert_eq!(run(s, "hget h f1"), "$3\r\nv11\r\n");
+            assert_eq!(run(s, "hsetex h ex 100 fxx fields 2 f1 a f2 b"), ":1\r\n");
+            let t = run(s, "httl h fields 2 f1 f2");
+            assert!(
+                t.starts_with("*2\r\n:100\r\n:") || t.starts_with("*2\r\n:99"),
+                "{t}"
+            );
+            // FNX: no field may exist; a refused call keeps values and TTLs.
+            assert_eq!(run(s, "hsetex h fnx px 5 fields 2 f1 z f9 z"), ":0\r\n");
+            assert_eq!(run(s, "hget h f1"), "$1\r\na\r\n");
+            assert!(!run(s, "hpttl h fields 1 f1").contains(":5\r\n"));
+            assert_eq!(run(s, "hsetex h px 5000 fnx fields 1 f3 c"), ":1\r\n");
+            let t = run(s, "hpttl h fields 1 f3");
+            assert!(
+                t.starts_with("*1\r\n:4") || t.starts_with("*1\r\n:5000"),
+                "{t}"
+            );
+            // KEEPTTL keeps, no option clears.
+            assert_eq!(run(s, "hsetex h keepttl fields 1 f1 k"), ":1\r\n");
+            assert_ne!(run(s, "httl h fields 1 f1"), ints(&[-1]));
+            assert_eq!(run(s, "hsetex h fields 1 f1 k2"), ":1\r\n");
+            assert_eq!(run(s, "httl h fields 1 f1"), ints(&[-1]));
+            // A deadline in the past sets then deletes: reply 1, fields gone.
+            let past = secs_from_now(s, -1);
+            assert_eq!(
+                run(s, &format!("hsetex h exat {past} fields 1 f2 x")),
+                ":1\r\n"
+            );
+            assert_eq!(run(s, "hexists h f2"), ":0\r\n");
+            assert_eq!(
+                run(s, &format!("hsetex gone exat {past} fields 2 a 1 b 2")),
+                ":1\r\n"
+            );
+            assert_eq!(run(s, "exists gone"), ":0\r\n");
+            assert_eq!(run(s, "hsetex h2 pxat 1 fields 1 a 1"), ":1\r\n");
+            assert_eq!(run(s, "exists h2"), ":0\r\n");
+        });
+    }
+
+    #[test]
+    fn hsetex_argument_errors() {
+        let mut s = session();
+        let arity = "ERR wrong number of arguments for 'hsetex' command";
+        let cases = [
+            ("hsetex myhash", arity),
+            ("hsetex myhash fields", arity),
+            ("hsetex myhash fields 1", arity),
+            ("hsetex myhash fields 2 a b", arity),
+            ("hsetex myhash fields 2 a b c", arity),
+            ("hsetex myhash fields 2 a b c d e", arity),
+            ("hsetex myhash fields 3 a b c d", arity),
+            ("hsetex myhash fields 1 a b unknown", arity),
+            ("hsetex myhash nx fields 1 a b", "ERR unknown argument: nx"),
+            ("hsetex myhash 1 fields 1 a b", "ERR unknown argument: 1"),
+            (
+                "hsetex myhash fxx fxx ex 100 fields 1 a b",
+                "ERR Only one of FXX or FNX arguments can be specified",
+            ),
+            (
+                "hsetex myhash fnx fxx ex 100 fields 1 a b",
+                "ERR Only one of FXX or FNX arguments can be specified",
+            ),
+            (
+                "hsetex myhash ex 100 px 1000 fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash keepttl ex 100 fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash keepttl keepttl fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash ex fields 1 a b",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hsetex myhash exat 281474976710656 1 a b",
+                "ERR invalid expire time in 'hsetex' command",
+            ),
+            (
+                "hsetex myhash exat -1 1 a b",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hsetex myhash exat 9223372036854775808 1 a b",
+                "ERR value is not an integer or out of range",
+            ),
+            ("hsetex myhash fields x a b", "ERR invalid number of fields"),
+            ("hsetex myhash fields 0 a b", "ERR invalid number of fields"),
+            (
+                "hsetex myhash fields -1 a b",
+                "ERR invalid number of fields",
+            ),
+            (
+                "hsetex myhash fields 9223372036854775808 a b",
+                "ERR invalid number of fields",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        assert_eq!(run(&mut s, "exists myhash"), ":0\r\n");
+    }
+
+    #[test]
+    fn hgetex_and_hgetdel() {
+        both_forms(|s, _| {
+            run(s, "hset h a 1 b 2 c strval");
+            assert_eq!(
+                run(s, "hgetex h fields 2 a b"),
+                "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+            );
+            assert_eq!(run(s, "httl h fields 2 a b"), ints(&[-1, -1]));
+            assert_eq!(
+                run(s, "hgetex h ex 10000 fields 2 c nofield"),
+                "*2\r\n$6\r\nstrval\r\n$-1\r\n"
+            );
+            let t = run(s, "httl h fields 2 c nofield");
+            assert!(
+                t.starts_with("*2\r\n:10000\r\n") || t.starts_with("*2\r\n:9999"),
+                "{t}"
+            );
+            assert_eq!(
+                run(s, "hgetex h persist fields 1 c"),
+                "*1\r\n$6\r\nstrval\r\n"
+            );
+            assert_eq!(run(s, "httl h fields 1 c"), ints(&[-1]));
+            assert_eq!(
+                run(s, "hgetex h persist fields 1 c"),
+                "*1\r\n$6\r\nstrval\r\n"
+            );
+            assert_eq!(
+                run(s, "hgetex nokey px 10 fields 2 a b"),
+                "*2\r\n$-1\r\n$-1\r\n"
+            );
+            // A deadline in the past deletes what it reads.
+            assert_eq!(run(s, "hgetex h pxat 1 fields 1 a"), "*1\r\n$1\r\n1\r\n");
+            assert_eq!(run(s, "hexists h a"), ":0\r\n");
+            // HGETDEL.
+            assert_eq!(
+                run(s, "hgetdel h fields 3 b nofield b"),
+                "*3\r\n$1\r\n2\r\n$-1\r\n$-1\r\n"
+            );
+            assert_eq!(run(s, "hgetdel h fields 1 c"), "*1\r\n$6\r\nstrval\r\n");
+            assert_eq!(run(s, "exists h"), ":0\r\n");
+            assert_eq!(run(s, "hgetdel h fields 1 c"), "*1\r\n$-1\r\n");
+        });
+        let mut s = session();
+        run(&mut s, "hset h1 a 1");
+        let cases = [
+            (
+                "hgetex",
+                "ERR wrong number of arguments for 'hgetex' command",
+            ),
+            (
+                "hgetex h1 fields 1",
+                "ERR wrong number of arguments for 'hgetex' command",
+            ),
+            (
+                "hgetex h1 xfieldx 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 pxat 1 1",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 persist 1 fields 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 fields 2 a",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hgetex h1 fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetex h1 fields 9223372036854775808 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetex h1 ex bla fields 1 a",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hgetex h1 px -1 fields 1 a",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hgetex h1 ex 281474976710656 fields 1 a",
+                "ERR invalid expire time in 'hgetex' command",
+            ),
+            (
+                "hgetdel h1 fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetdel h1 fields 2 a",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hgetdel h1 field 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        assert_eq!(run(&mut s, "hget h1 a"), "$1\r\n1\r\n");
+    }
 }

@@ -1511,3 +1511,443 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::hashes::tests::{run, run_args, session};
+
+    const NIL: &str = "$-1\r\n";
+    const OK: &str = "+OK\r\n";
+    const WRONGTYPE: &str =
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+
+    fn pttl(s: &mut crate::Session, key: &str) -> i64 {
+        let r = run(s, &format!("pttl {key}"));
+        r[1..].trim().parse().unwrap()
+    }
+
+    #[test]
+    fn digest_is_xxh3_64_in_lowercase_hex() {
+        let mut s = session();
+        // Redis's DIGEST page example.
+        run(&mut s, "set key1 Hello");
+        run_args(&mut s, &[b"set", b"key1", b"Hello world"]);
+        assert_eq!(run(&mut s, "digest key1"), "$16\r\nb6acb9d84a38ff74\r\n");
+        // XXH3-64 of the empty input, the reference implementation's vector.
+        run_args(&mut s, &[b"set", b"empty", b""]);
+        assert_eq!(run(&mut s, "digest empty"), "$16\r\n2d06800538d394c2\r\n");
+        // Integers digest as their text.
+        run(&mut s, "set n 123");
+        run(&mut s, "set t 123");
+        run(&mut s, "append t 4");
+        run(&mut s, "set t4 1234");
+        assert_eq!(run(&mut s, "digest t"), run(&mut s, "digest t4"));
+        assert_eq!(run(&mut s, "digest nokey"), NIL);
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "digest h"), WRONGTYPE);
+        assert_eq!(
+            run(&mut s, "digest"),
+            "-ERR wrong number of arguments for 'digest' command\r\n"
+        );
+    }
+
+    #[test]
+    fn set_value_conditions() {
+        let mut s = session();
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "set k w ifeq x"), NIL);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nv\r\n");
+        assert_eq!(run(&mut s, "set k w IFEQ v"), OK);
+        assert_eq!(run(&mut s, "set k z ifne w"), NIL);
+        assert_eq!(run(&mut s, "set k z ifne v"), OK);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nz\r\n");
+        // A missing key: IFEQ/IFDEQ do not create it, IFNE/IFDNE do.
+        assert_eq!(run(&mut s, "set a 1 ifeq x"), NIL);
+        assert_eq!(run(&mut s, "set a 1 ifdeq 0000000000000000"), NIL);
+        assert_eq!(run(&mut s, "exists a"), ":0\r\n");
+        assert_eq!(run(&mut s, "set a 1 ifne x"), OK);
+        assert_eq!(run(&mut s, "set b 1 ifdne 0000000000000000"), OK);
+        assert_eq!(run(&mut s, "mget a b"), "*2\r\n$1\r\n1\r\n$1\r\n1\r\n");
+        // With GET the previous value is returned whether or not the write
+        // happened.
+        assert_eq!(run(&mut s, "set k y ifeq nope get"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "get k"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "set k y get ifeq z"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "get k"), "$1\r\ny\r\n");
+        assert_eq!(run(&mut s, "set new y ifeq z get"), NIL);
+        assert_eq!(run(&mut s, "exists new"), ":0\r\n");
+        assert_eq!(run(&mut s, "set new y ifne z get"), NIL);
+        assert_eq!(run(&mut s, "get new"), "$1\r\ny\r\n");
+        // Digests: 16 hex characters, compared without case.
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("set k x ifdne {d}")), NIL);
+        assert_eq!(
+            run(&mut s, &format!("set k x ifdeq {}", d.to_uppercase())),
+            OK
+        );
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("set k x2 ifdeq {d}")), OK);
+        assert_eq!(
+            run(&mut s, "set k x ifdeq abc"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "set k x ifdne 00000000000000000"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        // Another type is WRONGTYPE for every comparison, GET or not.
+        run(&mut s, "hset h f v");
+        for c in [
+            "ifeq v",
+            "ifne v",
+            "ifdeq 0000000000000000",
+            "ifdne 0000000000000000",
+        ] {
+            assert_eq!(run(&mut s, &format!("set h x {c}")), WRONGTYPE, "{c}");
+        }
+        assert_eq!(run(&mut s, "type h"), "+hash\r\n");
+        // Conditions exclude each other and need their argument.
+        for bad in [
+            "set k v nx ifeq v",
+            "set k v ifeq v xx",
+            "set k v ifeq v ifne w",
+            "set k v ifeq",
+            "set k v ifdeq",
+        ] {
+            assert_eq!(run(&mut s, bad), "-ERR syntax error\r\n", "{bad}");
+        }
+    }
+
+    #[test]
+    fn refused_conditional_set_keeps_value_and_ttl() {
+        let mut s = session();
+        run(&mut s, "set k v px 100000");
+        assert_eq!(run(&mut s, "set k w ifeq x px 5"), NIL);
+        assert_eq!(run(&mut s, "set k w ifne v keepttl"), NIL);
+        assert!(pttl(&mut s, "k") > 50_000);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nv\r\n");
+        // A successful one applies its expiry option (none: the TTL goes).
+        assert_eq!(run(&mut s, "set k w ifeq v keepttl"), OK);
+        assert!(pttl(&mut s, "k") > 50_000);
+        assert_eq!(run(&mut s, "set k x ifeq w"), OK);
+        assert_eq!(pttl(&mut s, "k"), -1);
+        assert_eq!(run(&mut s, "set k y ifeq x px 100000"), OK);
+        assert!(pttl(&mut s, "k") > 50_000);
+    }
+
+    #[test]
+    fn delex_and_delifeq() {
+        let mut s = session();
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifeq x"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifne v"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifdne 0000000000000000"), ":1\r\n");
+        assert_eq!(run(&mut s, "exists k"), ":0\r\n");
+        for c in [
+            "ifeq v",
+            "ifne v",
+            "ifdeq 0000000000000000",
+            "ifdne 0000000000000000",
+        ] {
+            assert_eq!(run(&mut s, &format!("delex k {c}")), ":0\r\n", "{c}");
+        }
+        run(&mut s, "set k v");
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("delex k IFDEQ {d}")), ":1\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifne w"), ":1\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifeq v"), ":1\r\n");
+        // Without a condition it is DEL, of any type.
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "delex h ifeq 1"), WRONGTYPE);
+        assert_eq!(run(&mut s, "delex h"), ":1\r\n");
+        assert_eq!(run(&mut s, "delex h"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifeq"), "-ERR syntax error\r\n");
+        assert_eq!(run(&mut s, "delex k ifgt v"), "-ERR syntax error\r\n");
+        assert_eq!(run(&mut s, "delex k ifeq v x"), "-ERR syntax error\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(
+            run(&mut s, "delex k ifdeq 12"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        // DELIFEQ (Valkey 9.0).
+        assert_eq!(run(&mut s, "delifeq k w"), ":0\r\n");
+        assert_eq!(run(&mut s, "delifeq k v"), ":1\r\n");
+        assert_eq!(run(&mut s, "delifeq k v"), ":0\r\n");
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "delifeq h 1"), WRONGTYPE);
+        assert_eq!(
+            run(&mut s, "delifeq k"),
+            "-ERR wrong number of arguments for 'delifeq' command\r\n"
+        );
+    }
+
+    fn pair(a: i64, b: i64) -> String {
+        format!("*2\r\n:{a}\r\n:{b}\r\n")
+    }
+
+    fn fpair(a: &str, b: &str) -> String {
+        format!("*2\r\n${}\r\n{a}\r\n${}\r\n{b}\r\n", a.len(), b.len())
+    }
+
+    #[test]
+    fn increx_integers_and_bounds() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "increx c"), pair(1, 1));
+        assert_eq!(run(&mut s, "increx c"), pair(2, 1));
+        run(&mut s, "set c 100");
+        assert_eq!(run(&mut s, "increx c BYINT 5"), pair(105, 5));
+        assert_eq!(run(&mut s, "increx c byint -10"), pair(95, -10));
+        assert_eq!(run(&mut s, "increx c byint 0"), pair(95, 0));
+        // Out of bounds: refused, [current, 0]; SATURATE clamps.
+        run(&mut s, "set c 10");
+        assert_eq!(run(&mut s, "increx c byint 10 ubound 15"), pair(10, 0));
+        assert_eq!(run(&mut s, "get c"), "$2\r\n10\r\n");
+        assert_eq!(
+            run(&mut s, "increx c byint 10 ubound 15 saturate"),
+            pair(15, 5)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint -20 lbound 5 saturate"),
+            pair(5, -10)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint -20 lbound 0 ubound 10"),
+            pair(5, 0)
+        );
+        assert_eq!(run(&mut s, "increx c byint 5 ubound 10"), pair(10, 5));
+        // A value already out of bounds: the result decides.
+        run(&mut s, "set c 50");
+        assert_eq!(run(&mut s, "increx c byint 5 ubound 30"), pair(50, 0));
+        assert_eq!(
+            run(&mut s, "increx c byint 5 ubound 30 saturate"),
+            pair(30, -20)
+        );
+        run(&mut s, "set c 50");
+        assert_eq!(run(&mut s, "increx c byint -25 ubound 30"), pair(25, -25));
+        // Overflow: refused, or clamped to the type's limits.
+        run(&mut s, "set c 9223372036854775800");
+        assert_eq!(
+            run(&mut s, "increx c byint 9223372036854775800"),
+            pair(9223372036854775800, 0)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 9223372036854775800 saturate"),
+            pair(i64::MAX, 7)
+        );
+        run(&mut s, "set c -9223372036854775800");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx c byint -9223372036854775800 lbound -9223372036854775808 saturate"
+            ),
+            pair(i64::MIN, -8)
+        );
+        run(&mut s, "set c 9223372036854775800");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx c byint 1 saturate ubound -9223372036854775808"
+            ),
+            "-ERR applied increment would overflow\r\n"
+        );
+        assert_eq!(run(&mut s, "get c"), "$19\r\n9223372036854775800\r\n");
+        // A missing key counts as 0 and is not created when refused.
+        assert_eq!(run(&mut s, "increx m byint 5 lbound 10"), pair(0, 0));
+        assert_eq!(run(&mut s, "increx m byint 15 ubound 10"), pair(0, 0));
+        assert_eq!(run(&mut s, "exists m"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx m lbound 5 saturate"), pair(5, 5));
+        assert_eq!(run(&mut s, "object encoding m"), "$3\r\nint\r\n");
+    }
+
+    #[test]
+    fn increx_floats() {
+        let mut s = session();
+        run(&mut s, "set f 1.5");
+        assert_eq!(run(&mut s, "increx f byfloat 0.25"), fpair("1.75", "0.25"));
+        assert_eq!(run(&mut s, "increx f byfloat 1"), fpair("2.75", "1"));
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 100 ubound 42.5 saturate"),
+            fpair("42.5", "32.5")
+        );
+        run(&mut s, "set f 0");
+        assert_eq!(
+            run(&mut s, "increx f byfloat -100 lbound -5.5 saturate"),
+            fpair("-5.5", "-5.5")
+        );
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 10 ubound 15.5"),
+            fpair("10", "0")
+        );
+        // Long double precision, as INCRBYFLOAT.
+        run(&mut s, "set f 10.5");
+        assert_eq!(run(&mut s, "increx f byfloat 0.1"), fpair("10.6", "0.1"));
+        // Integers stored by BYINT are floats for BYFLOAT, not the reverse.
+        assert_eq!(
+            run(&mut s, "increx f byint 1"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
+        run(&mut s, "set f inf");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1"),
+            "-ERR value cannot be Infinity\r\n"
+        );
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx f byfloat 1.0 lbound inf ubound inf saturate"
+            ),
+            "-ERR applied increment would be Infinity\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1.0 ubound inf"),
+            fpair("11", "1")
+        );
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1.0 lbound -inf ubound -inf"),
+            fpair("11", "0")
+        );
+        assert_eq!(
+            run(&mut s, "increx m byfloat 15.5 ubound 10"),
+            fpair("0", "0")
+        );
+        assert_eq!(run(&mut s, "exists m"), ":0\r\n");
+        // RESP3: doubles.
+        run(&mut s, "hello 3");
+        run(&mut s, "set f 2");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 0.5"),
+            "*2\r\n,2.5\r\n,0.5\r\n"
+        );
+        assert_eq!(run(&mut s, "increx i byint 5"), "*2\r\n:5\r\n:5\r\n");
+    }
+
+    #[test]
+    fn increx_expiry_options() {
+        let mut s = session();
+        run(&mut s, "set c 10");
+        // No option keeps the TTL; a refused call touches nothing.
+        run(&mut s, "pexpire c 100000");
+        assert_eq!(
+            run(&mut s, "increx c byint 100 ubound 15 ex 5"),
+            pair(10, 0)
+        );
+        assert!(pttl(&mut s, "c") > 50_000);
+        assert_eq!(run(&mut s, "increx c byint 1"), pair(11, 1));
+        assert!(pttl(&mut s, "c") > 50_000);
+        assert_eq!(run(&mut s, "increx c byint 1 persist"), pair(12, 1));
+        assert_eq!(pttl(&mut s, "c"), -1);
+        assert_eq!(run(&mut s, "increx c byint 1 px 200000"), pair(13, 1));
+        assert!(pttl(&mut s, "c") > 150_000);
+        // ENX: only a key without TTL gets one.
+        assert_eq!(run(&mut s, "increx c byint 1 px 5000 enx"), pair(14, 1));
+        assert!(pttl(&mut s, "c") > 150_000);
+        run(&mut s, "persist c");
+        assert_eq!(run(&mut s, "increx c byint 1 px 5000 enx"), pair(15, 1));
+        let t = pttl(&mut s, "c");
+        assert!(t > 0 && t <= 5000, "{t}");
+        // A deadline in the past deletes the key (ENX on a key with a TTL
+        // leaves it).
+        assert_eq!(run(&mut s, "increx c byint 1 exat 1 enx"), pair(16, 1));
+        assert_eq!(run(&mut s, "exists c"), ":1\r\n");
+        assert_eq!(run(&mut s, "increx c byint 1 pxat 1"), pair(17, 1));
+        assert_eq!(run(&mut s, "exists c"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx n exat 1"), pair(1, 1));
+        assert_eq!(run(&mut s, "exists n"), ":0\r\n");
+        // Valkey's NX / XX.
+        assert_eq!(run(&mut s, "increx x xx"), pair(0, 0));
+        assert_eq!(run(&mut s, "exists x"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx x nx"), pair(1, 1));
+        assert_eq!(run(&mut s, "increx x nx"), pair(1, 0));
+        assert_eq!(run(&mut s, "increx x xx byint 2"), pair(3, 2));
+    }
+
+    #[test]
+    fn increx_argument_errors() {
+        let mut s = session();
+        run(&mut s, "set c 5");
+        let syntax = "-ERR syntax error\r\n";
+        for bad in [
+            "increx c foo",
+            "increx c byint 1 foo",
+            "increx c byint 1 byfloat 1.5",
+            "increx c byfloat 1.5 byint 1",
+            "increx c byint 1 ex 10 px 5000",
+            "increx c ex 10 persist",
+            "increx c persist ex 10",
+            "increx c persist enx",
+            "increx c enx persist",
+            "increx c byint 1 byint 2",
+            "increx c lbound 0 lbound 1",
+            "increx c saturate saturate",
+            "increx c sat",
+            "increx c enx enx ex 10",
+            "increx c persist persist",
+            "increx c ex 10 ex 20",
+            "increx c byint",
+            "increx c lbound",
+            "increx c nx xx",
+        ] {
+            assert_eq!(run(&mut s, bad), syntax, "{bad}");
+        }
+        assert_eq!(
+            run(&mut s, "increx c enx"),
+            "-ERR ENX flag requires an expiration\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint abc"),
+            "-ERR Increment is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1.5"),
+            "-ERR Increment is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat abc"),
+            "-ERR Increment is not a valid float\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat +inf"),
+            "-ERR BYFLOAT increment cannot be Infinity\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c ubound abc"),
+            "-ERR UBOUND is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat 1 lbound abc"),
+            "-ERR LBOUND is not a valid float\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 lbound 10 ubound 5"),
+            "-ERR LBOUND can't be greater than UBOUND\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat 1.0 lbound inf"),
+            "-ERR LBOUND can't be greater than UBOUND\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 ex 0"),
+            "-ERR invalid expire time in 'increx' command\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 ex x"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
+        run(&mut s, "set str hello");
+        assert_eq!(
+            run(&mut s, "increx str byfloat 1.5"),
+            "-ERR value is not a valid float\r\n"
+        );
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "increx h"), WRONGTYPE);
+        assert_eq!(run(&mut s, "get c"), "$1\r\n5\r\n");
+    }
+}

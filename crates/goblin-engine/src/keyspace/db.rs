@@ -443,3 +443,90 @@ impl Db {
             * std::mem::size_of::<usize>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::{HashLimits, SetTtl, TtlCondition};
+
+    fn hash_with_ttls(fields: &[(&str, u64)]) -> Value {
+        let mut h = Hash::new();
+        let l = HashLimits::default();
+        for (f, _) in fields {
+            h.set(f.as_bytes(), b"v", &l);
+        }
+        h.enable_field_ttls();
+        for (f, at) in fields {
+            if *at != 0 {
+                let r = h.set_field_expiry(f.as_bytes(), *at, TtlCondition::Always, 0);
+                assert_eq!(r, SetTtl::Set);
+            }
+        }
+        Value::Hash(Box::new(h))
+    }
+
+    #[test]
+    fn lookup_hash_reaps_and_deletes_the_emptied_key() {
+        let mut db = Db::default();
+        let key = b"h";
+        let h = hash_key(key);
+        db.insert_new(
+            h,
+            key,
+            hash_with_ttls(&[("a", 100), ("b", 200), ("c", 0)]),
+            0,
+        );
+        db.track_field_expiry(h, key);
+        let (found, reaped) = db.lookup_hash(h, key, 150, true);
+        assert!(matches!(found, HashLookup::Found(h) if h.len() == 2));
+        assert_eq!(reaped, 1);
+        assert_eq!(db.expired_fields, 1);
+        db.insert_object(h, key, Object::new(hash_with_ttls(&[("a", 100)]), 0));
+        let (found, reaped) = db.lookup_hash(h, key, 100, false);
+        assert!(matches!(found, HashLookup::Absent));
+        assert_eq!(reaped, 1);
+        assert!(!db.contains(h, key));
+        assert_eq!(db.field_volatile_len(), 0);
+    }
+
+    #[test]
+    fn active_cycle_visits_only_hashes_with_field_ttls() {
+        let mut db = Db::default();
+        for i in 0..50 {
+            let key = format!("plain{i}");
+            db.insert_new(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                hash_with_ttls(&[("a", 0)]),
+                0,
+            );
+        }
+        for i in 0..10 {
+            let key = format!("ttl{i}");
+            let h = hash_key(key.as_bytes());
+            let fields: &[(&str, u64)] = if i % 2 == 0 {
+                &[("a", 100), ("b", 0)]
+            } else {
+                &[("a", 100)]
+            };
+            db.insert_new(h, key.as_bytes(), hash_with_ttls(fields), 0);
+            db.track_field_expiry(h, key.as_bytes());
+        }
+        assert_eq!(db.field_volatile_len(), 10);
+        // Nothing due yet: the ten are sampled, nothing changes.
+        let round = db.active_expire_fields(50, 100);
+        assert_eq!((round.sampled, round.expired), (10, 0));
+        let mut total = 0;
+        loop {
+            let round = db.active_expire_fields(100, 4);
+            total += round.expired;
+            if db.field_volatile_len() == 0 {
+                break;
+            }
+        }
+        assert_eq!(total, 10);
+        // The hashes left empty are gone, the others kept their plain field.
+        assert_eq!(db.len(), 55);
+        assert_eq!(db.expired_fields, 10);
+    }
+}

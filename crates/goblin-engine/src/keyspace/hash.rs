@@ -840,4 +840,86 @@ mod tests {
         }
         assert_eq!(seen.len(), 100);
     }
+
+    #[test]
+    fn hash_without_ttls_pays_one_pointer() {
+        // The field TTLs are one optional box: a hash without them costs
+        // what it cost before, in both forms, and nothing per field.
+        assert_eq!(
+            std::mem::size_of::<Hash>(),
+            std::mem::size_of::<Repr>() + std::mem::size_of::<usize>()
+        );
+        let mut h = Hash::new();
+        h.set(b"a", b"1", &HashLimits::default());
+        assert!(h.ttls.is_none());
+        assert_eq!(h.encoding(), "listpack");
+    }
+
+    #[test]
+    fn reap_removes_due_fields_in_both_forms() {
+        for entries in [512, 0] {
+            let l = limits(entries, 64);
+            let mut h = Hash::new();
+            for i in 0..10 {
+                h.set(format!("f{i}").as_bytes(), b"v", &l);
+            }
+            h.enable_field_ttls();
+            for i in 0..5u64 {
+                let r = h.set_field_expiry(
+                    format!("f{i}").as_bytes(),
+                    1000 + i,
+                    TtlCondition::Always,
+                    0,
+                );
+                assert_eq!(r, SetTtl::Set);
+            }
+            assert_eq!(h.next_field_expiry(), Some(1000));
+            assert!(!h.has_expired_fields(999));
+            assert!(h.has_expired_fields(1000));
+            assert_eq!(h.reap(1002, usize::MAX), 3);
+            assert_eq!(h.len(), 7);
+            assert_eq!(h.field_expiry(b"f3"), Some(Some(1003)));
+            assert_eq!(h.field_expiry(b"f9"), Some(None));
+            assert_eq!(h.field_expiry(b"f0"), None);
+            assert_eq!(h.reap(5000, 1), 1);
+            assert_eq!(h.reap(5000, usize::MAX), 1);
+            assert!(!h.has_field_ttls());
+            assert_eq!(h.len(), 5);
+            // A deadline at or before now deletes at once.
+            assert_eq!(
+                h.set_field_expiry(b"f9", 10, TtlCondition::Always, 10),
+                SetTtl::Deleted
+            );
+            assert_eq!(
+                h.set_field_expiry(b"zz", 10, TtlCondition::Always, 0),
+                SetTtl::NoField
+            );
+            assert_eq!(h.len(), 4);
+        }
+    }
+
+    #[test]
+    fn conversion_and_copies_keep_deadlines() {
+        let mut h = Hash::new();
+        let l = limits(4, 64);
+        for i in 0..4 {
+            h.set(format!("f{i}").as_bytes(), b"v", &l);
+        }
+        h.enable_field_ttls();
+        h.set_field_expiry(b"f2", 500, TtlCondition::Always, 0);
+        h.set_field_expiry(b"f1", 400, TtlCondition::Always, 0);
+        let order: Vec<&[u8]> = h.iter().map(|(k, _)| k).collect();
+        assert_eq!(order, vec![&b"f1"[..], b"f2", b"f0", b"f3"]);
+        h.set(b"f4", b"v", &l);
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.field_expiry(b"f1"), Some(Some(400)));
+        assert_eq!(h.field_expiry(b"f2"), Some(Some(500)));
+        assert_eq!(h.field_expiry(b"f4"), Some(None));
+        let copy = h.clone();
+        assert_eq!(copy.next_field_expiry(), Some(400));
+        assert!(h.persist_field(b"f1"));
+        assert!(!h.persist_field(b"f1"));
+        assert_eq!(h.next_field_expiry(), Some(500));
+        assert_eq!(copy.field_expiry(b"f1"), Some(Some(400)));
+    }
 }
