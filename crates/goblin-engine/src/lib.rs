@@ -27,6 +27,7 @@ pub mod engine;
 mod error;
 pub mod expire;
 pub mod keyspace;
+pub mod log;
 pub mod memory;
 pub mod protocol;
 pub mod stats;

@@ -41,6 +41,7 @@ fn main() {
         std::process::exit(1);
     }
     goblin_server::install_jemalloc_stats();
+    goblin_engine::log::set_sink(log::warning);
 
     let threads = match config.get_i64("threads") {
         0 => std::thread::available_parallelism()

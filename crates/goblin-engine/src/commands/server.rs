@@ -991,6 +991,10 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"log", 3) => {
+            crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
+            ctx.out.ok();
+        }
         (b"reload", _) | (b"loadaof", _) => ctx
             .engine
             .debug_reload(ctx.locks, sub.as_slice() == b"loadaof")
