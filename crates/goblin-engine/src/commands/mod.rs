@@ -3,6 +3,7 @@
 //! the command table.
 
 pub mod bitmaps;
+pub mod cell;
 pub mod connection;
 pub mod goblin;
 pub mod hashes;
@@ -32,6 +33,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     sets::COMMANDS,
     goblin::COMMANDS,
+    cell::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -64,6 +64,14 @@ impl Value {
         Value::Str(CompactBytes::from_slice(bytes))
     }
 
+    /// The hash inside a value known to be one.
+    pub(crate) fn as_hash_mut(&mut self) -> &mut Hash {
+        match self {
+            Value::Hash(h) => h,
+            _ => unreachable!("checked to be a hash"),
+        }
+    }
+
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
