@@ -117,6 +117,10 @@ pub struct ClientState {
     pub internal: bool,
     pub multi: Option<MultiState>,
     pub watching: Option<Watching>,
+    /// The server was out of memory when the current command started
+    /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
+    /// script's deny-oom commands are refused on it.
+    pub pre_command_oom: bool,
 }
 
 impl ClientState {

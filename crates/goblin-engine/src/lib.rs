@@ -29,6 +29,7 @@ pub mod expire;
 pub mod keyspace;
 pub mod memory;
 pub mod protocol;
+pub mod scripting;
 pub mod stats;
 pub mod util;
 
