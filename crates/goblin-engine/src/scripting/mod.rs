@@ -278,3 +278,73 @@ static LOG_SINK: std::sync::OnceLock<fn(u8, &str)> = std::sync::OnceLock::new();
 pub fn set_log_sink(f: fn(u8, &str)) {
     let _ = LOG_SINK.set(f);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::command::{table, Effect};
+    use crate::{Config, ConnInfo, Engine};
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn script_effects_are_recorded_when_asked() {
+        let engine = Engine::new(Config::new());
+        engine
+            .scripting
+            .record_effects
+            .store(true, Ordering::Relaxed);
+        let mut session = engine.session(ConnInfo::embedded());
+        let stats = engine.stats.local();
+        let id = table().lookup(b"eval").unwrap();
+        let argv: &[&[u8]] = &[
+            b"eval",
+            b"redis.call('set', KEYS[1], 'v') redis.call('get', KEYS[1]) return redis.call('incr', KEYS[2])",
+            b"2",
+            b"a",
+            b"n",
+        ];
+        let mut locks = engine.keyspace.lock_all();
+        let effects = engine.call(
+            &mut session.state,
+            &mut session.out,
+            &mut locks,
+            &stats,
+            id,
+            argv,
+            crate::util::time::now_ms(),
+            false,
+            false,
+        );
+        assert_eq!(session.out.buf, b":1\r\n");
+        let argv = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect();
+        assert_eq!(
+            effects,
+            vec![
+                Effect {
+                    db: 0,
+                    argv: argv(&["set", "a", "v"])
+                },
+                Effect {
+                    db: 0,
+                    argv: argv(&["incr", "n"])
+                },
+            ]
+        );
+        // Off unless asked for.
+        engine
+            .scripting
+            .record_effects
+            .store(false, Ordering::Relaxed);
+        let effects = engine.call(
+            &mut session.state,
+            &mut session.out,
+            &mut locks,
+            &stats,
+            id,
+            &[b"eval", b"return redis.call('set', 'k', 'v')", b"0"],
+            crate::util::time::now_ms(),
+            false,
+            false,
+        );
+        assert!(effects.is_empty());
+    }
+}

@@ -1,18 +1,19 @@
 //! Letting the async runtime carry on while a command blocks its thread.
 //!
 //! Commands run synchronously on the runtime's worker threads, which is
-//! right for the short commands they almost always are. A script that runs
-//! long (or a command waiting behind one) would otherwise hold its worker's
-//! queue of tasks and, possibly, the I/O driver hostage, so that nobody
-//! could even read a SCRIPT KILL. Such waits call [`release_worker`] once:
-//! the worker's duties move to another thread (tokio's `block_in_place`)
-//! and this thread finishes its command as a plain blocking thread.
+//! right for the short commands they almost always are. But a worker busy
+//! with a long script (or waiting behind one) neither runs the tasks queued
+//! on it nor polls for I/O, and a tokio worker that went to sleep while
+//! another one held the I/O driver is not woken up for new I/O: nobody
+//! would even read the SCRIPT KILL. Such long waits call
+//! [`release_worker`] once, which wakes the sleeping workers (one of them
+//! then takes over polling for I/O) and hands this worker's queue to
+//! another thread.
 
 use std::time::Duration;
 
-/// Hands the current worker's queue and driver to another thread. Cheap to
-/// call again afterwards (there is nothing left to hand over); a no-op
-/// outside a multi-threaded runtime.
+/// See the module documentation. Cheap to repeat; a no-op outside a
+/// multi-threaded runtime.
 pub fn release_worker() {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
@@ -20,9 +21,15 @@ pub fn release_worker() {
     if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
         return;
     }
-    // block_in_place starts a thread to take the worker over, and takes the
-    // worker back when the closure ends if that thread has not started
-    // yet: the pause gives it the time to.
+    // Scheduling tasks wakes sleeping workers; a woken worker that finds
+    // nothing to do goes back to sleep on the I/O driver, which this
+    // thread is not holding.
+    for _ in 0..2 {
+        drop(handle.spawn(async {}));
+    }
+    // Move this worker's queue to a new thread (block_in_place); the pause
+    // gives that thread the time to take it before block_in_place would
+    // take it back.
     let _ = std::panic::catch_unwind(|| {
         tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(1)))
     });

@@ -611,7 +611,15 @@ impl Parser<'_> {
         }
         let rest = &self.data[self.pos..];
         match ch {
-            b'"' => (self.string(), at),
+            b'"' => {
+                // A bad string reports where the problem is, not where
+                // the string starts (json_set_token_error).
+                let t = self.string();
+                match t {
+                    Tok::Error(_) => (t, self.pos),
+                    _ => (t, at),
+                }
+            }
             b'-' | b'0'..=b'9' => {
                 if self.cfg.decode_invalid_numbers == 0 && self.is_invalid_number() {
                     return (Tok::Error("invalid number"), at);
