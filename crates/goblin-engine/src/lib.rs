@@ -15,6 +15,7 @@
 //! - [`command::CommandSpec`]: the declarative description of a command;
 //!   the families in [`commands`] each export a list of them.
 //! - [`protocol`]: the RESP request parser and the reply writer.
+//! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.

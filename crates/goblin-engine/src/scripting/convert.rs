@@ -126,7 +126,9 @@ unsafe fn parse(l: *mut lua_State, buf: &[u8], pos: &mut usize, push: bool) -> b
             if push {
                 ffi::lua_createtable(l, 0, 1);
                 push_str(l, "map");
-                ffi::lua_createtable(l, 0, n.min(1 << 16) as c_int);
+                // No preallocation: the iteration order of the table must
+                // be the one Redis's scripts see (lua_newtable).
+                ffi::lua_createtable(l, 0, 0);
             }
             for _ in 0..n {
                 if !parse(l, buf, pos, push) || !parse(l, buf, pos, push) {
@@ -145,7 +147,7 @@ unsafe fn parse(l: *mut lua_State, buf: &[u8], pos: &mut usize, push: bool) -> b
             if push {
                 ffi::lua_createtable(l, 0, 1);
                 push_str(l, "set");
-                ffi::lua_createtable(l, 0, n.min(1 << 16) as c_int);
+                ffi::lua_createtable(l, 0, 0);
             }
             for _ in 0..n {
                 if !parse(l, buf, pos, push) {

@@ -127,8 +127,9 @@ pub struct Script {
 /// The EVAL interpreter and its script cache.
 pub struct EvalVm {
     pub host: Box<Host>,
-    /// Lower-case hex SHA1 → script.
-    pub scripts: HashMap<[u8; 40], Script>,
+    /// Lower-case hex SHA1 → script. Looked up on every EVALSHA, hence
+    /// foldhash (seeded per process).
+    pub scripts: HashMap<[u8; 40], Script, foldhash::fast::RandomState>,
 }
 
 impl EvalVm {
@@ -137,7 +138,7 @@ impl EvalVm {
         sandbox::init(&mut host);
         EvalVm {
             host,
-            scripts: HashMap::new(),
+            scripts: HashMap::default(),
         }
     }
 
