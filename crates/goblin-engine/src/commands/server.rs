@@ -124,6 +124,13 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             _ => return Err(Error::SYNTAX),
         }
     }
+    // While a script runs too long only SHUTDOWN NOSAVE may stop the
+    // server (its data may be half changed).
+    if mode != ShutdownMode::NoSave {
+        if let Some(busy) = ctx.engine.scripting.busy_error() {
+            return Err(busy);
+        }
+    }
     ctx.engine.request_shutdown(mode);
     // Redis closes the connection without a reply when the shutdown proceeds.
     ctx.client.close_after_reply = true;

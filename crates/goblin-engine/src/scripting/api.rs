@@ -198,6 +198,11 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                     let is_error = host.out.buf.first() == Some(&b'-');
                     super::convert::push_reply(l, &host.out.buf);
                     host.out.buf.clear();
+                    // Keep the buffer for the next call, unless a large
+                    // reply made it large.
+                    if host.out.buf.capacity() > 1 << 16 {
+                        host.out.buf = Vec::new();
+                    }
                     if is_error {
                         CallOutcome::Error
                     } else {

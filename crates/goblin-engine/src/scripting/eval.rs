@@ -284,7 +284,7 @@ pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> R
         engine,
         // SAFETY (of the cast): the locks outlive the run, which ends
         // before this function returns.
-        locks: ctx.locks as *mut _ as *mut crate::keyspace::ShardLocks<'static>,
+        locks: (ctx.locks as *mut crate::keyspace::ShardLocks<'_>).cast(),
         stats: ctx.stats,
         now_ms: ctx.now_ms,
         in_multi: ctx.in_multi,

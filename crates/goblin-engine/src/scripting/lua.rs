@@ -28,6 +28,12 @@ pub struct LuaState(*mut lua_State);
 // from one thread at a time (behind the scripting mutex).
 unsafe impl Send for LuaState {}
 
+impl Default for LuaState {
+    fn default() -> LuaState {
+        LuaState::new()
+    }
+}
+
 impl LuaState {
     pub fn new() -> LuaState {
         // SAFETY: luaL_newstate has no preconditions; a null return means

@@ -37,6 +37,12 @@
 //! (the dispatcher checks [`Scripting::busy_error`], and lock waits poll
 //! it). SCRIPT KILL / FUNCTION KILL set a flag the hook acts on.
 
+// The unsafe functions of this module all share one contract, stated once
+// here rather than on each: they take a valid Lua state that the calling
+// thread owns (under the scripting mutex), and a stack with the values
+// they document.
+#![allow(clippy::missing_safety_doc)]
+
 pub mod api;
 pub mod convert;
 pub mod eval;

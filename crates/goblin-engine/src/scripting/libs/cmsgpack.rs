@@ -259,7 +259,7 @@ unsafe fn decode(l: *mut lua_State, c: &mut Cursor) -> Result<(), DecodeError> {
             ffi::lua_pushnil(l);
             c.pos += 1;
         }
-        0xc3 | 0xc2 => {
+        0xc2..=0xc3 => {
             ffi::lua_pushboolean(l, (b0 == 0xc3) as c_int);
             c.pos += 1;
         }
@@ -275,7 +275,7 @@ unsafe fn decode(l: *mut lua_State, c: &mut Cursor) -> Result<(), DecodeError> {
             ffi::lua_pushnumber(l, d);
             c.pos += 9;
         }
-        0xd9 | 0xda | 0xdb => {
+        0xd9..=0xdb => {
             let hdr = match b0 {
                 0xd9 => 2,
                 0xda => 3,
