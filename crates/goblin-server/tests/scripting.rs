@@ -267,3 +267,38 @@ fn eval_inside_multi_runs_atomically_with_the_transaction() {
         .unwrap();
     assert_eq!((a, b), (15, 16));
 }
+
+/// Regression: the script host was read through a reference held across
+/// lua_pcall, so redis.setresp(3) inside the script was not seen when the
+/// script's own return value was converted (booleans came out as RESP2).
+#[test]
+fn setresp_inside_the_script_decides_boolean_replies() {
+    let s = common::TestServer::start();
+    let mut c = s.raw();
+    c.send(&common::resp(&[b"HELLO", b"3"]));
+    let mut hello = Vec::new();
+    while !hello.ends_with(b"$7\r\nmodules\r\n*0\r\n") {
+        hello.extend(c.read_exact_len(1));
+    }
+    c.roundtrip(
+        &common::resp(&[b"EVAL", b"redis.setresp(3) return true", b"0"]),
+        b"#t\r\n",
+    );
+    c.roundtrip(
+        &common::resp(&[b"EVAL", b"redis.setresp(3) return false", b"0"]),
+        b"#f\r\n",
+    );
+    c.roundtrip(&common::resp(&[b"EVAL", b"return true", b"0"]), b":1\r\n");
+    c.roundtrip(&common::resp(&[b"EVAL", b"return false", b"0"]), b"_\r\n");
+}
+
+/// Regression: a redis.call with ~8000 arguments left no Lua stack slot
+/// for its reply (Redis pops the arguments before converting the reply).
+#[test]
+fn call_with_massive_arguments_still_gets_its_reply() {
+    let s = common::TestServer::start();
+    let mut c = s.raw();
+    let script: &[u8] =
+        b"local a = {} for i=1,7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))";
+    c.roundtrip(&common::resp(&[b"EVAL", script, b"0"]), b":7999\r\n");
+}

@@ -189,6 +189,7 @@ pub enum Group {
     Scripting,
     Transactions,
     PubSub,
+    Cluster,
     Goblin,
     /// Commands of modules Goblin builds in (redis-cell's CL.THROTTLE):
     /// Redis reports a module command's group as "module".
@@ -210,6 +211,7 @@ impl Group {
             Group::Scripting => "scripting",
             Group::Transactions => "transactions",
             Group::PubSub => "pubsub",
+            Group::Cluster => "cluster",
             Group::Goblin => "goblin",
             Group::Module => "module",
         }
@@ -229,7 +231,7 @@ impl Group {
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
             Group::PubSub => Some("pubsub"),
-            Group::Server | Group::Goblin | Group::Module => None,
+            Group::Server | Group::Cluster | Group::Goblin | Group::Module => None,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod bitmaps;
 pub mod cell;
+pub mod cluster;
 pub mod connection;
 pub mod goblin;
 pub mod hashes;
@@ -36,6 +37,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     sort::COMMANDS,
     goblin::COMMANDS,
     cell::COMMANDS,
+    cluster::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -65,7 +65,9 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdRe
         ro,
         name: std::str::from_utf8(&sha).unwrap_or(""),
     };
-    eval::run(ctx, &mut vms.eval.host, inv, args)
+    // SAFETY: `vms` (the scripting mutex's guard) owns the host; no other
+    // reference to it exists during the call.
+    unsafe { eval::run(ctx, &mut *vms.eval.host as *mut _, inv, args) }
 }
 
 fn eval_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -106,7 +108,8 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
         ro,
         name: &name,
     };
-    eval::run(ctx, &mut vms.functions.host, inv, args)
+    // SAFETY: as above.
+    unsafe { eval::run(ctx, &mut *vms.functions.host as *mut _, inv, args) }
 }
 
 fn fcall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -1847,7 +1847,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "bzpopmin",
         arity: -3,
-        flags: flag::WRITE | flag::FAST | flag::BLOCKING,
+        flags: flag::WRITE | flag::NOSCRIPT | flag::FAST | flag::BLOCKING,
         keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
         group: Group::SortedSet,
         since: "5.0.0",
@@ -1860,7 +1860,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "bzpopmax",
         arity: -3,
-        flags: flag::WRITE | flag::FAST | flag::BLOCKING,
+        flags: flag::WRITE | flag::NOSCRIPT | flag::FAST | flag::BLOCKING,
         keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
         group: Group::SortedSet,
         since: "5.0.0",

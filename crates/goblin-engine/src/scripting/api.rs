@@ -162,6 +162,10 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             // Rejected before running: counted as Redis's afterErrorReply
             // and incrCommandStatsOnError(REJECTED) do.
             engine.count_script_rejection(stats, cmd_id, &err);
+            // The arguments are no longer needed: free their stack slots
+            // for the reply, as Redis pops them (a call with ~8000
+            // arguments fills a C function's stack).
+            ffi::lua_settop(l, 0);
             push_error(l, err.as_bytes());
             mark_error_counted(l);
             CallOutcome::Error
@@ -193,7 +197,10 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                     true,
                 )
             });
-            match std::panic::catch_unwind(call) {
+            let result = std::panic::catch_unwind(call);
+            // As above: the arguments' strings were needed only by the call.
+            ffi::lua_settop(l, 0);
+            match result {
                 Ok(_) => {
                     let is_error = host.out.buf.first() == Some(&b'-');
                     super::convert::push_reply(l, &host.out.buf);

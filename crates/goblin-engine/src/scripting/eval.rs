@@ -272,11 +272,24 @@ fn check_flags(ctx: &Ctx, inv: &Invocation) -> Result<(), Error> {
 }
 
 /// Runs a script or function and writes its reply (luaCallFunction).
-pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> Result<(), Error> {
+///
+/// # Safety
+/// `hp` points to a live `Host` whose scripting mutex the caller holds, and
+/// no reference to that host is alive during the call: the Lua C functions
+/// reach the host through the pointer stored in the interpreter and change
+/// it while the script runs, so this function reads it back through the raw
+/// pointer after `lua_pcall` rather than through a reference the compiler
+/// could assume unchanged.
+pub unsafe fn run(
+    ctx: &mut Ctx,
+    hp: *mut Host,
+    inv: Invocation,
+    argv: &[&[u8]],
+) -> Result<(), Error> {
     check_flags(ctx, &inv)?;
     let engine = ctx.engine;
     let scripting = &engine.scripting;
-    let is_eval = host.kind == VmKind::Eval;
+    let is_eval = (*hp).kind == VmKind::Eval;
     let compat = inv.flags.compat();
     let mut effects = Vec::new();
     let record = scripting.record_effects.load(Ordering::Relaxed);
@@ -301,23 +314,23 @@ pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> R
         start: Instant::now(),
         released: false,
     };
-    host.client.set_db(ctx.client.db);
-    host.client.resp = 2;
-    host.out.set_resp(2);
+    (*hp).client.set_db(ctx.client.db);
+    (*hp).client.resp = 2;
+    (*hp).out.set_resp(2);
     let info = (!is_eval).then(|| RunInfo {
         name: inv.name.to_string(),
         argv: argv.iter().map(|a| a.to_vec()).collect(),
         start: run.start,
     });
     scripting.begin_run(is_eval, info);
-    host.run = &mut run;
+    (*hp).run = &mut run;
     let threshold = engine.config.busy_reply_threshold.load(Ordering::Relaxed);
-    let l = host.state.ptr();
+    let l = (*hp).state.ptr();
     // SAFETY: we hold the scripting mutex, the run context outlives the
     // call, and the stack is balanced.
     unsafe {
         ffi::lua_checkstack(l, 8);
-        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, host.errh_ref);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, (*hp).errh_ref);
         let errh = ffi::lua_gettop(l);
         ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, inv.func_ref);
         if threshold > 0 {
@@ -325,19 +338,19 @@ pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> R
         }
         push_array(l, inv.keys);
         if is_eval {
-            set_real_global(l, host.globals_ref, "KEYS");
+            set_real_global(l, (*hp).globals_ref, "KEYS");
         }
         push_array(l, inv.args);
         if is_eval {
-            set_real_global(l, host.globals_ref, "ARGV");
+            set_real_global(l, (*hp).globals_ref, "ARGV");
         }
         let nargs = if is_eval { 0 } else { 2 };
         let status = ffi::lua_pcall(l, nargs, 1, errh);
 
-        host.gc_count += 1;
-        if host.gc_count == 50 {
+        (*hp).gc_count += 1;
+        if (*hp).gc_count == 50 {
             ffi::lua_gc(l, ffi::LUA_GCSTEP, 50);
-            host.gc_count = 0;
+            (*hp).gc_count = 0;
         }
         if status != 0 {
             if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
@@ -365,19 +378,19 @@ pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> R
             }
             pop(l, 1);
         } else {
-            convert::write_reply(l, ctx.out, host.client.resp);
+            convert::write_reply(l, ctx.out, (*hp).client.resp);
         }
         ffi::lua_settop(l, errh - 1);
         if threshold > 0 {
             ffi::lua_sethook(l, None, 0, 0);
         }
     }
-    host.run = std::ptr::null_mut();
+    (*hp).run = std::ptr::null_mut();
     scripting.end_run(is_eval);
     if record {
         ctx.effects.append(&mut effects);
     }
-    let mem = host.state.memory();
+    let mem = (*hp).state.memory();
     if is_eval {
         scripting.stats.eval_vm_memory.store(mem, Ordering::Relaxed);
     } else {

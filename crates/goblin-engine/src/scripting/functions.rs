@@ -192,8 +192,12 @@ impl FunctionVm {
 
     /// Runs a library's code to collect its functions (luaEngineCreate).
     fn compile(&mut self, code: &[u8], meta: &Metadata) -> Result<Library, Error> {
-        let host = &mut *self.host;
-        let l = host.state.ptr();
+        // The library's code calls redis.register_function, which reaches
+        // the host through the pointer stored in the interpreter: use a raw
+        // pointer here too, so no reference to the host is held across
+        // lua_pcall.
+        let hp: *mut Host = &mut *self.host;
+        let l = unsafe { (*hp).state.ptr() };
         let mut load = LoadCtx {
             functions: Vec::new(),
             start: Instant::now(),
@@ -203,18 +207,18 @@ impl FunctionVm {
         // SAFETY: we hold the scripting mutex; the stack is balanced and
         // the load context outlives the call.
         let result = unsafe {
-            set_globals_index(l, host.globals_mt_ref, host.lib_api_ref);
+            set_globals_index(l, (*hp).globals_mt_ref, (*hp).lib_api_ref);
             let r = match load_text(l, &code[meta.body_start..], c"@user_function") {
                 Err(msg) => Err(Error::err(format_args!(
                     "Error compiling function: {}",
                     String::from_utf8_lossy(&msg)
                 ))),
                 Ok(()) => {
-                    host.loading = &mut load;
+                    (*hp).loading = &mut load;
                     ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKCOUNT, 100_000);
                     let status = ffi::lua_pcall(l, 0, 0, 0);
                     ffi::lua_sethook(l, None, 0, 0);
-                    host.loading = std::ptr::null_mut();
+                    (*hp).loading = std::ptr::null_mut();
                     if status != 0 {
                         let info = super::convert::error_info(l);
                         pop(l, 1);
@@ -227,7 +231,7 @@ impl FunctionVm {
                     }
                 }
             };
-            set_globals_index(l, host.globals_mt_ref, host.globals_ref);
+            set_globals_index(l, (*hp).globals_mt_ref, (*hp).globals_ref);
             r
         };
         let lib = Library {
