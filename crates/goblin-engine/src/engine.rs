@@ -51,6 +51,11 @@ pub struct Engine {
     pub watching: std::sync::atomic::AtomicUsize,
     /// Commands-per-second samples for INFO's instantaneous_ops_per_sec.
     ops_samples: parking_lot::Mutex<OpsSampler>,
+    /// Snapshots, the append-only file, loading.
+    pub persist: crate::persist::Persistence,
+    /// The engine itself, for work that outlives a command (background
+    /// saves started by a command or the cron).
+    me: std::sync::OnceLock<std::sync::Weak<Engine>>,
 }
 
 /// Redis's trackInstantaneousMetric: a ring of recent rates.
@@ -93,7 +98,10 @@ impl Engine {
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
+            persist: crate::persist::Persistence::default(),
+            me: std::sync::OnceLock::new(),
         });
+        let _ = engine.me.set(Arc::downgrade(&engine));
         engine.apply_config();
         engine
     }
@@ -102,6 +110,7 @@ impl Engine {
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
         crate::expire::active_expire_cycle(self);
+        crate::persist::cron(&self.arc());
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -136,9 +145,22 @@ impl Engine {
         self.expired_baseline.store(expired, Ordering::Relaxed);
     }
 
+    /// This engine as an `Arc` (it always lives in one).
+    pub fn arc(&self) -> Arc<Engine> {
+        self.me
+            .get()
+            .and_then(|w| w.upgrade())
+            .expect("the engine lives in an Arc")
+    }
+
     /// Side effects of CONFIG SET beyond storing the value.
-    pub fn config_changed(&self, _pairs: &[(&str, &str)]) {
+    pub fn config_changed(&self, pairs: &[(&str, &str)]) -> Result<(), Error> {
         self.apply_config();
+        let names: Vec<&str> = pairs
+            .iter()
+            .filter_map(|(n, _)| crate::config::spec(n).map(|s| s.name))
+            .collect();
+        crate::persist::config_changed(&self.arc(), &names).map_err(Error::err)
     }
 
     /// Pushes configuration that lives outside the config table into the
@@ -157,18 +179,12 @@ impl Engine {
 
     /// INFO persistence.
     pub fn persistence_info(&self) -> String {
-        format!(
-            "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-            self.dirty.load(Ordering::Relaxed),
-            self.last_save_ms.load(Ordering::Relaxed) / 1000
-        )
+        crate::persist::info(self)
     }
 
     /// DEBUG RELOAD / DEBUG LOADAOF: save and load the dataset back.
-    pub fn debug_reload(&self, _locks: &mut ShardLocks<'_>, _aof: bool) -> Result<(), Error> {
-        Err(Error::err(
-            "DEBUG RELOAD needs persistence, which this build does not have",
-        ))
+    pub fn debug_reload(&self, locks: &mut ShardLocks<'_>, aof: bool) -> Result<(), Error> {
+        crate::persist::debug_reload(&self.arc(), locks, aof).map_err(Error::err)
     }
 
     /// CLIENT UNBLOCK.
@@ -197,6 +213,9 @@ impl Engine {
                 internal: conn.fd < 0,
                 multi: None,
                 watching: None,
+                replaying: false,
+                aof_offset: 0,
+                pending_log: Vec::new(),
             },
             out: ReplyWriter::new(2),
         }
@@ -262,6 +281,7 @@ impl Engine {
         let entry = table().get(cmd_id);
         let errors_before = out.errors;
         let start = Instant::now();
+        let db = client.db;
         let mut ctx = Ctx {
             engine: self,
             client,
@@ -273,11 +293,17 @@ impl Engine {
             cmd_id,
             in_multi,
             in_script,
+            writes: entry.spec.has(flag::WRITE),
+            effects: Default::default(),
         };
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
         }
         let dirty = ctx.dirty;
+        let effects = std::mem::take(&mut ctx.effects);
+        if self.persist.aof.is_on() && !client.replaying {
+            self.propagate(client, locks, argv, db, dirty, effects, in_multi || in_script);
+        }
         let elapsed = start.elapsed().as_micros() as u64;
         if dirty > 0 {
             self.dirty.fetch_add(dirty, Ordering::Relaxed);
@@ -290,6 +316,67 @@ impl Engine {
             c.failed.fetch_add(1, Ordering::Relaxed);
             self.note_errors(stats, out, out.errors - errors_before);
         }
+    }
+
+    /// Logs what a command changed, while it still holds its shards (so the
+    /// log's order is the order in which writes to a key happened): first
+    /// the keys that expired under it, then the call itself or the
+    /// replacement commands it chose. Inside a transaction or a script the
+    /// records wait in the client until the outermost command ends, and
+    /// are then logged together, wrapped in MULTI/EXEC when there are
+    /// several.
+    #[allow(clippy::too_many_arguments)]
+    fn propagate(
+        &self,
+        client: &mut ClientState,
+        locks: &mut ShardLocks<'_>,
+        argv: &[&[u8]],
+        db: usize,
+        dirty: u64,
+        effects: crate::command::Effects,
+        nested: bool,
+    ) {
+        use crate::persist::aof::Record;
+        let mut records = std::mem::take(&mut client.pending_log);
+        for shard in locks.held_mut() {
+            crate::persist::collect_expired(shard, &mut records);
+        }
+        if effects.replaced {
+            records.extend(
+                effects
+                    .commands
+                    .into_iter()
+                    .map(|(db, argv)| Record { db, argv }),
+            );
+        } else if dirty > 0 || effects.forced {
+            records.push(Record {
+                db,
+                argv: argv.iter().map(|a| a.to_vec()).collect(),
+            });
+        }
+        if nested {
+            client.pending_log = records;
+            return;
+        }
+        if records.is_empty() {
+            return;
+        }
+        if records.len() > 1 {
+            let first = records[0].db;
+            let last = records[records.len() - 1].db;
+            records.insert(
+                0,
+                Record {
+                    db: first,
+                    argv: vec![b"MULTI".to_vec()],
+                },
+            );
+            records.push(Record {
+                db: last,
+                argv: vec![b"EXEC".to_vec()],
+            });
+        }
+        client.aof_offset = self.persist.aof.append(&records);
     }
 
     fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {

@@ -43,10 +43,12 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                     break;
                 }
                 if start.elapsed() > budget {
+                    crate::persist::log_expired(engine, &mut shard);
                     return deleted;
                 }
             }
         }
+        crate::persist::log_expired(engine, &mut shard);
     }
     deleted
 }

@@ -15,6 +15,8 @@
 //! - [`command::CommandSpec`]: the declarative description of a command;
 //!   the families in [`commands`] each export a list of them.
 //! - [`protocol`]: the RESP request parser and the reply writer.
+//! - [`persist`]: RDB snapshots (point in time, without fork), the
+//!   append-only file, DUMP / RESTORE payloads.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
@@ -27,7 +29,9 @@ pub mod engine;
 mod error;
 pub mod expire;
 pub mod keyspace;
+pub mod log;
 pub mod memory;
+pub mod persist;
 pub mod protocol;
 pub mod stats;
 pub mod util;

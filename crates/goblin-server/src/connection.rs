@@ -118,6 +118,12 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
 
         if !session.out.is_empty() {
+            // appendfsync always: no reply before its writes are on disk.
+            let logged = session.state.aof_offset;
+            let aof = &engine.persist.aof;
+            if logged > aof.synced() && aof.policy() == goblin_engine::persist::aof::Fsync::Always {
+                aof.wait_synced(logged).await;
+            }
             let out = &session.out.buf;
             engine
                 .stats

@@ -87,3 +87,14 @@ pub fn notice(msg: &str) {
 pub fn warning(msg: &str) {
     write(3, '#', msg);
 }
+
+/// Where the engine's log lines go (installed with `goblin_engine::log::set_sink`).
+pub fn engine_sink(level: goblin_engine::log::Level, msg: &str) {
+    use goblin_engine::log::Level;
+    match level {
+        Level::Debug => write(0, '.', msg),
+        Level::Verbose => verbose(msg),
+        Level::Notice => notice(msg),
+        Level::Warning => warning(msg),
+    }
+}

@@ -37,6 +37,30 @@ pub struct Ctx<'a, 'l> {
     pub in_multi: bool,
     /// Running inside a script (redis.call).
     pub in_script: bool,
+    /// The command may change keys (its spec has the WRITE flag): keys it
+    /// locates are copied aside for a running snapshot first.
+    pub writes: bool,
+    /// What the command logs to the append-only file, when not the call.
+    pub effects: Effects,
+}
+
+/// What a command leaves in the append-only file (and any other log of
+/// changes) when that is not simply the call itself.
+///
+/// A command whose replay could turn out differently (it reads the clock
+/// or randomness) describes its effect as deterministic commands instead:
+/// `SET k v EX 10` is logged as `SET k v PXAT <ms>`, SPOP as the SREM of
+/// what it popped. Scripts log the commands they ran: `Engine::call`
+/// gathers the records of commands run inside a script or a transaction
+/// and logs them together when the outermost command ends.
+#[derive(Default, Debug)]
+pub struct Effects {
+    /// Log `commands` (database, argv) instead of the call.
+    pub replaced: bool,
+    pub commands: Vec<(usize, Vec<Vec<u8>>)>,
+    /// Log the call even though it changed nothing (FLUSHDB on an empty
+    /// database, as Redis's forceCommandPropagation).
+    pub forced: bool,
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {
@@ -51,7 +75,42 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn locate_in(&mut self, db: usize, key: &[u8]) -> (&mut Db, u64) {
         let h = hash_key(key);
         let idx = self.engine.keyspace.shard_of(h);
-        (&mut self.locks.shard(idx).dbs[db], h)
+        let writes = self.writes;
+        let slice = &mut self.locks.shard(idx).dbs[db];
+        // The one place where in-place changes of values are announced to
+        // a running snapshot (see persist/snapshot.rs).
+        if writes {
+            slice.preserve(h, key);
+        }
+        (slice, h)
+    }
+
+    /// Whether this command's changes are being logged.
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.engine.persist.aof.is_on() && !self.client.replaying
+    }
+
+    /// Logs `argv` (in the current database) in place of this call; may be
+    /// called several times. See [`Effects`].
+    pub fn log_as(&mut self, argv: &[&[u8]]) {
+        if !self.logging() {
+            return;
+        }
+        self.effects.replaced = true;
+        self.effects
+            .commands
+            .push((self.client.db, argv.iter().map(|a| a.to_vec()).collect()));
+    }
+
+    /// Logs nothing for this call even though it counted changes.
+    pub fn log_nothing(&mut self) {
+        self.effects.replaced = true;
+    }
+
+    /// Logs this call even if it changed nothing.
+    pub fn force_log(&mut self) {
+        self.effects.forced = true;
     }
 
     /// Read-only view of a key's value for commands that hold several at

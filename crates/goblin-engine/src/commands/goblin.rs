@@ -135,6 +135,12 @@ impl Store for CtxStore<'_, '_, '_> {
         );
     }
 
+    /// The commands that read the clock describe their changes as
+    /// commands; they are logged instead of the call.
+    fn effect(&mut self, argv: &[&[u8]]) {
+        self.0.log_as(argv);
+    }
+
     fn max_score(&mut self, key: &[u8]) -> Option<f64> {
         zset_of(self.0.lookup_write(key))
             .filter(|z| !z.is_empty())

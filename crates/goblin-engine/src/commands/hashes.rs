@@ -299,6 +299,8 @@ fn hincrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn hincrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = hincrbyfloat(ctx, args[1], args[2], args[3])?;
+    // Logged as the value it produced (Redis logs HSET).
+    ctx.log_as(&[b"HSET", args[1], args[2], &text]);
     ctx.out.bulk(&text);
     Ok(())
 }

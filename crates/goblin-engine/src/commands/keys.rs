@@ -429,6 +429,15 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
     }
     when += base;
     let done = expire_at(ctx, args[1], when, cond);
+    if done {
+        // Logged as an absolute time in ms, or as the deletion it caused.
+        if when <= ctx.now_ms as i64 {
+            ctx.log_as(&[b"DEL", args[1]]);
+        } else if relative || seconds {
+            let when = when.to_string();
+            ctx.log_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
+        }
+    }
     ctx.out.int(done as i64);
     Ok(())
 }

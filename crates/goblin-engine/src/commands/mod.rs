@@ -7,6 +7,7 @@ pub mod connection;
 pub mod goblin;
 pub mod hashes;
 pub mod keys;
+pub mod persistence;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -30,6 +31,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     sets::COMMANDS,
     goblin::COMMANDS,
+    persistence::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -66,14 +66,33 @@ fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let db = ctx.client.db;
     let n = flush(ctx, Some(db));
     ctx.add_dirty(n as u64);
+    // Logged even when the database was already empty (Redis forces it).
+    ctx.force_log();
     ctx.out.ok();
     Ok(())
 }
 
 fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     flush_mode(&args[1..])?;
+    // Redis's flushAllDataAndResetRDB: a snapshot being written is dropped,
+    // and with save rules the (now empty) dataset is saved at once.
+    let persist = &ctx.engine.persist;
+    if persist.running() == Some(crate::persist::JobKind::Rdb) {
+        persist.cancel(Some(crate::persist::JobKind::Rdb));
+        for shard in ctx.locks.held_mut() {
+            for db in shard.dbs.iter_mut() {
+                db.end_snapshot();
+            }
+        }
+    }
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
+    ctx.force_log();
+    if !ctx.in_multi && !ctx.engine.config.get("save").trim().is_empty() && ctx.locks.holds_all() {
+        if crate::persist::save_locked(ctx.engine, ctx.locks).is_ok() {
+            ctx.dirty = 0;
+        }
+    }
     ctx.out.ok();
     Ok(())
 }
@@ -124,6 +143,12 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             _ => return Err(Error::SYNTAX),
         }
     }
+    let save = match mode {
+        ShutdownMode::Save => Some(true),
+        ShutdownMode::NoSave => Some(false),
+        ShutdownMode::Default => None,
+    };
+    crate::persist::prepare_shutdown(&ctx.engine.arc(), save).map_err(Error::err)?;
     ctx.engine.request_shutdown(mode);
     // Redis closes the connection without a reply when the shutdown proceeds.
     ctx.client.close_after_reply = true;
@@ -410,7 +435,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .collect();
     match ctx.engine.config.set_many(&pairs) {
         Ok(()) => {
-            ctx.engine.config_changed(&pairs);
+            ctx.engine.config_changed(&pairs)?;
             ctx.out.ok();
             Ok(())
         }
@@ -983,6 +1008,15 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"aof-flush-sleep", 3) => {
+            let us = arg_i64(args[2])?.max(0) as u64;
+            ctx.engine
+                .persist
+                .aof
+                .flush_sleep_us
+                .store(us, Ordering::Relaxed);
+            ctx.out.ok();
+        }
         (b"reload", _) | (b"loadaof", _) => ctx
             .engine
             .debug_reload(ctx.locks, sub.as_slice() == b"loadaof")

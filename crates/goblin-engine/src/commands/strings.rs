@@ -182,6 +182,12 @@ pub fn set_with(
     ctx.set_value(key, Value::str(value), opts.keep_ttl);
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
+        // A relative expiry is logged as the absolute time it gave, so a
+        // replay sets the same deadline (Redis logs SET ... PXAT).
+        if !matches!(opts.expire, Some(ExpireArg::PxAt(_))) {
+            let at = at.to_string();
+            ctx.log_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+        }
     }
     Ok(SetOutcome { written: true, old })
 }
@@ -322,8 +328,14 @@ fn getex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.bulk(&value);
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
-    } else if opts.persist {
-        ctx.persist(key);
+        if at <= ctx.now_ms as i64 {
+            ctx.log_as(&[b"DEL", key]);
+        } else {
+            let at = at.to_string();
+            ctx.log_as(&[b"PEXPIREAT", key, at.as_bytes()]);
+        }
+    } else if opts.persist && ctx.persist(key) {
+        ctx.log_as(&[b"PERSIST", key]);
     }
     Ok(())
 }
@@ -427,6 +439,9 @@ fn decrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = incr_by_float(ctx, args[1], args[2])?;
+    // Logged as the value it produced: float arithmetic may round
+    // differently elsewhere (Redis logs SET ... KEEPTTL).
+    ctx.log_as(&[b"SET", args[1], &text, b"KEEPTTL"]);
     ctx.out.bulk(&text);
     Ok(())
 }
