@@ -1008,6 +1008,40 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"populate", 3..=5) => {
+            // DEBUG POPULATE count [prefix] [size]: keys "prefix:N" holding
+            // "value:N" (padded with zero bytes or cut to `size`).
+            let count = match arg_i64(args[2]) {
+                Ok(n) if n >= 0 => n as u64,
+                _ => return Err(Error::NOT_POSITIVE),
+            };
+            let size = match args.get(4) {
+                Some(a) => match arg_i64(a) {
+                    Ok(n) if n >= 0 => n as usize,
+                    _ => return Err(Error::NOT_POSITIVE),
+                },
+                None => 0,
+            };
+            let prefix = args.get(3).copied().unwrap_or(b"key");
+            let now = ctx.now_ms;
+            let mut key = Vec::new();
+            for j in 0..count {
+                key.clear();
+                key.extend_from_slice(prefix);
+                key.push(b':');
+                key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
+                let (db, h) = ctx.locate(&key);
+                if db.lookup(h, &key, now).is_some() {
+                    continue;
+                }
+                let mut val = format!("value:{j}").into_bytes();
+                if size > 0 {
+                    val.resize(size, 0);
+                }
+                db.insert_new(h, &key, crate::keyspace::Value::str(&val), now);
+            }
+            ctx.out.ok();
+        }
         (b"aof-flush-sleep", 3) => {
             let us = arg_i64(args[2])?.max(0) as u64;
             ctx.engine

@@ -529,13 +529,12 @@ pub fn load_rdb_stream(
                 }
             }
             rdb::Record::Aux(k, v) => {
-                if k == b"lua" {
-                    continue;
+                if k == b"redis-ver" {
+                    log::notice(&format!(
+                        "Loading RDB produced by version {}",
+                        String::from_utf8_lossy(&v)
+                    ));
                 }
-                log::verbose(&format!(
-                    "Loading RDB produced by version {}",
-                    if k == b"redis-ver" { String::from_utf8_lossy(&v).into_owned() } else { String::new() }
-                ));
             }
             rdb::Record::Function(_) => {
                 log::warning("The snapshot holds function libraries; they are not loaded");
@@ -616,7 +615,7 @@ pub fn load_rdb_file(
     let started = std::time::Instant::now();
     let p = &engine.persist;
     p.loading.store(true, Ordering::Relaxed);
-    let result = load_rdb_stream(engine, locks, rdb::Input::new(io::BufReader::with_capacity(0, file), size), false);
+    let result = load_rdb_stream(engine, locks, rdb::Input::new(file, size), false);
     p.loading.store(false, Ordering::Relaxed);
     match result {
         Ok(l) => {
