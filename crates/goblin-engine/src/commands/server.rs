@@ -1051,6 +1051,10 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .store(us, Ordering::Relaxed);
             ctx.out.ok();
         }
+        (b"log", 3) => {
+            crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
+            ctx.out.ok();
+        }
         (b"reload", _) | (b"loadaof", _) => ctx
             .engine
             .debug_reload(ctx.locks, sub.as_slice() == b"loadaof")
