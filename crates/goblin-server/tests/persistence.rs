@@ -1,0 +1,427 @@
+//! Persistence with real processes: goblin-server killed with SIGKILL at
+//! random moments must come back with every write it acknowledged (under
+//! `appendfsync always`), and RDB files must travel both ways between
+//! Goblin and Redis 7.0.15 (Debian's redis-server, which must be installed:
+//! these tests fail rather than skip without it).
+
+use redis::{Commands, Connection, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "goblin-persist-{name}-{}-{}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A server process (goblin-server or redis-server) on its own port.
+struct Proc {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Proc {
+    fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
+        let port = free_port();
+        let log = dir.join(format!("{}-{port}.log", Path::new(program).file_name().unwrap().to_string_lossy()));
+        let out = std::fs::File::create(&log).unwrap();
+        let mut cmd = Command::new(program);
+        cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+            .args(args)
+            .stdout(Stdio::from(out.try_clone().unwrap()))
+            .stderr(Stdio::from(out));
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
+        let mut p = Proc { child, port, log };
+        p.wait_ready();
+        p
+    }
+
+    fn goblin(dir: &Path, args: &[&str]) -> Proc {
+        Proc::spawn(env!("CARGO_BIN_EXE_goblin-server"), dir, args)
+    }
+
+    fn redis(dir: &Path, args: &[&str]) -> Proc {
+        Proc::spawn("redis-server", dir, args)
+    }
+
+    /// Waits until the server answers PING (it loads its data first).
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "server exited ({status}) during startup:\n{}",
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
+            }
+            if let Ok(mut c) = self.try_client() {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn try_client(&self) -> redis::RedisResult<Connection> {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?
+            .get_connection_with_timeout(Duration::from_secs(5))
+    }
+
+    fn client(&self) -> Connection {
+        self.try_client().unwrap()
+    }
+
+    fn kill9(mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+
+    fn shutdown(mut self) {
+        let mut c = self.client();
+        let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a writer got acknowledged: key -> value (for SET), counter value.
+#[derive(Default)]
+struct Acked {
+    strings: BTreeMap<String, (String, Instant)>,
+    hash_fields: BTreeMap<String, String>,
+    counter: i64,
+}
+
+/// One writer connection: SET, HSET and INCR in a loop until `stop`,
+/// recording each acknowledged write.
+fn writer(port: u16, id: usize, round: usize, stop: Arc<AtomicBool>, acked: Arc<Mutex<Acked>>) {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}/")) else {
+        return;
+    };
+    let Ok(mut c) = client.get_connection() else {
+        return;
+    };
+    let mut i = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let key = format!("r{round}:w{id}:k{i}");
+        let value = format!("v{i}-{}", fastrand::u32(..));
+        let r: redis::RedisResult<()> = c.set(&key, &value);
+        if r.is_err() {
+            return;
+        }
+        acked
+            .lock()
+            .unwrap()
+            .strings
+            .insert(key.clone(), (value.clone(), Instant::now()));
+        let field = format!("r{round}:w{id}:f{i}");
+        if c.hset::<_, _, _, i64>("hash", &field, &value).is_err() {
+            return;
+        }
+        acked.lock().unwrap().hash_fields.insert(field, value);
+        match c.incr::<_, _, i64>("counter", 1) {
+            Ok(n) => {
+                let mut a = acked.lock().unwrap();
+                a.counter = a.counter.max(n);
+            }
+            Err(_) => return,
+        }
+        i += 1;
+    }
+}
+
+/// Kills goblin-server at random moments while writers run, restarts it on
+/// the same data, and returns (acknowledged, lost) writes per round, with
+/// the age of the oldest lost write at the moment of the kill.
+fn crash_rounds(fsync: &str, rounds: usize) -> Vec<(usize, Vec<Duration>)> {
+    let dir = temp_dir(&format!("crash-{fsync}"));
+    let args = ["--appendonly", "yes", "--appendfsync", fsync, "--save", ""];
+    let all = Arc::new(Mutex::new(Acked::default()));
+    let mut report = Vec::new();
+    for round in 0..rounds {
+        let server = Proc::goblin(&dir, &args);
+        // Everything acknowledged in earlier rounds survived every restart.
+        check_acked(&server, &all.lock().unwrap(), fsync == "always");
+        let stop = Arc::new(AtomicBool::new(false));
+        let this_round = Arc::new(Mutex::new(Acked::default()));
+        let writers: Vec<_> = (0..4)
+            .map(|id| {
+                let (stop, acked, port) = (stop.clone(), this_round.clone(), server.port);
+                std::thread::spawn(move || writer(port, id, round, stop, acked))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(fastrand::u64(50..400)));
+        let killed_at = Instant::now();
+        server.kill9();
+        stop.store(true, Ordering::Relaxed);
+        for w in writers {
+            w.join().unwrap();
+        }
+        let server = Proc::goblin(&dir, &args);
+        let mut c = server.client();
+        let round_acked = this_round.lock().unwrap();
+        let mut lost = Vec::new();
+        for (k, (v, at)) in &round_acked.strings {
+            let got: Option<String> = c.get(k).unwrap();
+            if got.as_deref() != Some(v.as_str()) {
+                lost.push(killed_at.saturating_duration_since(*at));
+            }
+        }
+        report.push((round_acked.strings.len(), lost));
+        // Merge what survived into the expectations of later rounds.
+        let mut a = all.lock().unwrap();
+        for (k, (v, at)) in round_acked.strings.iter() {
+            let got: Option<String> = c.get(k).unwrap();
+            if got.as_deref() == Some(v.as_str()) {
+                a.strings.insert(k.clone(), (v.clone(), *at));
+            }
+        }
+        for (f, v) in round_acked.hash_fields.iter() {
+            let got: Option<String> = c.hget("hash", f).unwrap();
+            if got.as_deref() == Some(v.as_str()) {
+                a.hash_fields.insert(f.clone(), v.clone());
+            }
+        }
+        let counter: i64 = c.get::<_, Option<i64>>("counter").unwrap().unwrap_or(0);
+        if fsync == "always" {
+            assert!(
+                counter >= round_acked.counter,
+                "round {round}: counter {counter} < acknowledged {}",
+                round_acked.counter
+            );
+        }
+        a.counter = counter;
+        drop(round_acked);
+        drop(a);
+        server.shutdown();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    report
+}
+
+fn check_acked(server: &Proc, acked: &Acked, exact_counter: bool) {
+    let mut c = server.client();
+    for (k, (v, _)) in &acked.strings {
+        let got: Option<String> = c.get(k).unwrap();
+        assert_eq!(got.as_deref(), Some(v.as_str()), "key {k} lost after restart");
+    }
+    for (f, v) in &acked.hash_fields {
+        let got: Option<String> = c.hget("hash", f).unwrap();
+        assert_eq!(got.as_deref(), Some(v.as_str()), "hash field {f} lost");
+    }
+    if exact_counter {
+        let n: i64 = c.get::<_, Option<i64>>("counter").unwrap().unwrap_or(0);
+        assert!(n >= acked.counter, "counter went back: {n} < {}", acked.counter);
+    }
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_write_with_appendfsync_always() {
+    let report = crash_rounds("always", 20);
+    let acked: usize = report.iter().map(|r| r.0).sum();
+    let lost: usize = report.iter().map(|r| r.1.len()).sum();
+    eprintln!("appendfsync always: {} rounds, {acked} acknowledged SETs, {lost} lost", report.len());
+    assert!(acked > 0, "the writers got nothing acknowledged");
+    assert_eq!(lost, 0, "acknowledged writes lost under appendfsync always");
+}
+
+#[test]
+fn sigkill_loses_at_most_about_a_second_with_appendfsync_everysec() {
+    let report = crash_rounds("everysec", 10);
+    let acked: usize = report.iter().map(|r| r.0).sum();
+    let lost: usize = report.iter().map(|r| r.1.len()).sum();
+    let oldest = report
+        .iter()
+        .flat_map(|r| r.1.iter())
+        .max()
+        .copied()
+        .unwrap_or_default();
+    eprintln!(
+        "appendfsync everysec: {} rounds, {acked} acknowledged SETs, {lost} lost, oldest lost write acknowledged {oldest:?} before the kill",
+        report.len()
+    );
+    assert!(acked > 0, "the writers got nothing acknowledged");
+    // Redis's promise for everysec: at most about one second of writes.
+    // (A kill, unlike a power cut, loses only what was not yet written.)
+    assert!(
+        oldest <= Duration::from_secs(2),
+        "a write acknowledged {oldest:?} before the kill was lost"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// RDB round trips with Redis 7.0.15
+
+/// Fills a server with every type in small and large encodings, with TTLs,
+/// in two databases.
+fn fill(c: &mut Connection) {
+    let q = |c: &mut Connection, args: &[&str]| {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query::<Value>(c).unwrap();
+    };
+    for db in ["0", "3"] {
+        q(c, &["SELECT", db]);
+        q(c, &["SET", "int", "12345"]);
+        q(c, &["SET", "negint", "-70000"]);
+        q(c, &["SET", "bigint", "9223372036854775807"]);
+        q(c, &["SET", "short", "hello"]);
+        q(c, &["SET", "compressible", &"a".repeat(500)]);
+        let binary: Vec<u8> = (0..3000).map(|i| (i * 7 % 256) as u8).collect();
+        redis::cmd("SET").arg("binary").arg(binary).query::<()>(c).unwrap();
+        q(c, &["SET", "ttl", "v", "PX", "5000000"]);
+        q(c, &["HSET", "hsmall", "f1", "v1", "f2", "2", "f3", "-3"]);
+        for i in 0..600 {
+            q(c, &["HSET", "hlarge", &format!("field{i}"), &format!("value{i}")]);
+        }
+        q(c, &["HSET", "hlongvalue", "f", &"x".repeat(100)]);
+        q(c, &["SADD", "sints", "1", "2", "-3", "100000", "5000000000"]);
+        for i in 0..600 {
+            q(c, &["SADD", "slargeints", &i.to_string()]);
+        }
+        q(c, &["SADD", "sstrings", "a", "b", "c"]);
+        q(c, &["ZADD", "zsmall", "1", "a", "2.5", "b", "-3", "c", "inf", "d"]);
+        for i in 0..300 {
+            q(c, &["ZADD", "zlarge", &format!("{}", i as f64 * 1.25 - 40.0), &format!("m{i}")]);
+        }
+        q(c, &["ZADD", "zlongmember", "1", &"m".repeat(100)]);
+        q(c, &["EXPIRE", "hlarge", "100000"]);
+        q(c, &["PEXPIREAT", "zsmall", "4102444800000"]);
+    }
+    q(c, &["SELECT", "0"]);
+}
+
+/// Every key of databases 0 and 3 as comparable text: type, encoding,
+/// absolute expiry and content.
+fn snapshot(c: &mut Connection) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for db in [0, 3] {
+        redis::cmd("SELECT").arg(db).query::<()>(c).unwrap();
+        let keys: Vec<String> = c.keys("*").unwrap();
+        for k in keys {
+            let t: String = redis::cmd("TYPE").arg(&k).query(c).unwrap();
+            let enc: String = redis::cmd("OBJECT").arg("ENCODING").arg(&k).query(c).unwrap();
+            let exp: i64 = redis::cmd("PEXPIRETIME").arg(&k).query(c).unwrap();
+            let content = match t.as_str() {
+                "string" => format!("{:?}", c.get::<_, Vec<u8>>(&k).unwrap()),
+                "hash" => format!("{:?}", c.hgetall::<_, BTreeMap<String, String>>(&k).unwrap()),
+                "set" => format!("{:?}", c.smembers::<_, BTreeSet<String>>(&k).unwrap()),
+                "zset" => format!(
+                    "{:?}",
+                    c.zrange_withscores::<_, Vec<(String, String)>>(&k, 0, -1).unwrap()
+                ),
+                "list" => format!("{:?}", c.lrange::<_, Vec<String>>(&k, 0, -1).unwrap()),
+                other => panic!("unexpected type {other}"),
+            };
+            out.insert(format!("{db}/{k}"), format!("{t} {enc} expire={exp} {content}"));
+        }
+    }
+    redis::cmd("SELECT").arg(0).query::<()>(c).unwrap();
+    out
+}
+
+fn assert_same(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>, what: &str) {
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: key sets differ"
+    );
+    for (k, v) in a {
+        assert_eq!(Some(v), b.get(k), "{what}: key {k} differs");
+    }
+}
+
+#[test]
+fn redis_rdb_loads_in_goblin_and_goblin_rdb_loads_in_redis() {
+    // Redis writes its dump.rdb...
+    let redis_dir = temp_dir("redis-src");
+    let redis = Proc::redis(&redis_dir, &["--save", "", "--appendonly", "no"]);
+    let mut rc = redis.client();
+    fill(&mut rc);
+    let from_redis = snapshot(&mut rc);
+    redis::cmd("SAVE").query::<()>(&mut rc).unwrap();
+    redis.shutdown();
+    assert!(from_redis.len() > 20);
+
+    // ...Goblin loads it...
+    let goblin_dir = temp_dir("goblin");
+    std::fs::copy(redis_dir.join("dump.rdb"), goblin_dir.join("dump.rdb")).unwrap();
+    let goblin = Proc::goblin(&goblin_dir, &["--save", "", "--appendonly", "no"]);
+    let mut gc = goblin.client();
+    assert_same(&from_redis, &snapshot(&mut gc), "Redis's dump.rdb loaded by Goblin");
+
+    // ...writes its own, which Redis loads back.
+    redis::cmd("SAVE").query::<()>(&mut gc).unwrap();
+    goblin.shutdown();
+    let back_dir = temp_dir("redis-back");
+    std::fs::copy(goblin_dir.join("dump.rdb"), back_dir.join("dump.rdb")).unwrap();
+    let redis = Proc::redis(&back_dir, &["--save", "", "--appendonly", "no"]);
+    let mut rc = redis.client();
+    assert_same(&from_redis, &snapshot(&mut rc), "Goblin's dump.rdb loaded by Redis");
+    redis.shutdown();
+    for d in [redis_dir, goblin_dir, back_dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn dump_payloads_travel_between_redis_and_goblin() {
+    let redis_dir = temp_dir("dump-redis");
+    let goblin_dir = temp_dir("dump-goblin");
+    let redis = Proc::redis(&redis_dir, &["--save", "", "--appendonly", "no"]);
+    let goblin = Proc::goblin(&goblin_dir, &["--save", "", "--appendonly", "no"]);
+    let mut rc = redis.client();
+    let mut gc = goblin.client();
+    fill(&mut rc);
+    fill(&mut gc);
+    let keys: Vec<String> = rc.keys("*").unwrap();
+    for k in &keys {
+        let from_redis: Vec<u8> = redis::cmd("DUMP").arg(k).query(&mut rc).unwrap();
+        let from_goblin: Vec<u8> = redis::cmd("DUMP").arg(k).query(&mut gc).unwrap();
+        let target = format!("{k}:copy");
+        redis::cmd("RESTORE").arg(&target).arg(0).arg(&from_redis).query::<()>(&mut gc).unwrap();
+        redis::cmd("RESTORE").arg(&target).arg(0).arg(&from_goblin).query::<()>(&mut rc).unwrap();
+    }
+    let r = snapshot(&mut rc);
+    let g = snapshot(&mut gc);
+    for k in &keys {
+        let strip = |s: &String| s.split_once(" expire=").map(|(a, b)| (a.to_string(), b.split_once(' ').unwrap().1.to_string())).unwrap();
+        let orig = strip(&r[&format!("0/{k}")]);
+        assert_eq!(strip(&g[&format!("0/{k}:copy")]), orig, "Redis's DUMP of {k} restored by Goblin");
+        assert_eq!(strip(&r[&format!("0/{k}:copy")]), orig, "Goblin's DUMP of {k} restored by Redis");
+    }
+    redis.shutdown();
+    goblin.shutdown();
+    let _ = std::fs::remove_dir_all(redis_dir);
+    let _ = std::fs::remove_dir_all(goblin_dir);
+}
