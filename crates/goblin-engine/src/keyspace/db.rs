@@ -21,6 +21,10 @@ pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.store(on, Ordering::Relaxed);
 }
 
+/// Bytes copied aside by the running snapshot (INFO's current_cow_size:
+/// Goblin's counterpart of the pages a forked child copies on write).
+pub static SNAPSHOT_COPIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// This database's part in a running point-in-time snapshot (see
 /// persist/snapshot.rs for the whole model).
 ///
@@ -51,8 +55,13 @@ impl DbSnapshot {
         if keys.bucket_of(hash) < self.cursor || self.saved.get(hash, key).is_some() {
             return;
         }
+        let copy = keys.get(hash, key).cloned();
+        let bytes = std::mem::size_of::<Object>()
+            + key.len()
+            + copy.as_ref().map_or(0, |o| o.value.heap_size_sampled(0));
+        SNAPSHOT_COPIED.fetch_add(bytes as u64, Ordering::Relaxed);
         self.saved
-            .insert_new(hash, CompactBytes::from_slice(key), keys.get(hash, key).cloned());
+            .insert_new(hash, CompactBytes::from_slice(key), copy);
     }
 }
 

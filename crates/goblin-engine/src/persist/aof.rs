@@ -268,6 +268,8 @@ pub struct Aof {
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// DEBUG AOF-FLUSH-SLEEP: microseconds the writer waits before each write.
     pub flush_sleep_us: AtomicU64,
+    /// Offset up to which records were handed to the kernel (write(2)).
+    written: AtomicU64,
     pub current_size: AtomicU64,
     pub base_size: AtomicU64,
     pub last_write_ok: AtomicBool,
@@ -300,6 +302,7 @@ impl Aof {
             files: Mutex::new(None),
             writer: Mutex::new(None),
             flush_sleep_us: AtomicU64::new(0),
+            written: AtomicU64::new(0),
             current_size: AtomicU64::new(0),
             base_size: AtomicU64::new(0),
             last_write_ok: AtomicBool::new(true),
@@ -356,6 +359,54 @@ impl Aof {
         p.appended
     }
 
+    /// Bytes handed to the kernel so far: they survive the process being
+    /// killed, not a power cut.
+    pub fn written(&self) -> u64 {
+        self.written.load(Ordering::Acquire)
+    }
+
+    /// Writes whatever is buffered up to at least `offset` from the
+    /// calling thread (Redis writes its AOF buffer before it sends replies,
+    /// so a reply never goes out before its write reached the kernel).
+    /// Whoever gets the file writes every connection's pending records.
+    pub fn write_through(&self, offset: u64) {
+        if self.written() >= offset {
+            return;
+        }
+        let mut files = self.files.lock();
+        if self.written() >= offset {
+            return;
+        }
+        let (data, end) = {
+            let mut p = self.pending.lock();
+            (std::mem::take(&mut p.data), p.appended)
+        };
+        let Some(f) = files.as_mut() else {
+            return;
+        };
+        if let Some(file) = f.incr.as_mut() {
+            match file.write_all(&data) {
+                Ok(()) => {
+                    self.current_size
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
+                    f.unsynced = true;
+                    self.last_write_ok.store(true, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    log::warning(&format!("Error writing to the AOF file: {e}"));
+                    self.last_write_ok.store(false, Ordering::Relaxed);
+                    // Put the records back for the writer thread to retry.
+                    let mut p = self.pending.lock();
+                    let mut rest = data;
+                    rest.extend_from_slice(&p.data);
+                    p.data = rest;
+                    return;
+                }
+            }
+        }
+        self.written.store(end, Ordering::Release);
+    }
+
     /// Bytes written (and synced under `always`) so far.
     pub fn synced(&self) -> u64 {
         *self.synced.borrow()
@@ -390,6 +441,7 @@ impl Aof {
             p.last_ts = 0;
             let appended = p.appended;
             drop(p);
+            self.written.store(appended, Ordering::Release);
             self.synced.send_replace(appended);
         }
         self.on.store(true, Ordering::Relaxed);
@@ -438,6 +490,7 @@ impl Aof {
         }
         f.unsynced = false;
         f.last_fsync = Instant::now();
+        self.written.fetch_max(end, Ordering::Release);
         self.synced.send_replace(end);
         Ok(())
     }
@@ -509,6 +562,7 @@ impl Aof {
                 f.last_fsync = Instant::now();
             }
             drop(files);
+            self.written.fetch_max(end, Ordering::Release);
             self.synced.send_replace(end);
             if stop {
                 return;
@@ -563,6 +617,7 @@ impl Aof {
         f.unsynced = false;
         log::notice(&format!("Creating AOF incr file {name} on background rewrite"));
         drop(files);
+        self.written.fetch_max(end, Ordering::Release);
         self.synced.send_replace(end);
         Ok(name)
     }
@@ -661,7 +716,9 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mut manifest = read_manifest(&dir, &name).map_err(io::Error::other)?;
     let aof = &engine.persist.aof;
-    if manifest.base.is_none() {
+    // A base is created only for a log that has no file at all (Redis
+    // does the same: a log of incr files alone stays as it is).
+    if manifest.base.is_none() && manifest.incrs.is_empty() {
         let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
         let seq = manifest.base_seq + 1;
         let base = format!("{name}.{seq}.base.{}", if rdb_format { "rdb" } else { "aof" });

@@ -102,6 +102,9 @@ pub struct Persistence {
     pub loading: AtomicBool,
     pub load_keys_loaded: AtomicU64,
     pub load_keys_expired: AtomicU64,
+    /// Bytes the last snapshot copied aside (rdb_last_cow_size).
+    pub last_copied: AtomicU64,
+    pub last_aof_copied: AtomicU64,
     /// Changes counted when the running snapshot started.
     pub dirty_at_start: AtomicU64,
     /// Keeps the temp-file names of concurrent saves apart.
@@ -126,6 +129,8 @@ impl Default for Persistence {
             loading: AtomicBool::new(false),
             load_keys_loaded: AtomicU64::new(0),
             load_keys_expired: AtomicU64::new(0),
+            last_copied: AtomicU64::new(0),
+            last_aof_copied: AtomicU64::new(0),
             dirty_at_start: AtomicU64::new(0),
             serial: AtomicU64::new(0),
         }
@@ -244,6 +249,7 @@ pub fn start_job(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>, kind: JobKind
     } else {
         None
     };
+    crate::keyspace::db::SNAPSHOT_COPIED.store(0, Ordering::Relaxed);
     let walk = snapshot::begin(locks, engine.keyspace.databases());
     let job = Arc::new(Job {
         kind,
@@ -287,6 +293,11 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
         snapshot::abandon(&engine);
     }
     let secs = (now_ms().saturating_sub(job.started_ms) / 1000) as i64;
+    let copied = crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed);
+    match job.kind {
+        JobKind::Rdb => p.last_copied.store(copied, Ordering::Relaxed),
+        JobKind::AofRewrite => p.last_aof_copied.store(copied, Ordering::Relaxed),
+    }
     match job.kind {
         JobKind::Rdb => {
             p.last_bgsave_secs.store(secs, Ordering::Relaxed);
@@ -799,6 +810,11 @@ pub fn info(engine: &Engine) -> String {
             j.walk.keys_total,
         )
     });
+    let copied = if job.is_some() {
+        crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed)
+    } else {
+        0
+    };
     let current_secs = |kind: JobKind| -> i64 {
         match &job {
             Some(j) if j.kind == kind => (now.saturating_sub(j.started_ms) / 1000) as i64,
@@ -809,7 +825,7 @@ pub fn info(engine: &Engine) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{rdb_running}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{aof_running}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:{copied}\r\ncurrent_cow_size:{copied}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{rdb_running}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{aof_running}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         p.loading.load(Ordering::Relaxed) as u8,
         if total > 0 { processed as f64 * 100.0 / total as f64 } else { 0.0 },
         engine.dirty.load(Ordering::Relaxed),
@@ -818,6 +834,7 @@ pub fn info(engine: &Engine) -> String {
         p.last_bgsave_secs.load(Ordering::Relaxed),
         current_secs(JobKind::Rdb),
         p.rdb_saves.load(Ordering::Relaxed),
+        p.last_copied.load(Ordering::Relaxed),
         p.load_keys_expired.load(Ordering::Relaxed),
         p.load_keys_loaded.load(Ordering::Relaxed),
         p.aof.is_on() as u8,
@@ -828,6 +845,7 @@ pub fn info(engine: &Engine) -> String {
         p.aof_rewrites.load(Ordering::Relaxed),
         p.aof_rewrite_failures.load(Ordering::Relaxed),
         ok(p.aof.last_write_ok.load(Ordering::Relaxed)),
+        p.last_aof_copied.load(Ordering::Relaxed),
     );
     if p.aof.is_on() {
         let _ = write!(
