@@ -425,3 +425,121 @@ fn dump_payloads_travel_between_redis_and_goblin() {
     let _ = std::fs::remove_dir_all(redis_dir);
     let _ = std::fs::remove_dir_all(goblin_dir);
 }
+
+// ---------------------------------------------------------------------------
+// Point-in-time snapshots while clients write
+
+mod common;
+
+/// Reads a dump.rdb into (db, key) -> (value or type, expiry).
+fn read_rdb(path: &Path) -> BTreeMap<(u64, Vec<u8>), String> {
+    use goblin_engine::persist::rdb::{FileReader, Input, LoadLimits, Record};
+    let data = std::fs::read(path).unwrap();
+    let mut r = FileReader::new(Input::from_slice(&data), LoadLimits::default()).unwrap();
+    let mut db = 0;
+    let mut out = BTreeMap::new();
+    loop {
+        match r.next().unwrap() {
+            Record::Eof => break,
+            Record::SelectDb(n) => db = n,
+            Record::Key { key, value, .. } => {
+                let v = match value.unwrap() {
+                    goblin_engine::keyspace::Value::Str(s) => String::from_utf8_lossy(&s).into_owned(),
+                    other => other.value_type().name().to_string(),
+                };
+                assert!(out.insert((db, key), v).is_none(), "key written twice");
+            }
+            _ => {}
+        }
+    }
+    r.verify_checksum().unwrap();
+    out
+}
+
+fn wait_bgsave_done(c: &mut Connection) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info: String = redis::cmd("INFO").arg("persistence").query(c).unwrap();
+        if info.contains("rdb_bgsave_in_progress:0") {
+            assert!(info.contains("rdb_last_bgsave_status:ok"), "{info}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "BGSAVE did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
+    let server = common::TestServer::start();
+    let mut c = server.client();
+    let n = 20_000;
+    redis::cmd("DEBUG").arg("POPULATE").arg(n).query::<()>(&mut c).unwrap();
+    redis::cmd("SELECT").arg(2).query::<()>(&mut c).unwrap();
+    redis::cmd("DEBUG").arg("POPULATE").arg(1000).arg("two").query::<()>(&mut c).unwrap();
+    redis::cmd("SELECT").arg(0).query::<()>(&mut c).unwrap();
+    // Slow the walk down so that the writes below land while it runs.
+    redis::cmd("CONFIG").arg("SET").arg("rdb-key-save-delay").arg(20).query::<()>(&mut c).unwrap();
+    let started: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    assert_eq!(started, "Background saving started");
+    // Overwrite, delete and create keys, in both databases, and swap them.
+    for i in (0..n).step_by(7) {
+        let _: () = c.set(format!("key:{i}"), "changed").unwrap();
+    }
+    for i in (3..n).step_by(11) {
+        let _: i64 = c.del(format!("key:{i}")).unwrap();
+    }
+    for i in 0..3000 {
+        let _: () = c.set(format!("new:{i}"), "new").unwrap();
+    }
+    let _: () = c.hset("newhash", "f", "v").unwrap();
+    redis::cmd("SWAPDB").arg(0).arg(2).query::<()>(&mut c).unwrap();
+    for i in 0..1000 {
+        let _: () = c.set(format!("key:{i}"), "after-swap").unwrap();
+    }
+    let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(
+        info.contains("rdb_bgsave_in_progress:1"),
+        "the writes must overlap the snapshot:\n{info}"
+    );
+    wait_bgsave_done(&mut c);
+
+    // The file holds exactly the data of the moment BGSAVE started.
+    let saved = read_rdb(&server.dir.join("dump.rdb"));
+    assert_eq!(saved.len(), n + 1000);
+    for i in 0..n {
+        assert_eq!(saved.get(&(0, format!("key:{i}").into_bytes())), Some(&format!("value:{i}")));
+    }
+    for i in 0..1000 {
+        assert_eq!(saved.get(&(2, format!("two:{i}").into_bytes())), Some(&format!("value:{i}")));
+    }
+    // And the live data kept every write.
+    let v: String = c.get("key:0").unwrap();
+    assert_eq!(v, "after-swap");
+    redis::cmd("SELECT").arg(2).query::<()>(&mut c).unwrap();
+    let v: String = c.get("key:7").unwrap();
+    assert_eq!(v, "changed");
+    let n_new: usize = c.keys::<_, Vec<String>>("new:*").unwrap().len();
+    assert_eq!(n_new, 3000);
+}
+
+#[test]
+fn bgsave_keeps_the_old_data_when_flushdb_runs_meanwhile() {
+    let server = common::TestServer::start();
+    let mut c = server.client();
+    redis::cmd("DEBUG").arg("POPULATE").arg(5000).query::<()>(&mut c).unwrap();
+    redis::cmd("CONFIG").arg("SET").arg("rdb-key-save-delay").arg(100).query::<()>(&mut c).unwrap();
+    let _: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    let _: () = c.set("key:1", "changed").unwrap();
+    redis::cmd("FLUSHDB").query::<()>(&mut c).unwrap();
+    let _: () = c.set("key:2", "after-flush").unwrap();
+    let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(info.contains("rdb_bgsave_in_progress:1"), "{info}");
+    wait_bgsave_done(&mut c);
+    let saved = read_rdb(&server.dir.join("dump.rdb"));
+    assert_eq!(saved.len(), 5000);
+    assert_eq!(saved.get(&(0, b"key:1".to_vec())).map(String::as_str), Some("value:1"));
+    assert_eq!(saved.get(&(0, b"key:2".to_vec())).map(String::as_str), Some("value:2"));
+    let live: Vec<String> = c.keys("*").unwrap();
+    assert_eq!(live, vec!["key:2".to_string()]);
+}
