@@ -45,8 +45,11 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
     pub killed: AtomicBool,
-    /// Woken when the client is killed (or unblocked by CLIENT UNBLOCK).
+    /// Woken when the client is killed.
     pub wake: tokio::sync::Notify,
+    /// The wait in progress while the client is blocked (CLIENT UNBLOCK
+    /// finds it here).
+    pub block: Mutex<Option<Arc<crate::blocking::BlockedClient>>>,
 }
 
 impl ClientInfo {
@@ -126,6 +129,11 @@ pub struct ClientState {
     /// Records of commands run inside a transaction or a script, logged
     /// together when the outermost command ends.
     pub pending_log: Vec<crate::persist::aof::Record>,
+    /// Keys that this client's commands made ready for blocked clients;
+    /// served once the top-level command has released its locks.
+    pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
+    /// Set when the last command blocked (see `crate::blocking`).
+    pub blocked: Option<Arc<crate::blocking::BlockedClient>>,
 }
 
 impl ClientState {
@@ -144,7 +152,11 @@ pub struct ClientRegistry {
     clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
     next_id: AtomicU64,
     pub connected: AtomicUsize,
+    /// Clients blocked on keys (INFO blocked_clients). While zero, writes
+    /// skip the look-up for waiters.
     pub blocked: AtomicUsize,
+    /// Those of them with a deadline (INFO clients_in_timeout_table).
+    pub blocked_with_timeout: AtomicUsize,
 }
 
 impl ClientRegistry {
@@ -171,6 +183,7 @@ impl ClientRegistry {
             no_evict: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
+            block: Mutex::new(None),
         });
         if conn.fd >= 0 {
             self.clients.lock().insert(id, info.clone());

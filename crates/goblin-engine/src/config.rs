@@ -267,6 +267,8 @@ pub struct Config {
     pub maxmemory: AtomicU64,
     pub requirepass_set: AtomicBool,
     pub busy_reply_threshold: AtomicI64,
+    /// list-max-listpack-size: read by every list write.
+    pub list_max_listpack_size: AtomicI64,
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -434,6 +436,7 @@ impl Config {
             maxmemory: AtomicU64::new(0),
             requirepass_set: AtomicBool::new(false),
             busy_reply_threshold: AtomicI64::new(0),
+            list_max_listpack_size: AtomicI64::new(0),
         };
         c.refresh_hot();
         c
@@ -455,6 +458,8 @@ impl Config {
             .store(!self.get("requirepass").is_empty(), Ordering::Relaxed);
         self.busy_reply_threshold
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        self.list_max_listpack_size
+            .store(self.get_i64("list-max-listpack-size"), Ordering::Relaxed);
     }
 
     /// The canonical value of a parameter (by name or alias).

@@ -187,11 +187,6 @@ impl Engine {
         crate::persist::debug_reload(&self.arc(), locks, aof).map_err(Error::err)
     }
 
-    /// CLIENT UNBLOCK.
-    pub fn unblock_client(&self, client: &ClientInfo, _with_error: bool) {
-        client.wake.notify_one();
-    }
-
     /// Opens a session for a new client.
     pub fn session(self: &Arc<Self>, conn: ConnInfo) -> Session {
         let info = self.clients.register(&conn, now_ms());
@@ -216,8 +211,11 @@ impl Engine {
                 replaying: false,
                 aof_offset: 0,
                 pending_log: Vec::new(),
+                ready_keys: Vec::new(),
+                blocked: None,
             },
             out: ReplyWriter::new(2),
+            block_reply_discarded: false,
         }
     }
 
@@ -278,6 +276,28 @@ impl Engine {
         in_multi: bool,
         in_script: bool,
     ) {
+        self.call_with(
+            client, out, locks, stats, cmd_id, argv, now_ms, in_multi, in_script, None,
+        );
+    }
+
+    /// `call`, optionally on behalf of a blocked client being served on the
+    /// ready key `serving`. Such a run is not counted as a new call (Redis
+    /// counted the call when the client blocked) but its time and errors are.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn call_with(
+        &self,
+        client: &mut ClientState,
+        out: &mut ReplyWriter,
+        locks: &mut ShardLocks<'_>,
+        stats: &ThreadStats,
+        cmd_id: usize,
+        argv: &[&[u8]],
+        now_ms: u64,
+        in_multi: bool,
+        in_script: bool,
+        serving: Option<&[u8]>,
+    ) {
         let entry = table().get(cmd_id);
         let errors_before = out.errors;
         let start = Instant::now();
@@ -295,6 +315,7 @@ impl Engine {
             in_script,
             writes: entry.spec.has(flag::WRITE),
             effects: Default::default(),
+            serving,
         };
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
@@ -309,9 +330,11 @@ impl Engine {
             self.dirty.fetch_add(dirty, Ordering::Relaxed);
         }
         let c = &stats.commands[cmd_id];
-        c.calls.fetch_add(1, Ordering::Relaxed);
         c.usec.fetch_add(elapsed, Ordering::Relaxed);
-        stats.commands_processed.fetch_add(1, Ordering::Relaxed);
+        if serving.is_none() {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            stats.commands_processed.fetch_add(1, Ordering::Relaxed);
+        }
         if out.errors != errors_before {
             c.failed.fetch_add(1, Ordering::Relaxed);
             self.note_errors(stats, out, out.errors - errors_before);
@@ -409,6 +432,10 @@ pub enum Flow {
     Continue,
     /// Write the pending replies, then close.
     Close,
+    /// The command blocked (BLPOP...): write the pending replies, wait on
+    /// `Session::blocked()` without processing further input, then call
+    /// `Session::finish_block` and continue (see `crate::blocking`).
+    Block,
 }
 
 /// One client's connection to the engine.
@@ -417,6 +444,8 @@ pub struct Session {
     pub state: ClientState,
     /// Replies not yet written to the client.
     pub out: ReplyWriter,
+    /// The blocked command's reply is to be dropped (CLIENT REPLY OFF/SKIP).
+    pub(crate) block_reply_discarded: bool,
 }
 
 impl Session {
@@ -440,20 +469,37 @@ impl Session {
         let reply_start = self.out.len();
         self.dispatch(&engine, &stats, argv);
 
+        // Clients blocked on keys this command (or transaction) made ready
+        // are served now that its locks are released.
+        if !self.state.ready_keys.is_empty() {
+            let ready = std::mem::take(&mut self.state.ready_keys);
+            engine.serve_ready(&stats, ready);
+        }
+
         // CLIENT REPLY OFF / SKIP: drop what this command wrote.
-        match self.state.reply_mode {
-            ReplyMode::On => {}
-            ReplyMode::Off => self.out.truncate(reply_start),
+        let discard = match self.state.reply_mode {
+            ReplyMode::On => false,
+            ReplyMode::Off => true,
             ReplyMode::Skip => {
-                self.out.truncate(reply_start);
                 self.state.reply_mode = ReplyMode::On;
+                true
             }
-            ReplyMode::SkipNext => self.state.reply_mode = ReplyMode::Skip,
+            ReplyMode::SkipNext => {
+                self.state.reply_mode = ReplyMode::Skip;
+                false
+            }
+        };
+        if discard {
+            self.out.truncate(reply_start);
         }
         self.state
             .info
             .last_interaction_ms
             .store(now_ms(), Ordering::Relaxed);
+        if self.state.blocked.is_some() {
+            self.block_reply_discarded = discard;
+            return Flow::Block;
+        }
         if self.state.close_after_reply {
             Flow::Close
         } else {
@@ -561,6 +607,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.cancel_block();
         crate::commands::transactions::unwatch_all(&self.engine, &mut self.state, None);
         self.engine.clients.unregister(self.state.info.id);
     }

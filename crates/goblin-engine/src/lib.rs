@@ -17,10 +17,13 @@
 //! - [`protocol`]: the RESP request parser and the reply writer.
 //! - [`persist`]: RDB snapshots (point in time, without fork), the
 //!   append-only file, DUMP / RESTORE payloads.
+//! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
+//!   timed out and unblocked.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
 
+pub mod blocking;
 pub mod client;
 pub mod command;
 pub mod commands;

@@ -71,3 +71,14 @@ int goblin_ld_format(const long double *value, int mode, char *buf, size_t len) 
     buf[l] = '\0';
     return (int)l;
 }
+
+/* Redis's getTimeoutFromObjectOrReply() for a timeout in seconds:
+ * (long long) ceill(v * 1000.0). A value out of the long long range converts
+ * to LLONG_MIN, as the x86 conversion Redis relies on does, and is then
+ * reported as a negative timeout. */
+long long goblin_ld_seconds_to_ms(const long double *v) {
+    long double ms = ceill(*v * 1000.0);
+    if (isnan(ms) || ms >= 9223372036854775808.0L || ms < -9223372036854775808.0L)
+        return (-9223372036854775807LL - 1);
+    return (long long)ms;
+}

@@ -119,6 +119,7 @@ extern "C" {
     fn goblin_ld_is_finite(a: *const LongDouble) -> c_int;
     fn goblin_ld_to_f64(a: *const LongDouble) -> f64;
     fn goblin_ld_format(v: *const LongDouble, mode: c_int, buf: *mut c_char, len: usize) -> c_int;
+    fn goblin_ld_seconds_to_ms(v: *const LongDouble) -> i64;
 }
 
 impl LongDouble {
@@ -152,6 +153,13 @@ impl LongDouble {
     pub fn to_f64(&self) -> f64 {
         // SAFETY: reads one long double.
         unsafe { goblin_ld_to_f64(self) }
+    }
+
+    /// Seconds to whole milliseconds, rounded up, as Redis converts a
+    /// blocking timeout (out-of-range values give i64::MIN).
+    pub fn seconds_to_ms(&self) -> i64 {
+        // SAFETY: reads one long double.
+        unsafe { goblin_ld_seconds_to_ms(self) }
     }
 
     fn format(&self, mode: c_int) -> Vec<u8> {

@@ -48,34 +48,10 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     let mut parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
     let mut close = false;
 
-    while !close {
-        if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
-            // Size the next read to the bulk being received, when known.
-            let want = parser
-                .pending_bulk()
-                .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
-            rbuf.reserve(want);
-        }
-        let n = tokio::select! {
-            r = stream.read_buf(&mut rbuf) => match r {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
-            _ = info.wake.notified() => {
-                if info.is_killed() { break }
-                continue;
-            }
-        };
-        if info.is_killed() {
-            break;
-        }
-        engine
-            .stats
-            .net_input_bytes
-            .fetch_add(n as u64, Ordering::Relaxed);
-        parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
-
-        // Execute every complete command in the buffer.
+    // Each turn: execute every complete command in the buffer, write their
+    // replies, then either wait out a blocking command or read more input.
+    loop {
+        let mut blocked = false;
         loop {
             let auth_required = !session.state.authenticated;
             match parser.parse(&rbuf, auth_required) {
@@ -87,9 +63,17 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                     } else {
                         with_args(&rbuf, parser.spans(), |argv| session.execute(argv))
                     };
-                    if flow == Flow::Close {
-                        close = true;
-                        break;
+                    match flow {
+                        Flow::Continue => {}
+                        Flow::Close => {
+                            close = true;
+                            break;
+                        }
+                        // Later commands stay unprocessed until the wait ends.
+                        Flow::Block => {
+                            blocked = true;
+                            break;
+                        }
                     }
                 }
                 Parsed::Empty => {}
@@ -117,38 +101,152 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         info.query_buffer_free
             .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
 
-        if !session.out.is_empty() {
-            // No reply before its writes reached the append-only file:
-            // on disk (synced) under appendfsync always, handed to the
-            // kernel otherwise, as Redis writes its AOF buffer before it
-            // sends replies.
-            let logged = session.state.aof_offset;
-            let aof = &engine.persist.aof;
-            if logged > aof.synced() {
-                if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
-                    aof.wait_synced(logged).await;
-                } else {
-                    aof.write_through(logged);
+        if flush(&engine, &mut stream, &mut session).await.is_err() || close {
+            break;
+        }
+
+        if blocked {
+            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf).await {
+                // The reply is in `out`; what the client sent meanwhile is
+                // processed on the next turn.
+                Wait::Done => {
+                    if flush(&engine, &mut stream, &mut session).await.is_err() {
+                        break;
+                    }
+                    continue;
                 }
-            }
-            let out = &session.out.buf;
-            engine
-                .stats
-                .net_output_bytes
-                .fetch_add(out.len() as u64, Ordering::Relaxed);
-            if stream.write_all(out).await.is_err() {
-                break;
-            }
-            session.out.buf.clear();
-            if session.out.buf.capacity() > KEEP_CAPACITY {
-                session.out.buf = Vec::new();
+                // Dropping the session gives up the wait.
+                Wait::Gone => break,
             }
         }
+
         if rbuf.is_empty() && rbuf.capacity() > KEEP_CAPACITY {
             rbuf = BytesMut::with_capacity(IOBUF);
         }
+        reserve_read(&parser, &mut rbuf);
+        let n = tokio::select! {
+            r = stream.read_buf(&mut rbuf) => match r {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+            _ = info.wake.notified() => {
+                if info.is_killed() { break }
+                continue;
+            }
+        };
+        if info.is_killed() {
+            break;
+        }
+        engine
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
     }
     let _ = stream.shutdown().await;
+}
+
+/// Makes room for the next read, sized to the bulk being received when known.
+fn reserve_read(parser: &RequestParser, rbuf: &mut BytesMut) {
+    if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
+        let want = parser
+            .pending_bulk()
+            .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
+        rbuf.reserve(want);
+    }
+}
+
+/// Writes the pending replies.
+async fn flush(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+) -> std::io::Result<()> {
+    if session.out.is_empty() {
+        return Ok(());
+    }
+    // No reply before its writes reached the append-only file: on disk
+    // (synced) under appendfsync always, handed to the kernel otherwise,
+    // as Redis writes its AOF buffer before it sends replies.
+    let logged = session.state.aof_offset;
+    let aof = &engine.persist.aof;
+    if logged > aof.synced() {
+        if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
+            aof.wait_synced(logged).await;
+        } else {
+            aof.write_through(logged);
+        }
+    }
+    let out = &session.out.buf;
+    engine
+        .stats
+        .net_output_bytes
+        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    stream.write_all(out).await?;
+    session.out.buf.clear();
+    if session.out.buf.capacity() > KEEP_CAPACITY {
+        session.out.buf = Vec::new();
+    }
+    Ok(())
+}
+
+enum Wait {
+    /// Served, unblocked or timed out: the reply is in the session's output.
+    Done,
+    /// The client disconnected or was killed.
+    Gone,
+}
+
+/// Waits while the session is blocked (see goblin_engine::blocking): until
+/// it is served or unblocked, its deadline passes, or the client goes away.
+/// Input keeps being read (and kept) meanwhile, as Redis keeps reading a
+/// blocked client's socket, so a disconnect is noticed at once.
+async fn wait_blocked(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+    rbuf: &mut BytesMut,
+) -> Wait {
+    let Some(entry) = session.blocked().cloned() else {
+        return Wait::Done;
+    };
+    let info = session.info().clone();
+    // A deadline too far to represent is as good as none.
+    let deadline = entry
+        .time_left()
+        .and_then(|left| tokio::time::Instant::now().checked_add(left));
+    loop {
+        if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
+            rbuf.reserve(IOBUF);
+        }
+        tokio::select! {
+            _ = entry.resolved() => break,
+            _ = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            } => break,
+            _ = info.wake.notified() => {
+                if info.is_killed() {
+                    return Wait::Gone;
+                }
+            }
+            r = stream.read_buf(rbuf) => match r {
+                Ok(0) | Err(_) => return Wait::Gone,
+                Ok(n) => {
+                    engine.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
+                    if rbuf.len() > limit {
+                        return Wait::Gone;
+                    }
+                    info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
+                }
+            },
+        }
+    }
+    session.finish_block();
+    Wait::Done
 }
 
 /// Calls `f` with the arguments located by `spans`, on the stack when

@@ -117,6 +117,7 @@ impl Drop for Proc {
 struct Acked {
     strings: BTreeMap<String, (String, Instant)>,
     hash_fields: BTreeMap<String, String>,
+    list_len: i64,
     counter: i64,
 }
 
@@ -146,7 +147,11 @@ fn writer(port: u16, id: usize, round: usize, stop: Arc<AtomicBool>, acked: Arc<
         if c.hset::<_, _, _, i64>("hash", &field, &value).is_err() {
             return;
         }
-        acked.lock().unwrap().hash_fields.insert(field, value);
+        acked.lock().unwrap().hash_fields.insert(field, value.clone());
+        if c.rpush::<_, _, i64>("list", &value).is_err() {
+            return;
+        }
+        acked.lock().unwrap().list_len += 1;
         match c.incr::<_, _, i64>("counter", 1) {
             Ok(n) => {
                 let mut a = acked.lock().unwrap();
@@ -219,6 +224,15 @@ fn crash_rounds(fsync: &str, rounds: usize) -> Vec<(usize, Vec<Duration>)> {
             );
         }
         a.counter = counter;
+        let list_len: i64 = c.llen("list").unwrap();
+        if fsync == "always" {
+            assert!(
+                list_len >= a.list_len + round_acked.list_len,
+                "round {round}: list has {list_len} elements, {} were acknowledged",
+                a.list_len + round_acked.list_len
+            );
+        }
+        a.list_len = list_len;
         drop(round_acked);
         drop(a);
         server.shutdown();
@@ -315,6 +329,12 @@ fn fill(c: &mut Connection) {
             q(c, &["ZADD", "zlarge", &format!("{}", i as f64 * 1.25 - 40.0), &format!("m{i}")]);
         }
         q(c, &["ZADD", "zlongmember", "1", &"m".repeat(100)]);
+        q(c, &["RPUSH", "lsmall", "a", "1", "-2", "hello"]);
+        for i in 0..3000 {
+            q(c, &["RPUSH", "llarge", &format!("element-{i}")]);
+        }
+        q(c, &["RPUSH", "lbig", &"y".repeat(20000), "z"]);
+        q(c, &["EXPIRE", "llarge", "200000"]);
         q(c, &["EXPIRE", "hlarge", "100000"]);
         q(c, &["PEXPIREAT", "zsmall", "4102444800000"]);
     }

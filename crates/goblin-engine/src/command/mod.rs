@@ -42,6 +42,10 @@ pub struct Ctx<'a, 'l> {
     pub writes: bool,
     /// What the command logs to the append-only file, when not the call.
     pub effects: Effects,
+    /// Set while the command runs on behalf of a blocked client being
+    /// served: the key that became ready. A blocking command then takes its
+    /// data from this key only, and never blocks again.
+    pub serving: Option<&'a [u8]>,
 }
 
 /// What a command leaves in the append-only file (and any other log of
@@ -141,6 +145,15 @@ impl<'a, 'l> Ctx<'a, 'l> {
         let idx = self.engine.keyspace.shard_of(h);
         let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
         self.stats.hit(found.is_some());
+        (found, &mut *self.out)
+    }
+
+    /// Like `lookup_write`, also handing back the reply writer.
+    #[inline]
+    pub fn lookup_write_and_out(&mut self, key: &[u8]) -> (Option<&mut Object>, &mut ReplyWriter) {
+        let h = hash_key(key);
+        let idx = self.engine.keyspace.shard_of(h);
+        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
         (found, &mut *self.out)
     }
 
@@ -254,6 +267,68 @@ impl<'a, 'l> Ctx<'a, 'l> {
             let (db, h) = self.locate(key);
             db.touch_watched(h, key);
         }
+    }
+
+    /// Records that `key` may now serve clients blocked on it (a push, the
+    /// destination of a move...). Costs one relaxed load while nobody is
+    /// blocked; see `crate::blocking`.
+    #[inline]
+    pub fn signal_ready(&mut self, key: &[u8]) {
+        let db = self.client.db;
+        self.signal_ready_in(db, key);
+    }
+
+    pub fn signal_ready_in(&mut self, db: usize, key: &[u8]) {
+        if self
+            .engine
+            .clients
+            .blocked
+            .load(std::sync::atomic::Ordering::Relaxed)
+            == 0
+        {
+            return;
+        }
+        let (slice, _) = self.locate_in(db, key);
+        if !slice.blocking.has_waiters(key) {
+            return;
+        }
+        let ready = &mut self.client.ready_keys;
+        if !ready.iter().any(|(d, k)| *d == db && k.as_slice() == key) {
+            ready.push((db, CompactBytes::from_slice(key)));
+        }
+    }
+
+    /// Whether the running command may block. Inside MULTI/EXEC or a
+    /// script, or while serving a blocked client, a blocking command that
+    /// finds no data replies as on timeout at once (Redis's
+    /// CLIENT_DENY_BLOCKING).
+    pub fn may_block(&self) -> bool {
+        !self.in_multi && !self.in_script && self.serving.is_none()
+    }
+
+    /// The keys a blocking command should look at: all of `keys`, or only
+    /// the ready key when serving a blocked client (Redis serves a waiter
+    /// from the key that became ready, not from the first of its keys).
+    pub fn blocking_keys<'k>(&self, keys: &[&'k [u8]]) -> Vec<&'k [u8]> {
+        match self.serving {
+            Some(k) => keys
+                .iter()
+                .copied()
+                .filter(|key| *key == k)
+                .take(1)
+                .collect(),
+            None => keys.to_vec(),
+        }
+    }
+
+    /// Blocks the calling client until one of `req.keys` receives data of
+    /// `req.value_type`, the deadline passes, or it is unblocked. The
+    /// command writes no reply: the reply comes when the client is served
+    /// (its command runs again) or times out. Call only when `may_block()`.
+    pub fn block_on(&mut self, argv: &[&[u8]], req: crate::blocking::BlockRequest<'_>) {
+        debug_assert!(self.may_block());
+        self.engine
+            .register_block(self.locks, self.client, self.cmd_id, argv, req);
     }
 
     /// Records `n` changes that have no single key (FLUSHDB...).

@@ -424,8 +424,16 @@ fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT UNBLOCK holds every shard (its spec says ALL_SHARDS), so it can
+/// end the target's wait on the spot, exclusively of serving and timeout.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let id = arg_i64(args[2])?;
+    if args.len() > 4 {
+        return Err(Error::err(format_args!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(args[1])
+        )));
+    }
+    // The reason is checked before the id, as Redis does.
     let with_error = match args.get(3).map(|a| a.to_ascii_lowercase()) {
         None => false,
         Some(m) if m == b"timeout" => false,
@@ -436,18 +444,14 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ))
         }
     };
-    let target = ctx
-        .engine
-        .clients
-        .get(id as u64)
-        .filter(|c| c.blocked.load(Ordering::Relaxed));
-    match target {
-        Some(c) => {
-            ctx.engine.unblock_client(&c, with_error);
-            ctx.out.int(1);
-        }
-        None => ctx.out.int(0),
-    }
+    let id = arg_i64(args[2])?;
+    let unblocked = match ctx.engine.clients.get(id as u64) {
+        Some(c) => ctx
+            .engine
+            .unblock_client(ctx.locks, ctx.stats, &c, with_error),
+        None => false,
+    };
+    ctx.out.int(unblocked as i64);
     Ok(())
 }
 
@@ -591,7 +595,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "unblock",
         arity: -3,
-        flags: flag::ADMIN | CONN,
+        flags: flag::ADMIN | CONN | flag::ALL_SHARDS,
         group: Group::Connection,
         since: "5.0.0",
         summary: "Unblocks a client blocked by a blocking command from a different connection.",

@@ -318,6 +318,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
     db.insert_object(h, dst, obj);
     ctx.modified(src);
     ctx.modified(dst);
+    // A list (or other awaited value) moved into place serves its waiters.
+    ctx.signal_ready(dst);
     if nx {
         ctx.out.int(1);
     } else {
@@ -366,6 +368,7 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (target, h) = ctx.locate_in(dst, key);
     target.insert_object(h, key, obj);
     ctx.modified(key);
+    ctx.signal_ready_in(dst, key);
     ctx.out.int(1);
     Ok(())
 }
@@ -408,6 +411,7 @@ fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     target.insert_object(h, dst, obj);
     ctx.modified(dst);
+    ctx.signal_ready_in(dst_db, dst);
     ctx.out.int(1);
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod goblin;
 pub mod hashes;
 pub mod keys;
 pub mod persistence;
+pub mod lists;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -22,6 +23,7 @@ use crate::command::Ctx;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,

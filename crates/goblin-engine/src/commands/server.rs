@@ -119,6 +119,9 @@ fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             db.touch_all_watched(Some(da), now);
             crate::keyspace::Db::swap_data(da, db);
         }
+        // Clients blocked in either database may now find data.
+        ctx.engine
+            .ready_after_swap(ctx.locks, [a, b], now, &mut ctx.client.ready_keys);
         ctx.add_dirty(1);
     }
     ctx.out.ok();
@@ -247,7 +250,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             engine.clients.count(),
             engine.config.get("maxclients"),
             engine.clients.blocked.load(Ordering::Relaxed),
-            engine.clients.blocked.load(Ordering::Relaxed),
+            engine.clients.blocked_with_timeout.load(Ordering::Relaxed),
         );
     }
     if wants("memory") {
@@ -948,10 +951,15 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         (b"object", 3) => {
             let now = ctx.now_ms;
+            let fill = ctx
+                .engine
+                .config
+                .list_max_listpack_size
+                .load(Ordering::Relaxed);
             let Some(obj) = ctx.lookup_no_touch(args[2]) else {
                 return Err(Error::NO_SUCH_KEY);
             };
-            let text = format!(
+            let mut text = format!(
                 "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                 obj as *const Object,
                 obj.value.encoding(),
@@ -959,6 +967,17 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 obj.access & 0xFF_FFFF,
                 obj.idle_seconds(now)
             );
+            if let crate::keyspace::Value::List(l) = &obj.value {
+                // The quicklist details Redis adds for lists.
+                let nodes = l.node_count();
+                text.push_str(&format!(
+                    " ql_nodes:{} ql_avg_node:{:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{}",
+                    nodes,
+                    if nodes == 0 { 0.0 } else { l.len() as f64 / nodes as f64 },
+                    fill,
+                    l.packed_size()
+                ));
+            }
             ctx.out.simple(&text);
         }
         (b"digest", 2) => {

@@ -81,6 +81,9 @@ pub struct Db {
     /// Keys that expired since the last command or cycle logged them, when
     /// the append-only file is on.
     pub expired_log: Vec<CompactBytes>,
+    /// Clients blocked on keys of this database (BLPOP...); like
+    /// `watchers`, it stays with the index on SWAPDB.
+    pub blocking: crate::blocking::BlockingRegistry,
 }
 
 /// Outcome of one active-expiry pass over a database slice.

@@ -18,6 +18,13 @@ fn feed_string(feed: &mut dyn FnMut(&[u8]), s: &[u8]) {
 pub fn digest_value(value: &Value, feed: &mut dyn FnMut(&[u8])) {
     match value {
         Value::Str(s) => feed(s),
+        Value::List(l) => {
+            // Each element framed by its length, so that ["ab"] and
+            // ["a", "b"] differ.
+            for e in l.iter() {
+                feed_string(feed, e);
+            }
+        }
         // Members in (score, member) order, which is the same in both
         // forms; each as its length, its bytes, and the score as "%.17g"
         // (the text Redis digests).

@@ -6,6 +6,7 @@
 
 use super::bytes::CompactBytes;
 use super::hash::Hash;
+use super::list::List;
 use super::set::Set;
 use super::zset::ZSet;
 
@@ -17,6 +18,7 @@ pub enum Value {
     ZSet(Box<ZSet>),
     Hash(Box<Hash>),
     Set(Box<Set>),
+    List(Box<List>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -68,6 +70,7 @@ impl Value {
             Value::ZSet(_) => ValueType::ZSet,
             Value::Hash(_) => ValueType::Hash,
             Value::Set(_) => ValueType::Set,
+            Value::List(_) => ValueType::List,
         }
     }
 
@@ -89,6 +92,8 @@ impl Value {
             Value::ZSet(z) => z.encoding(),
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
+            // Redis 7.0 stores every list as a quicklist, whatever its size.
+            Value::List(_) => "quicklist",
         }
     }
 
@@ -106,6 +111,7 @@ impl Value {
             Value::ZSet(z) => std::mem::size_of::<ZSet>() + z.heap_size(),
             Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size_sampled(samples),
             Value::Set(s) => std::mem::size_of::<Set>() + s.heap_size_sampled(samples),
+            Value::List(l) => l.heap_size(),
         }
     }
 }

@@ -893,11 +893,8 @@ impl super::snapshot::Format for AofFormat {
                     vec![score, m.to_vec()]
                 }),
             ),
-            #[allow(unreachable_patterns)]
-            other => {
-                if let Some(items) = super::list_items(other) {
-                    emit_batches(out, b"RPUSH", key, items.into_iter().map(|e| vec![e]));
-                }
+            Value::List(l) => {
+                emit_batches(out, b"RPUSH", key, l.iter().map(|e| vec![e.to_vec()]))
             }
         }
         if let Some(at) = obj.expire_at() {

@@ -20,7 +20,7 @@ pub mod rdb;
 pub mod snapshot;
 
 use crate::engine::Engine;
-use crate::keyspace::{hash_key, Object, ShardLocks, Value};
+use crate::keyspace::{hash_key, Object, ShardLocks};
 use crate::log;
 use crate::util::time::now_ms;
 use parking_lot::Mutex;
@@ -28,28 +28,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-
-/// How lists enter and leave the RDB codec: the list type registers its
-/// builder (elements -> value) and reader (value -> elements).
-pub struct ListCodec {
-    pub build: fn(Vec<Vec<u8>>) -> Value,
-    pub items: fn(&Value) -> Option<Vec<Vec<u8>>>,
-}
-
-static LIST_CODEC: OnceLock<ListCodec> = OnceLock::new();
-
-pub fn register_list_codec(codec: ListCodec) {
-    let _ = LIST_CODEC.set(codec);
-}
-
-pub(crate) fn list_builder() -> Option<fn(Vec<Vec<u8>>) -> Value> {
-    LIST_CODEC.get().map(|c| c.build)
-}
-
-pub(crate) fn list_items(v: &Value) -> Option<Vec<Vec<u8>>> {
-    LIST_CODEC.get().and_then(|c| (c.items)(v))
-}
+use std::sync::Arc;
 
 /// Logs the keys that expired in a held shard as DELs (Redis propagates
 /// expiries so that a replay, which runs without a clock, deletes them at

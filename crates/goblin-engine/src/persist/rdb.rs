@@ -13,6 +13,7 @@
 use super::lzf;
 use super::packed::{self, Corrupt, Elem, Listpack, ListpackWriter, Ziplist};
 use crate::keyspace::hash::{Hash, HashLimits};
+use crate::keyspace::list::{Fill, List};
 use crate::keyspace::set::{Member, Set};
 use crate::keyspace::zset::{self, ZSet};
 use crate::keyspace::{CompactBytes, Value};
@@ -170,6 +171,7 @@ pub fn value_kind(v: &Value) -> Option<u8> {
         Value::Set(_) => kind::SET,
         Value::ZSet(z) if z.is_packed() => kind::ZSET_LISTPACK,
         Value::ZSet(_) => kind::ZSET_2,
+        Value::List(_) => kind::LIST_QUICKLIST_2,
     })
 }
 
@@ -222,6 +224,7 @@ pub fn put_list<'a>(out: &mut Vec<u8>, elems: impl Iterator<Item = &'a [u8]>, op
 pub fn put_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
     match v {
         Value::Str(s) => put_string(out, s, opts),
+        Value::List(l) => put_list(out, l.iter(), opts),
         Value::Hash(h) if h.is_compact() => {
             let mut w = ListpackWriter::new();
             for (f, val) in h.iter() {
@@ -577,6 +580,7 @@ impl<'a> Input<'a> {
 /// same ones commands use).
 #[derive(Clone, Copy, Debug)]
 pub struct LoadLimits {
+    pub list_fill: Fill,
     pub hash: HashLimits,
     pub set_max_intset: usize,
     pub zset: zset::Limits,
@@ -585,6 +589,7 @@ pub struct LoadLimits {
 impl LoadLimits {
     pub fn from_config(config: &crate::config::Config) -> LoadLimits {
         LoadLimits {
+            list_fill: Fill::new(config.get_i64("list-max-listpack-size")),
             hash: HashLimits::from_config(config),
             set_max_intset: config.get_i64("set-max-intset-entries").max(0) as usize,
             zset: zset::Limits {
@@ -598,6 +603,7 @@ impl LoadLimits {
 impl Default for LoadLimits {
     fn default() -> Self {
         LoadLimits {
+            list_fill: Fill::default(),
             hash: HashLimits::default(),
             set_max_intset: 512,
             zset: zset::Limits {
@@ -670,9 +676,6 @@ fn elem_score(e: Elem<'_>) -> Option<f64> {
     }
 }
 
-/// Turns a hook's list of elements into the list value (see `lists`).
-pub type ListBuilder = fn(Vec<Vec<u8>>) -> Value;
-
 /// rdbLoadObject: reads a value of type `t`. `Ok(None)` is an empty
 /// collection, which Redis skips when loading a file and refuses in
 /// RESTORE.
@@ -689,7 +692,7 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
             for _ in 0..n {
                 elems.push(input.string()?);
             }
-            return list_value(input, elems);
+            return Ok(list_value(elems, limits));
         }
         kind::LIST_ZIPLIST => {
             let blob = input.string()?;
@@ -697,7 +700,7 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
                 return corrupt(input, "ziplist");
             };
             let elems: Vec<Vec<u8>> = zl.iter().map(|e| e.to_vec()).collect();
-            return list_value(input, elems);
+            return Ok(list_value(elems, limits));
         }
         kind::LIST_QUICKLIST | kind::LIST_QUICKLIST_2 => {
             let nodes = input.count()?;
@@ -726,7 +729,7 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
                     _ => return input.err(format!("Quicklist integrity check failed: unknown container {container}")),
                 }
             }
-            return list_value(input, elems);
+            return Ok(list_value(elems, limits));
         }
         kind::SET => {
             let n = input.count()?;
@@ -838,14 +841,12 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
     })
 }
 
-fn list_value(input: &Input<'_>, elems: Vec<Vec<u8>>) -> LoadResult<Option<Value>> {
+fn list_value(elems: Vec<Vec<u8>>, limits: &LoadLimits) -> Option<Value> {
     if elems.is_empty() {
-        return Ok(None);
+        return None;
     }
-    match super::list_builder() {
-        Some(f) => Ok(Some(f(elems))),
-        None => input.err("Lists are not supported by this server"),
-    }
+    let list = List::from_elements(elems.iter().map(|e| e.as_slice()), limits.list_fill);
+    Some(Value::List(Box::new(list)))
 }
 
 /// RESTORE's reading of a payload already verified by

@@ -1,0 +1,306 @@
+//! What the GOBLIN.* tests share: a plain RESP2 connection that returns
+//! replies exactly as sent (errors included, as values), a reference
+//! `redis-server` run as a child process, and a snapshot of one key
+//! (type, value, absolute expiry) to check that a call changed what it
+//! should and nothing else.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One RESP2 reply. Errors are values here (not `Err`), so that a test
+/// compares an error reply with another reply as it compares integers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Status(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Reply>),
+    NilArray,
+}
+
+impl Reply {
+    pub fn int(&self) -> i64 {
+        match self {
+            Reply::Int(n) => *n,
+            other => panic!("expected an integer reply, got {other:?}"),
+        }
+    }
+
+    pub fn bulk(&self) -> Option<Vec<u8>> {
+        match self {
+            Reply::Bulk(b) => Some(b.clone()),
+            Reply::Nil => None,
+            other => panic!("expected a bulk reply, got {other:?}"),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        match self {
+            Reply::Status(s) => s.clone(),
+            Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            other => panic!("expected a string reply, got {other:?}"),
+        }
+    }
+
+    pub fn array(&self) -> Vec<Reply> {
+        match self {
+            Reply::Array(items) => items.clone(),
+            other => panic!("expected an array reply, got {other:?}"),
+        }
+    }
+}
+
+/// A blocking RESP2 connection.
+pub struct Conn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Conn {
+    pub fn connect(addr: SocketAddr) -> Conn {
+        let stream =
+            TcpStream::connect(addr).unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
+        stream.set_nodelay(true).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        Conn {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        }
+    }
+
+    /// Sends one command and reads its reply.
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            let a = a.as_ref();
+            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.writer.write_all(&out).unwrap();
+        self.read_reply()
+    }
+
+    /// `call` with string arguments, for readability at call sites.
+    pub fn cmd(&mut self, args: &[&str]) -> Reply {
+        self.call(args)
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = Vec::new();
+        self.reader.read_until(b'\n', &mut line).unwrap();
+        assert!(line.ends_with(b"\r\n"), "truncated reply line {line:?}");
+        line.truncate(line.len() - 2);
+        String::from_utf8(line).unwrap()
+    }
+
+    fn read_reply(&mut self) -> Reply {
+        let line = self.line();
+        let (kind, rest) = line.split_at(1);
+        match kind {
+            "+" => Reply::Status(rest.to_string()),
+            "-" => Reply::Error(rest.to_string()),
+            ":" => Reply::Int(rest.parse().unwrap()),
+            "$" => {
+                let len: i64 = rest.parse().unwrap();
+                if len < 0 {
+                    return Reply::Nil;
+                }
+                let mut buf = vec![0u8; len as usize + 2];
+                self.reader.read_exact(&mut buf).unwrap();
+                buf.truncate(len as usize);
+                Reply::Bulk(buf)
+            }
+            "*" => {
+                let len: i64 = rest.parse().unwrap();
+                if len < 0 {
+                    return Reply::NilArray;
+                }
+                Reply::Array((0..len).map(|_| self.read_reply()).collect())
+            }
+            _ => panic!("unexpected reply line {line:?}"),
+        }
+    }
+
+    /// The server's clock (TIME) in Unix milliseconds, truncated as Redis's
+    /// mstime() truncates it.
+    pub fn time_ms(&mut self) -> i64 {
+        let t = self.cmd(&["TIME"]).array();
+        let secs: i64 = t[0].text().parse().unwrap();
+        let micros: i64 = t[1].text().parse().unwrap();
+        secs * 1000 + micros / 1000
+    }
+}
+
+/// A reference Redis server: Debian's `redis-server` 7.0, started as a
+/// child process on a free port, killed when dropped.
+pub struct RedisProcess {
+    pub addr: SocketAddr,
+    child: Child,
+}
+
+impl RedisProcess {
+    pub fn start() -> RedisProcess {
+        let mut last_error = String::new();
+        // A port found free can be taken before redis-server binds it: try
+        // a few.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let child = Command::new("redis-server")
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn();
+            let mut child = match child {
+                Ok(c) => c,
+                Err(e) => panic!(
+                    "cannot run `redis-server` ({e}): the GOBLIN.* differential tests \
+                     compare Goblin with a real Redis 7.0 and need Debian's redis-server \
+                     on the PATH (apt-get install redis-server)"
+                ),
+            };
+            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            // Await the server: it is up when it answers PING, gone when
+            // the process exits (port taken).
+            let start = Instant::now();
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let mut out = String::new();
+                    child.stdout.take().unwrap().read_to_string(&mut out).ok();
+                    last_error = format!("redis-server exited with {status}: {out}");
+                    break;
+                }
+                if let Ok(stream) = TcpStream::connect(addr) {
+                    drop(stream);
+                    let mut conn = Conn::connect(addr);
+                    if conn.cmd(&["PING"]) == Reply::Status("PONG".into()) {
+                        let info = conn.cmd(&["INFO", "server"]).text();
+                        assert!(
+                            info.contains("redis_version:7.0."),
+                            "the reference server must be Redis 7.0, found:\n{info}"
+                        );
+                        return RedisProcess { addr, child };
+                    }
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "redis-server did not answer on port {port}"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        panic!("could not start redis-server: {last_error}");
+    }
+
+    pub fn conn(&self) -> Conn {
+        Conn::connect(self.addr)
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A key's value, in a form two servers can be compared by.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    None,
+    Str(Vec<u8>),
+    /// Field/value pairs, sorted by field.
+    Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    /// Member/score pairs, sorted by member.
+    ZSet(Vec<(Vec<u8>, f64)>),
+    /// Elements (lists in order, sets sorted).
+    Elements(Vec<Vec<u8>>),
+}
+
+/// A key as a client sees it: its value and its absolute expiry
+/// (PEXPIRETIME: -2 absent, -1 no TTL, else Unix ms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyState {
+    pub data: Data,
+    pub expire_at: i64,
+}
+
+fn pairs(items: Vec<Reply>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    items
+        .chunks(2)
+        .map(|p| (p[0].bulk().unwrap(), p[1].bulk().unwrap()))
+        .collect()
+}
+
+/// Reads a key's value and expiry without changing either.
+pub fn snapshot(conn: &mut Conn, key: &str) -> KeyState {
+    let kind = conn.cmd(&["TYPE", key]).text();
+    let data = match kind.as_str() {
+        "none" => Data::None,
+        "string" => Data::Str(conn.cmd(&["GET", key]).bulk().unwrap()),
+        "hash" => {
+            let mut fields = pairs(conn.cmd(&["HGETALL", key]).array());
+            fields.sort();
+            Data::Hash(fields)
+        }
+        "zset" => {
+            let mut members: Vec<(Vec<u8>, f64)> =
+                pairs(conn.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).array())
+                    .into_iter()
+                    .map(|(m, s)| {
+                        let s = String::from_utf8(s).unwrap();
+                        let score = match s.as_str() {
+                            "inf" => f64::INFINITY,
+                            "-inf" => f64::NEG_INFINITY,
+                            _ => s.parse().unwrap(),
+                        };
+                        (m, score)
+                    })
+                    .collect();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            Data::ZSet(members)
+        }
+        "list" => Data::Elements(
+            conn.cmd(&["LRANGE", key, "0", "-1"])
+                .array()
+                .iter()
+                .map(|r| r.bulk().unwrap())
+                .collect(),
+        ),
+        "set" => {
+            let mut members: Vec<Vec<u8>> = conn
+                .cmd(&["SMEMBERS", key])
+                .array()
+                .iter()
+                .map(|r| r.bulk().unwrap())
+                .collect();
+            members.sort();
+            Data::Elements(members)
+        }
+        other => panic!("unexpected type {other} for key {key}"),
+    };
+    let expire_at = conn.cmd(&["PEXPIRETIME", key]).int();
+    KeyState { data, expire_at }
+}
