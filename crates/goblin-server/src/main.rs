@@ -69,7 +69,7 @@ fn main() {
             }
         };
         log::notice(&format!(
-            "Goblin {} starting, pid={}, {} threads, {} shards",
+            "Goblin {} starting, PID: {}, {} threads, {} shards",
             goblin_engine::VERSION,
             std::process::id(),
             threads,
