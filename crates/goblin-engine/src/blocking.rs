@@ -421,9 +421,7 @@ impl Engine {
                     false,
                     Some(&key),
                 );
-                entry
-                    .aof_offset
-                    .store(client.aof_offset, Ordering::Relaxed);
+                entry.aof_offset.store(client.aof_offset, Ordering::Relaxed);
                 self.resolve(&mut locks, &entry, BlockState::Served, out.buf);
                 drop(locks);
                 for (d, k) in client.ready_keys {

@@ -323,7 +323,15 @@ impl Engine {
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
         if self.persist.aof.is_on() && !client.replaying {
-            self.propagate(client, locks, argv, db, dirty, effects, in_multi || in_script);
+            self.propagate(
+                client,
+                locks,
+                argv,
+                db,
+                dirty,
+                effects,
+                in_multi || in_script,
+            );
         }
         let elapsed = start.elapsed().as_micros() as u64;
         if dirty > 0 {

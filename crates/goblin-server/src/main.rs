@@ -78,16 +78,20 @@ fn main() {
         // The data comes back before the first client is served; a file
         // that cannot be read stops the server rather than starting empty.
         let loader = engine.clone();
-        let loaded = tokio::task::spawn_blocking(move || goblin_engine::persist::load_on_start(&loader))
-            .await
-            .expect("loading task");
+        let loaded =
+            tokio::task::spawn_blocking(move || goblin_engine::persist::load_on_start(&loader))
+                .await
+                .expect("loading task");
         if let Err(e) = loaded {
             for line in e.lines() {
                 log::warning(line);
             }
             std::process::exit(1);
         }
-        log::notice(&format!("Ready to accept connections tcp on {}", server.local_addr()));
+        log::notice(&format!(
+            "Ready to accept connections tcp on {}",
+            server.local_addr()
+        ));
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .expect("SIGTERM handler");
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
@@ -106,9 +110,11 @@ fn main() {
             }
             // A signal: save as SHUTDOWN without arguments would.
             let e = engine.clone();
-            let done = tokio::task::spawn_blocking(move || goblin_engine::persist::prepare_shutdown(&e, None))
-                .await
-                .expect("shutdown task");
+            let done = tokio::task::spawn_blocking(move || {
+                goblin_engine::persist::prepare_shutdown(&e, None)
+            })
+            .await
+            .expect("shutdown task");
             match done {
                 Ok(()) => break,
                 Err(e) => log::warning(&format!("{e} The server keeps running.")),

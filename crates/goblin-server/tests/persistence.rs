@@ -41,7 +41,10 @@ struct Proc {
 impl Proc {
     fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
         let port = free_port();
-        let log = dir.join(format!("{}-{port}.log", Path::new(program).file_name().unwrap().to_string_lossy()));
+        let log = dir.join(format!(
+            "{}-{port}.log",
+            Path::new(program).file_name().unwrap().to_string_lossy()
+        ));
         let out = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(program);
         cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
@@ -147,7 +150,11 @@ fn writer(port: u16, id: usize, round: usize, stop: Arc<AtomicBool>, acked: Arc<
         if c.hset::<_, _, _, i64>("hash", &field, &value).is_err() {
             return;
         }
-        acked.lock().unwrap().hash_fields.insert(field, value.clone());
+        acked
+            .lock()
+            .unwrap()
+            .hash_fields
+            .insert(field, value.clone());
         if c.rpush::<_, _, i64>("list", &value).is_err() {
             return;
         }
@@ -245,7 +252,11 @@ fn check_acked(server: &Proc, acked: &Acked, exact_counter: bool) {
     let mut c = server.client();
     for (k, (v, _)) in &acked.strings {
         let got: Option<String> = c.get(k).unwrap();
-        assert_eq!(got.as_deref(), Some(v.as_str()), "key {k} lost after restart");
+        assert_eq!(
+            got.as_deref(),
+            Some(v.as_str()),
+            "key {k} lost after restart"
+        );
     }
     for (f, v) in &acked.hash_fields {
         let got: Option<String> = c.hget("hash", f).unwrap();
@@ -253,7 +264,11 @@ fn check_acked(server: &Proc, acked: &Acked, exact_counter: bool) {
     }
     if exact_counter {
         let n: i64 = c.get::<_, Option<i64>>("counter").unwrap().unwrap_or(0);
-        assert!(n >= acked.counter, "counter went back: {n} < {}", acked.counter);
+        assert!(
+            n >= acked.counter,
+            "counter went back: {n} < {}",
+            acked.counter
+        );
     }
 }
 
@@ -262,7 +277,10 @@ fn sigkill_loses_no_acknowledged_write_with_appendfsync_always() {
     let report = crash_rounds("always", 20);
     let acked: usize = report.iter().map(|r| r.0).sum();
     let lost: usize = report.iter().map(|r| r.1.len()).sum();
-    eprintln!("appendfsync always: {} rounds, {acked} acknowledged SETs, {lost} lost", report.len());
+    eprintln!(
+        "appendfsync always: {} rounds, {acked} acknowledged SETs, {lost} lost",
+        report.len()
+    );
     assert!(acked > 0, "the writers got nothing acknowledged");
     assert_eq!(lost, 0, "acknowledged writes lost under appendfsync always");
 }
@@ -312,21 +330,44 @@ fn fill(c: &mut Connection) {
         q(c, &["SET", "short", "hello"]);
         q(c, &["SET", "compressible", &"a".repeat(500)]);
         let binary: Vec<u8> = (0..3000).map(|i| (i * 7 % 256) as u8).collect();
-        redis::cmd("SET").arg("binary").arg(binary).query::<()>(c).unwrap();
+        redis::cmd("SET")
+            .arg("binary")
+            .arg(binary)
+            .query::<()>(c)
+            .unwrap();
         q(c, &["SET", "ttl", "v", "PX", "5000000"]);
         q(c, &["HSET", "hsmall", "f1", "v1", "f2", "2", "f3", "-3"]);
         for i in 0..600 {
-            q(c, &["HSET", "hlarge", &format!("field{i}"), &format!("value{i}")]);
+            q(
+                c,
+                &["HSET", "hlarge", &format!("field{i}"), &format!("value{i}")],
+            );
         }
         q(c, &["HSET", "hlongvalue", "f", &"x".repeat(100)]);
-        q(c, &["SADD", "sints", "1", "2", "-3", "100000", "5000000000"]);
+        q(
+            c,
+            &["SADD", "sints", "1", "2", "-3", "100000", "5000000000"],
+        );
         for i in 0..600 {
             q(c, &["SADD", "slargeints", &i.to_string()]);
         }
         q(c, &["SADD", "sstrings", "a", "b", "c"]);
-        q(c, &["ZADD", "zsmall", "1", "a", "2.5", "b", "-3", "c", "inf", "d"]);
+        q(
+            c,
+            &[
+                "ZADD", "zsmall", "1", "a", "2.5", "b", "-3", "c", "inf", "d",
+            ],
+        );
         for i in 0..300 {
-            q(c, &["ZADD", "zlarge", &format!("{}", i as f64 * 1.25 - 40.0), &format!("m{i}")]);
+            q(
+                c,
+                &[
+                    "ZADD",
+                    "zlarge",
+                    &format!("{}", i as f64 * 1.25 - 40.0),
+                    &format!("m{i}"),
+                ],
+            );
         }
         q(c, &["ZADD", "zlongmember", "1", &"m".repeat(100)]);
         q(c, &["RPUSH", "lsmall", "a", "1", "-2", "hello"]);
@@ -350,20 +391,31 @@ fn snapshot(c: &mut Connection) -> BTreeMap<String, String> {
         let keys: Vec<String> = c.keys("*").unwrap();
         for k in keys {
             let t: String = redis::cmd("TYPE").arg(&k).query(c).unwrap();
-            let enc: String = redis::cmd("OBJECT").arg("ENCODING").arg(&k).query(c).unwrap();
+            let enc: String = redis::cmd("OBJECT")
+                .arg("ENCODING")
+                .arg(&k)
+                .query(c)
+                .unwrap();
             let exp: i64 = redis::cmd("PEXPIRETIME").arg(&k).query(c).unwrap();
             let content = match t.as_str() {
                 "string" => format!("{:?}", c.get::<_, Vec<u8>>(&k).unwrap()),
-                "hash" => format!("{:?}", c.hgetall::<_, BTreeMap<String, String>>(&k).unwrap()),
+                "hash" => format!(
+                    "{:?}",
+                    c.hgetall::<_, BTreeMap<String, String>>(&k).unwrap()
+                ),
                 "set" => format!("{:?}", c.smembers::<_, BTreeSet<String>>(&k).unwrap()),
                 "zset" => format!(
                     "{:?}",
-                    c.zrange_withscores::<_, Vec<(String, String)>>(&k, 0, -1).unwrap()
+                    c.zrange_withscores::<_, Vec<(String, String)>>(&k, 0, -1)
+                        .unwrap()
                 ),
                 "list" => format!("{:?}", c.lrange::<_, Vec<String>>(&k, 0, -1).unwrap()),
                 other => panic!("unexpected type {other}"),
             };
-            out.insert(format!("{db}/{k}"), format!("{t} {enc} expire={exp} {content}"));
+            out.insert(
+                format!("{db}/{k}"),
+                format!("{t} {enc} expire={exp} {content}"),
+            );
         }
     }
     redis::cmd("SELECT").arg(0).query::<()>(c).unwrap();
@@ -398,7 +450,11 @@ fn redis_rdb_loads_in_goblin_and_goblin_rdb_loads_in_redis() {
     std::fs::copy(redis_dir.join("dump.rdb"), goblin_dir.join("dump.rdb")).unwrap();
     let goblin = Proc::goblin(&goblin_dir, &["--save", "", "--appendonly", "no"]);
     let mut gc = goblin.client();
-    assert_same(&from_redis, &snapshot(&mut gc), "Redis's dump.rdb loaded by Goblin");
+    assert_same(
+        &from_redis,
+        &snapshot(&mut gc),
+        "Redis's dump.rdb loaded by Goblin",
+    );
 
     // ...writes its own, which Redis loads back.
     redis::cmd("SAVE").query::<()>(&mut gc).unwrap();
@@ -407,7 +463,11 @@ fn redis_rdb_loads_in_goblin_and_goblin_rdb_loads_in_redis() {
     std::fs::copy(goblin_dir.join("dump.rdb"), back_dir.join("dump.rdb")).unwrap();
     let redis = Proc::redis(&back_dir, &["--save", "", "--appendonly", "no"]);
     let mut rc = redis.client();
-    assert_same(&from_redis, &snapshot(&mut rc), "Goblin's dump.rdb loaded by Redis");
+    assert_same(
+        &from_redis,
+        &snapshot(&mut rc),
+        "Goblin's dump.rdb loaded by Redis",
+    );
     redis.shutdown();
     for d in [redis_dir, goblin_dir, back_dir] {
         let _ = std::fs::remove_dir_all(d);
@@ -429,16 +489,38 @@ fn dump_payloads_travel_between_redis_and_goblin() {
         let from_redis: Vec<u8> = redis::cmd("DUMP").arg(k).query(&mut rc).unwrap();
         let from_goblin: Vec<u8> = redis::cmd("DUMP").arg(k).query(&mut gc).unwrap();
         let target = format!("{k}:copy");
-        redis::cmd("RESTORE").arg(&target).arg(0).arg(&from_redis).query::<()>(&mut gc).unwrap();
-        redis::cmd("RESTORE").arg(&target).arg(0).arg(&from_goblin).query::<()>(&mut rc).unwrap();
+        redis::cmd("RESTORE")
+            .arg(&target)
+            .arg(0)
+            .arg(&from_redis)
+            .query::<()>(&mut gc)
+            .unwrap();
+        redis::cmd("RESTORE")
+            .arg(&target)
+            .arg(0)
+            .arg(&from_goblin)
+            .query::<()>(&mut rc)
+            .unwrap();
     }
     let r = snapshot(&mut rc);
     let g = snapshot(&mut gc);
     for k in &keys {
-        let strip = |s: &String| s.split_once(" expire=").map(|(a, b)| (a.to_string(), b.split_once(' ').unwrap().1.to_string())).unwrap();
+        let strip = |s: &String| {
+            s.split_once(" expire=")
+                .map(|(a, b)| (a.to_string(), b.split_once(' ').unwrap().1.to_string()))
+                .unwrap()
+        };
         let orig = strip(&r[&format!("0/{k}")]);
-        assert_eq!(strip(&g[&format!("0/{k}:copy")]), orig, "Redis's DUMP of {k} restored by Goblin");
-        assert_eq!(strip(&r[&format!("0/{k}:copy")]), orig, "Goblin's DUMP of {k} restored by Redis");
+        assert_eq!(
+            strip(&g[&format!("0/{k}:copy")]),
+            orig,
+            "Redis's DUMP of {k} restored by Goblin"
+        );
+        assert_eq!(
+            strip(&r[&format!("0/{k}:copy")]),
+            orig,
+            "Goblin's DUMP of {k} restored by Redis"
+        );
     }
     redis.shutdown();
     goblin.shutdown();
@@ -464,7 +546,9 @@ fn read_rdb(path: &Path) -> BTreeMap<(u64, Vec<u8>), String> {
             Record::SelectDb(n) => db = n,
             Record::Key { key, value, .. } => {
                 let v = match value.unwrap() {
-                    goblin_engine::keyspace::Value::Str(s) => String::from_utf8_lossy(&s).into_owned(),
+                    goblin_engine::keyspace::Value::Str(s) => {
+                        String::from_utf8_lossy(&s).into_owned()
+                    }
                     other => other.value_type().name().to_string(),
                 };
                 assert!(out.insert((db, key), v).is_none(), "key written twice");
@@ -494,12 +578,26 @@ fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
     let server = common::TestServer::start();
     let mut c = server.client();
     let n = 20_000;
-    redis::cmd("DEBUG").arg("POPULATE").arg(n).query::<()>(&mut c).unwrap();
+    redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(n)
+        .query::<()>(&mut c)
+        .unwrap();
     redis::cmd("SELECT").arg(2).query::<()>(&mut c).unwrap();
-    redis::cmd("DEBUG").arg("POPULATE").arg(1000).arg("two").query::<()>(&mut c).unwrap();
+    redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(1000)
+        .arg("two")
+        .query::<()>(&mut c)
+        .unwrap();
     redis::cmd("SELECT").arg(0).query::<()>(&mut c).unwrap();
     // Slow the walk down so that the writes below land while it runs.
-    redis::cmd("CONFIG").arg("SET").arg("rdb-key-save-delay").arg(20).query::<()>(&mut c).unwrap();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("rdb-key-save-delay")
+        .arg(20)
+        .query::<()>(&mut c)
+        .unwrap();
     let started: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
     assert_eq!(started, "Background saving started");
     // Overwrite, delete and create keys, in both databases, and swap them.
@@ -513,7 +611,11 @@ fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
         let _: () = c.set(format!("new:{i}"), "new").unwrap();
     }
     let _: () = c.hset("newhash", "f", "v").unwrap();
-    redis::cmd("SWAPDB").arg(0).arg(2).query::<()>(&mut c).unwrap();
+    redis::cmd("SWAPDB")
+        .arg(0)
+        .arg(2)
+        .query::<()>(&mut c)
+        .unwrap();
     for i in 0..1000 {
         let _: () = c.set(format!("key:{i}"), "after-swap").unwrap();
     }
@@ -528,10 +630,16 @@ fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
     let saved = read_rdb(&server.dir.join("dump.rdb"));
     assert_eq!(saved.len(), n + 1000);
     for i in 0..n {
-        assert_eq!(saved.get(&(0, format!("key:{i}").into_bytes())), Some(&format!("value:{i}")));
+        assert_eq!(
+            saved.get(&(0, format!("key:{i}").into_bytes())),
+            Some(&format!("value:{i}"))
+        );
     }
     for i in 0..1000 {
-        assert_eq!(saved.get(&(2, format!("two:{i}").into_bytes())), Some(&format!("value:{i}")));
+        assert_eq!(
+            saved.get(&(2, format!("two:{i}").into_bytes())),
+            Some(&format!("value:{i}"))
+        );
     }
     // And the live data kept every write.
     let v: String = c.get("key:0").unwrap();
@@ -547,8 +655,17 @@ fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
 fn bgsave_keeps_the_old_data_when_flushdb_runs_meanwhile() {
     let server = common::TestServer::start();
     let mut c = server.client();
-    redis::cmd("DEBUG").arg("POPULATE").arg(5000).query::<()>(&mut c).unwrap();
-    redis::cmd("CONFIG").arg("SET").arg("rdb-key-save-delay").arg(100).query::<()>(&mut c).unwrap();
+    redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(5000)
+        .query::<()>(&mut c)
+        .unwrap();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("rdb-key-save-delay")
+        .arg(100)
+        .query::<()>(&mut c)
+        .unwrap();
     let _: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
     let _: () = c.set("key:1", "changed").unwrap();
     redis::cmd("FLUSHDB").query::<()>(&mut c).unwrap();
@@ -558,8 +675,14 @@ fn bgsave_keeps_the_old_data_when_flushdb_runs_meanwhile() {
     wait_bgsave_done(&mut c);
     let saved = read_rdb(&server.dir.join("dump.rdb"));
     assert_eq!(saved.len(), 5000);
-    assert_eq!(saved.get(&(0, b"key:1".to_vec())).map(String::as_str), Some("value:1"));
-    assert_eq!(saved.get(&(0, b"key:2".to_vec())).map(String::as_str), Some("value:2"));
+    assert_eq!(
+        saved.get(&(0, b"key:1".to_vec())).map(String::as_str),
+        Some("value:1")
+    );
+    assert_eq!(
+        saved.get(&(0, b"key:2".to_vec())).map(String::as_str),
+        Some("value:2")
+    );
     let live: Vec<String> = c.keys("*").unwrap();
     assert_eq!(live, vec!["key:2".to_string()]);
 }

@@ -117,7 +117,8 @@ impl Db {
             self.keys
                 .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
         } else {
-            self.keys.insert_new(hash, CompactBytes::from_slice(key), obj)
+            self.keys
+                .insert_new(hash, CompactBytes::from_slice(key), obj)
         }
     }
 

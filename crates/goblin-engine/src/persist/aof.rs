@@ -145,8 +145,14 @@ impl Manifest {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let err = |e: &str| format!("Reading the manifest file, at line {}: {e} >>> '{line}'", lineno + 1);
-            let args = crate::protocol::split_args(line.as_bytes()).ok_or_else(|| err("Invalid AOF manifest file format"))?;
+            let err = |e: &str| {
+                format!(
+                    "Reading the manifest file, at line {}: {e} >>> '{line}'",
+                    lineno + 1
+                )
+            };
+            let args = crate::protocol::split_args(line.as_bytes())
+                .ok_or_else(|| err("Invalid AOF manifest file format"))?;
             if args.len() % 2 != 0 || args.is_empty() {
                 return Err(err("Invalid AOF manifest file format"));
             }
@@ -197,7 +203,12 @@ impl Manifest {
     pub fn render(&self) -> String {
         let mut s = String::new();
         let mut line = |f: &ManifestFile, t: &str| {
-            s.push_str(&format!("file {} seq {} type {}\n", quote_name(&f.name), f.seq, t));
+            s.push_str(&format!(
+                "file {} seq {} type {}\n",
+                quote_name(&f.name),
+                f.seq,
+                t
+            ));
         };
         if let Some(b) = &self.base {
             line(b, "b");
@@ -549,7 +560,9 @@ impl Aof {
             let policy = self.policy();
             let due = match policy {
                 Fsync::Always => f.unsynced,
-                Fsync::Everysec => f.unsynced && (stop || f.last_fsync.elapsed() >= Duration::from_secs(1)),
+                Fsync::Everysec => {
+                    f.unsynced && (stop || f.last_fsync.elapsed() >= Duration::from_secs(1))
+                }
                 Fsync::No => stop && f.unsynced,
             };
             if due {
@@ -615,7 +628,9 @@ impl Aof {
         }
         f.incr = Some(file);
         f.unsynced = false;
-        log::notice(&format!("Creating AOF incr file {name} on background rewrite"));
+        log::notice(&format!(
+            "Creating AOF incr file {name} on background rewrite"
+        ));
         drop(files);
         self.written.fetch_max(end, Ordering::Release);
         self.synced.send_replace(end);
@@ -648,10 +663,11 @@ impl Aof {
             Some(pos) => m.incrs.drain(..pos).collect(),
             None => Vec::new(),
         };
-        m.history.extend(old_incrs.into_iter().map(|i| ManifestFile {
-            kind: FileKind::History,
-            ..i
-        }));
+        m.history
+            .extend(old_incrs.into_iter().map(|i| ManifestFile {
+                kind: FileKind::History,
+                ..i
+            }));
         m.base = Some(ManifestFile {
             name: name.clone(),
             seq,
@@ -661,18 +677,27 @@ impl Aof {
         persist_manifest_file(&f.dir, &f.manifest_name, &m)?;
         // History files are deleted once the new manifest is on disk.
         for h in std::mem::take(&mut m.history) {
-            log::notice(&format!("Removing the history file {} in the background", h.name));
+            log::notice(&format!(
+                "Removing the history file {} in the background",
+                h.name
+            ));
             let _ = std::fs::remove_file(f.dir.join(&h.name));
         }
         persist_manifest_file(&f.dir, &f.manifest_name, &m)?;
         f.manifest = m;
-        let size = std::fs::metadata(f.dir.join(&name)).map(|m| m.len()).unwrap_or(0);
+        let size = std::fs::metadata(f.dir.join(&name))
+            .map(|m| m.len())
+            .unwrap_or(0);
         self.base_size.store(size, Ordering::Relaxed);
         let incr_size: u64 = f
             .manifest
             .incrs
             .iter()
-            .map(|i| std::fs::metadata(f.dir.join(&i.name)).map(|m| m.len()).unwrap_or(0))
+            .map(|i| {
+                std::fs::metadata(f.dir.join(&i.name))
+                    .map(|m| m.len())
+                    .unwrap_or(0)
+            })
             .sum();
         self.current_size.store(size + incr_size, Ordering::Relaxed);
         Ok(())
@@ -697,9 +722,9 @@ pub fn paths(engine: &Engine) -> (PathBuf, String) {
 pub fn read_manifest(dir: &Path, name: &str) -> Result<Manifest, String> {
     let path = dir.join(format!("{name}.manifest"));
     match std::fs::read_to_string(&path) {
-        Ok(text) => Manifest::parse(&text).map_err(|e| {
-            format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}")
-        }),
+        Ok(text) => {
+            Manifest::parse(&text).map_err(|e| format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}"))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Manifest::default()),
         Err(e) => Err(format!(
             "Fatal error: can't open the AOF manifest {}: {e}",
@@ -721,7 +746,10 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     if manifest.base.is_none() && manifest.incrs.is_empty() {
         let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
         let seq = manifest.base_seq + 1;
-        let base = format!("{name}.{seq}.base.{}", if rdb_format { "rdb" } else { "aof" });
+        let base = format!(
+            "{name}.{seq}.base.{}",
+            if rdb_format { "rdb" } else { "aof" }
+        );
         log::notice(&format!("Creating AOF base file {base} on server start"));
         let tmp = dir.join(format!("temp-{base}"));
         {
@@ -835,7 +863,12 @@ pub struct AofFormat {
     pub timestamp: bool,
 }
 
-fn emit_batches(out: &mut Vec<u8>, cmd: &[u8], key: &[u8], items: impl Iterator<Item = Vec<Vec<u8>>>) {
+fn emit_batches(
+    out: &mut Vec<u8>,
+    cmd: &[u8],
+    key: &[u8],
+    items: impl Iterator<Item = Vec<Vec<u8>>>,
+) {
     let mut argv: Vec<Vec<u8>> = Vec::new();
     let mut n = 0;
     for item in items {
@@ -893,12 +926,13 @@ impl super::snapshot::Format for AofFormat {
                     vec![score, m.to_vec()]
                 }),
             ),
-            Value::List(l) => {
-                emit_batches(out, b"RPUSH", key, l.iter().map(|e| vec![e.to_vec()]))
-            }
+            Value::List(l) => emit_batches(out, b"RPUSH", key, l.iter().map(|e| vec![e.to_vec()])),
         }
         if let Some(at) = obj.expire_at() {
-            encode_command(out, &[b"PEXPIREAT".as_slice(), key, at.to_string().as_bytes()]);
+            encode_command(
+                out,
+                &[b"PEXPIREAT".as_slice(), key, at.to_string().as_bytes()],
+            );
         }
     }
 
@@ -914,7 +948,9 @@ impl super::snapshot::FormatCrc for AofFormat {}
 pub enum LoadOutcome {
     Ok,
     /// Cut short at `valid_up_to`; the caller decides whether to truncate.
-    Truncated { valid_up_to: u64 },
+    Truncated {
+        valid_up_to: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -988,7 +1024,9 @@ enum Step {
 }
 
 fn parse_int(line: &[u8]) -> Option<i64> {
-    let s = std::str::from_utf8(line).ok()?.trim_end_matches(['\r', '\n']);
+    let s = std::str::from_utf8(line)
+        .ok()?
+        .trim_end_matches(['\r', '\n']);
     s.parse().ok()
 }
 
@@ -1124,7 +1162,9 @@ pub fn load_file(
         log::warning(&format!(
             "Revert incomplete MULTI/EXEC transaction in AOF file {display_name}"
         ));
-        return Ok(LoadOutcome::Truncated { valid_up_to: before });
+        return Ok(LoadOutcome::Truncated {
+            valid_up_to: before,
+        });
     }
     Ok(LoadOutcome::Ok)
 }
@@ -1215,20 +1255,25 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
                     "!!! Truncating the AOF {} at offset {valid_up_to} !!!",
                     f.name
                 ));
-                let file = OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .map_err(|e| LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name)))?;
+                let file = OpenOptions::new().write(true).open(&path).map_err(|e| {
+                    LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name))
+                })?;
                 file.set_len(valid_up_to)
                     .and_then(|_| file.sync_all())
-                    .map_err(|e| LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name)))?;
+                    .map_err(|e| {
+                        LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name))
+                    })?;
                 log::warning(&format!(
                     "AOF {} loaded anyway because aof-load-truncated is enabled",
                     f.name
                 ));
             }
         }
-        let kind = if f.kind == FileKind::Base { "base" } else { "incr" };
+        let kind = if f.kind == FileKind::Base {
+            "base"
+        } else {
+            "incr"
+        };
         log::notice(&format!(
             "DB loaded from {kind} file {}: {:.3} seconds",
             f.name,

@@ -138,7 +138,8 @@ pub fn rdb_path(engine: &Engine) -> PathBuf {
 
 fn temp_path(engine: &Engine, what: &str) -> PathBuf {
     let n = engine.persist.serial.fetch_add(1, Ordering::Relaxed);
-    PathBuf::from(engine.config.get("dir")).join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
+    PathBuf::from(engine.config.get("dir"))
+        .join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
 }
 
 /// Writes a file through a temp file, syncs and renames it into place.
@@ -154,7 +155,11 @@ fn save_file(
         f.sync_all()?;
         std::fs::rename(tmp, path)?;
         if let Some(dir) = path.parent() {
-            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
             aof::sync_dir(dir)?;
         }
         Ok(())
@@ -192,7 +197,8 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     let tmp = temp_path(engine, "save");
     let databases = engine.keyspace.databases();
     let result = save_file(&path, &tmp, |w| {
-        let mut fmt = snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+        let mut fmt =
+            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
         snapshot::write_locked(locks, databases, &mut fmt, w)
     });
     match &result {
@@ -212,7 +218,11 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
 /// Starts a background snapshot; the caller holds every shard (the start
 /// is the snapshot's point in time). For an AOF rewrite the log switches
 /// to a new incr file at the same instant.
-pub fn start_job(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>, kind: JobKind) -> io::Result<()> {
+pub fn start_job(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    kind: JobKind,
+) -> io::Result<()> {
     let p = &engine.persist;
     let mut slot = p.job.lock();
     if slot.is_some() {
@@ -261,7 +271,8 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
             let path = rdb_path(&engine);
             let tmp = temp_path(&engine, "bgsave");
             save_file(&path, &tmp, |w| {
-                let mut fmt = snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+                let mut fmt =
+                    snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
                 snapshot::write(&engine, &job.walk, &mut fmt, w, delay)
             })
         }
@@ -283,9 +294,11 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
             match &result {
                 Ok(()) => {
                     let before = p.dirty_at_start.load(Ordering::Relaxed);
-                    let _ = engine.dirty.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
-                        Some(d.saturating_sub(before))
-                    });
+                    let _ = engine
+                        .dirty
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
+                            Some(d.saturating_sub(before))
+                        });
                     engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
                     p.last_bgsave_ok.store(true, Ordering::Relaxed);
                     p.rdb_saves.fetch_add(1, Ordering::Relaxed);
@@ -313,7 +326,9 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                 Err(e) => {
                     p.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
                     p.aof_rewrite_failures.fetch_add(1, Ordering::Relaxed);
-                    log::warning(&format!("Background AOF rewrite terminated with error: {e}"));
+                    log::warning(&format!(
+                        "Background AOF rewrite terminated with error: {e}"
+                    ));
                 }
             }
         }
@@ -321,7 +336,12 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
     *p.job.lock() = None;
 }
 
-fn rewrite_job(engine: &Arc<Engine>, job: &Job, delay: u64, keep_incr: Option<String>) -> io::Result<()> {
+fn rewrite_job(
+    engine: &Arc<Engine>,
+    job: &Job,
+    delay: u64,
+    keep_incr: Option<String>,
+) -> io::Result<()> {
     let p = &engine.persist;
     let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
     let (dir, _) = aof::paths(engine);
@@ -330,7 +350,8 @@ fn rewrite_job(engine: &Arc<Engine>, job: &Job, delay: u64, keep_incr: Option<St
     let written = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         if rdb_format {
-            let mut fmt = snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
+            let mut fmt =
+                snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         } else {
             let mut fmt = aof::AofFormat {
@@ -362,7 +383,10 @@ fn rewrite_job(engine: &Arc<Engine>, job: &Job, delay: u64, keep_incr: Option<St
             let (dir, name) = aof::paths(engine);
             let mut m = aof::read_manifest(&dir, &name).map_err(io::Error::other)?;
             let seq = m.base_seq + 1;
-            let base = format!("{name}.{seq}.base.{}", if rdb_format { "rdb" } else { "aof" });
+            let base = format!(
+                "{name}.{seq}.base.{}",
+                if rdb_format { "rdb" } else { "aof" }
+            );
             std::fs::rename(&tmp, dir.join(&base))?;
             let old: Vec<String> = m
                 .base
@@ -422,7 +446,9 @@ pub fn cron(engine: &Arc<Engine>) {
     }
     if p.aof_rewrite_scheduled.swap(false, Ordering::Relaxed) {
         if let Err(e) = bgrewriteaof(engine) {
-            log::warning(&format!("Can't rewrite append only file in background: {e}"));
+            log::warning(&format!(
+                "Can't rewrite append only file in background: {e}"
+            ));
         }
         return;
     }
@@ -466,7 +492,9 @@ pub fn cron(engine: &Arc<Engine>) {
                     "Starting automatic rewriting of AOF on {growth}% growth"
                 ));
                 if let Err(e) = bgrewriteaof(engine) {
-                    log::warning(&format!("Can't rewrite append only file in background: {e}"));
+                    log::warning(&format!(
+                        "Can't rewrite append only file in background: {e}"
+                    ));
                 }
             }
         }
@@ -595,11 +623,7 @@ pub fn load_rdb_file(
     let file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "Fatal error loading the DB: {e}. Exiting."
-            ))
-        }
+        Err(e) => return Err(format!("Fatal error loading the DB: {e}. Exiting.")),
     };
     let size = file.metadata().map(|m| m.len()).ok();
     let started = std::time::Instant::now();
@@ -680,7 +704,9 @@ pub fn config_changed(engine: &Arc<Engine>, names: &[&str]) -> Result<(), String
     let p = &engine.persist;
     for name in names {
         match *name {
-            "appendfsync" => p.aof.set_policy(aof::Fsync::parse(&engine.config.get("appendfsync"))),
+            "appendfsync" => p
+                .aof
+                .set_policy(aof::Fsync::parse(&engine.config.get("appendfsync"))),
             "aof-timestamp-enabled" => p
                 .aof
                 .set_timestamps(engine.config.get_bool("aof-timestamp-enabled")),
@@ -714,7 +740,11 @@ pub fn config_changed(engine: &Arc<Engine>, names: &[&str]) -> Result<(), String
 
 /// DEBUG RELOAD (save, empty, load the snapshot back) and DEBUG LOADAOF
 /// (write the log, empty, replay it), with every shard held.
-pub fn debug_reload(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>, from_aof: bool) -> Result<(), String> {
+pub fn debug_reload(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    from_aof: bool,
+) -> Result<(), String> {
     if from_aof {
         if engine.persist.aof.is_on() {
             engine.persist.aof.flush_now().map_err(|e| e.to_string())?;

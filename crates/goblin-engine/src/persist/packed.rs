@@ -363,7 +363,8 @@ impl<'a> Ziplist<'a> {
                     (Elem::Str(get(off + 1, n)?), 1 + n)
                 }
                 1 => {
-                    let n = (((enc & 0x3F) as usize) << 8) | *blob.get(off + 1).ok_or(Corrupt)? as usize;
+                    let n = (((enc & 0x3F) as usize) << 8)
+                        | *blob.get(off + 1).ok_or(Corrupt)? as usize;
                     (Elem::Str(get(off + 2, n)?), 2 + n)
                 }
                 2 => {
@@ -388,7 +389,10 @@ impl<'a> Ziplist<'a> {
                         let u = (p[0] as u32) | ((p[1] as u32) << 8) | ((p[2] as u32) << 16);
                         (Elem::Int(((u << 8) as i32 >> 8) as i64), 4)
                     }
-                    0xFE => (Elem::Int(*blob.get(off + 1).ok_or(Corrupt)? as i8 as i64), 2),
+                    0xFE => (
+                        Elem::Int(*blob.get(off + 1).ok_or(Corrupt)? as i8 as i64),
+                        2,
+                    ),
                     0xF1..=0xFD => (Elem::Int((enc & 0x0F) as i64 - 1), 1),
                     _ => return Err(Corrupt),
                 },
@@ -457,8 +461,7 @@ pub fn intset_read(blob: &[u8]) -> Result<Vec<i64>, Corrupt> {
     }
     let width = u32::from_le_bytes(blob[0..4].try_into().unwrap()) as usize;
     let count = u32::from_le_bytes(blob[4..8].try_into().unwrap()) as usize;
-    if !matches!(width, 2 | 4 | 8) || count.checked_mul(width).map(|n| n + 8) != Some(blob.len())
-    {
+    if !matches!(width, 2 | 4 | 8) || count.checked_mul(width).map(|n| n + 8) != Some(blob.len()) {
         return Err(Corrupt);
     }
     let mut out = Vec::with_capacity(count);

@@ -153,8 +153,7 @@ fn d2string(v: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
     } else if v == 0.0 {
         out.extend_from_slice(if v.is_sign_negative() { b"-0" } else { b"0" });
-    } else if v >= -(i64::MAX / 2) as f64 && v <= (i64::MAX / 2) as f64 && v == (v as i64) as f64
-    {
+    } else if v >= -(i64::MAX / 2) as f64 && v <= (i64::MAX / 2) as f64 && v == (v as i64) as f64 {
         out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
     } else {
         format_g17(v, out);
@@ -280,7 +279,13 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
 }
 
 /// One key's record in a snapshot: expiry, type, key, value.
-pub fn put_key(out: &mut Vec<u8>, key: &[u8], v: &Value, expire_at: Option<u64>, opts: &SaveOptions) {
+pub fn put_key(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    v: &Value,
+    expire_at: Option<u64>,
+    opts: &SaveOptions,
+) {
     if let Some(at) = expire_at {
         out.push(opcode::EXPIRETIME_MS);
         out.extend_from_slice(&at.to_le_bytes());
@@ -563,7 +568,10 @@ impl<'a> Input<'a> {
             255 => Ok(f64::NEG_INFINITY),
             n => {
                 let b = self.bytes(n as usize)?;
-                match std::str::from_utf8(&b).ok().and_then(|s| s.trim().parse().ok()) {
+                match std::str::from_utf8(&b)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                {
                     Some(v) => Ok(v),
                     None => self.err("Invalid double value"),
                 }
@@ -631,7 +639,11 @@ impl Build<'_> {
         Ok(Value::Hash(Box::new(h)))
     }
 
-    fn set<'e>(&self, members: impl Iterator<Item = Elem<'e>>, hint: usize) -> Result<Value, &'static str> {
+    fn set<'e>(
+        &self,
+        members: impl Iterator<Item = Elem<'e>>,
+        hint: usize,
+    ) -> Result<Value, &'static str> {
         let mut s = if hint > self.limits.set_max_intset {
             Set::new_table()
         } else {
@@ -661,7 +673,10 @@ impl Build<'_> {
             }
             out.push((CompactBytes::from_slice(&m), s));
         }
-        Ok(Value::ZSet(Box::new(ZSet::from_entries(out, self.limits.zset))))
+        Ok(Value::ZSet(Box::new(ZSet::from_entries(
+            out,
+            self.limits.zset,
+        ))))
     }
 }
 
@@ -726,7 +741,11 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
                         };
                         elems.extend(lp.iter().map(|e| e.to_vec()));
                     }
-                    _ => return input.err(format!("Quicklist integrity check failed: unknown container {container}")),
+                    _ => {
+                        return input.err(format!(
+                            "Quicklist integrity check failed: unknown container {container}"
+                        ))
+                    }
                 }
             }
             return Ok(list_value(elems, limits));
@@ -746,7 +765,8 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
                 return corrupt(input, "intset");
             };
             let n = ints.len();
-            b.set(ints.into_iter().map(Elem::Int), n).or_else(|e| input.err(e))?
+            b.set(ints.into_iter().map(Elem::Int), n)
+                .or_else(|e| input.err(e))?
         }
         kind::ZSET | kind::ZSET_2 => {
             let n = input.count()?;
@@ -1020,7 +1040,15 @@ mod tests {
 
     #[test]
     fn lengths() {
-        for n in [0u64, 63, 64, 16383, 16384, u32::MAX as u64, u32::MAX as u64 + 1] {
+        for n in [
+            0u64,
+            63,
+            64,
+            16383,
+            16384,
+            u32::MAX as u64,
+            u32::MAX as u64 + 1,
+        ] {
             let mut out = Vec::new();
             put_len(&mut out, n);
             let mut input = Input::from_slice(&out);
@@ -1051,10 +1079,7 @@ mod tests {
     fn dump_of_a_string_matches_redis() {
         // redis-cli DUMP of "bar" on Redis 7.0.
         let p = dump_payload(&Value::str(b"bar"), &SaveOptions::default());
-        assert_eq!(
-            p,
-            b"\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17".to_vec()
-        );
+        assert_eq!(p, b"\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17".to_vec());
     }
 
     #[test]
@@ -1121,7 +1146,8 @@ mod tests {
         bad[3] ^= 1;
         assert!(!verify_dump_payload(&bad));
         // A huge declared length with no data (Redis's own test case).
-        let huge = b"\x00\x81\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xF7\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+        let huge =
+            b"\x00\x81\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xF7\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00";
         assert!(read_dump_payload(huge, &LoadLimits::default()).is_none());
     }
 }

@@ -121,13 +121,7 @@ impl Format for RdbFormat {
     }
 
     fn key(&mut self, out: &mut Vec<u8>, key: &[u8], obj: &Object) {
-        rdb::put_key(
-            out,
-            key,
-            &obj.value,
-            obj.expire_at(),
-            &self.opts,
-        );
+        rdb::put_key(out, key, &obj.value, obj.expire_at(), &self.opts);
     }
 
     fn footer(&mut self, out: &mut Vec<u8>) {
@@ -260,7 +254,10 @@ pub fn write_locked(
     fmt.header(&mut out);
     for db in 0..databases {
         let (keys, expires) = locks.held().fold((0u64, 0u64), |(k, e), s| {
-            (k + s.dbs[db].len() as u64, e + s.dbs[db].volatile_len() as u64)
+            (
+                k + s.dbs[db].len() as u64,
+                e + s.dbs[db].volatile_len() as u64,
+            )
         });
         if keys == 0 {
             continue;
