@@ -154,13 +154,16 @@ impl Engine {
     }
 
     /// Side effects of CONFIG SET beyond storing the value.
-    pub fn config_changed(&self, pairs: &[(&str, &str)]) -> Result<(), Error> {
+    /// `holds_shards`: the caller holds shard locks (a CONFIG SET inside a
+    /// transaction or a script); changes that need every shard are then
+    /// left to the cron.
+    pub fn config_changed(&self, pairs: &[(&str, &str)], holds_shards: bool) -> Result<(), Error> {
         self.apply_config();
         let names: Vec<&str> = pairs
             .iter()
             .filter_map(|(n, _)| crate::config::spec(n).map(|s| s.name))
             .collect();
-        crate::persist::config_changed(&self.arc(), &names).map_err(Error::err)
+        crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
     }
 
     /// Pushes configuration that lives outside the config table into the

@@ -438,7 +438,8 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .collect();
     match ctx.engine.config.set_many(&pairs) {
         Ok(()) => {
-            ctx.engine.config_changed(&pairs)?;
+            let holds_shards = ctx.in_multi || ctx.in_script || ctx.locks.held().next().is_some();
+            ctx.engine.config_changed(&pairs, holds_shards)?;
             ctx.out.ok();
             Ok(())
         }

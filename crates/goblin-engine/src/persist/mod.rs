@@ -81,6 +81,8 @@ pub struct Persistence {
     pub loading: AtomicBool,
     pub load_keys_loaded: AtomicU64,
     pub load_keys_expired: AtomicU64,
+    /// CONFIG SET appendonly ran where it could not take every shard.
+    pub aof_toggle_pending: AtomicBool,
     /// Bytes the last snapshot copied aside (rdb_last_cow_size).
     pub last_copied: AtomicU64,
     pub last_aof_copied: AtomicU64,
@@ -108,6 +110,7 @@ impl Default for Persistence {
             loading: AtomicBool::new(false),
             load_keys_loaded: AtomicU64::new(0),
             load_keys_expired: AtomicU64::new(0),
+            aof_toggle_pending: AtomicBool::new(false),
             last_copied: AtomicU64::new(0),
             last_aof_copied: AtomicU64::new(0),
             dirty_at_start: AtomicU64::new(0),
@@ -441,6 +444,11 @@ pub fn cron(engine: &Arc<Engine>) {
         return;
     }
     let now = now_ms();
+    if p.aof_toggle_pending.swap(false, Ordering::Relaxed) {
+        if let Err(e) = config_changed(engine, &["appendonly"], false) {
+            log::warning(&format!("Switching the append-only file: {e}"));
+        }
+    }
     if p.running().is_some() {
         return;
     }
@@ -700,9 +708,19 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
 }
 
 /// CONFIG SET appendonly / appendfsync / aof-timestamp-enabled.
-pub fn config_changed(engine: &Arc<Engine>, names: &[&str]) -> Result<(), String> {
+pub fn config_changed(
+    engine: &Arc<Engine>,
+    names: &[&str],
+    holds_shards: bool,
+) -> Result<(), String> {
     let p = &engine.persist;
     for name in names {
+        if *name == "appendonly" && holds_shards {
+            // Switching needs every shard (and may wait for a running
+            // job): the cron does it once the caller has let go.
+            p.aof_toggle_pending.store(true, Ordering::Relaxed);
+            continue;
+        }
         match *name {
             "appendfsync" => p
                 .aof
