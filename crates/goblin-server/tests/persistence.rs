@@ -686,3 +686,323 @@ fn bgsave_keeps_the_old_data_when_flushdb_runs_meanwhile() {
     let live: Vec<String> = c.keys("*").unwrap();
     assert_eq!(live, vec!["key:2".to_string()]);
 }
+
+// ---------------------------------------------------------------------------
+// Damaged files at startup
+
+/// Starts goblin-server on `dir` and expects it to refuse: returns its log.
+fn refused(dir: &Path, args: &[&str]) -> String {
+    let log = dir.join("refused.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_goblin-server"))
+        .args([
+            "--port",
+            &free_port().to_string(),
+            "--dir",
+            dir.to_str().unwrap(),
+        ])
+        .args(args)
+        .stdout(Stdio::from(out.try_clone().unwrap()))
+        .stderr(Stdio::from(out))
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the server started on a damaged file");
+    std::fs::read_to_string(&log).unwrap()
+}
+
+/// Writes a log of SET commands with a server, then stops it (SIGKILL:
+/// the files stay as they are), returning the incr file's path.
+fn aof_with_writes(dir: &Path, n: usize) -> PathBuf {
+    let args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--save",
+        "",
+    ];
+    let server = Proc::goblin(dir, &args);
+    let mut c = server.client();
+    for i in 0..n {
+        let _: () = c.set(format!("k{i}"), format!("v{i}")).unwrap();
+    }
+    server.kill9();
+    dir.join("appendonlydir/appendonly.aof.1.incr.aof")
+}
+
+#[test]
+fn a_command_cut_short_by_a_crash_is_truncated_or_refused_as_configured() {
+    let dir = temp_dir("truncated");
+    let incr = aof_with_writes(&dir, 10);
+    let full = std::fs::read(&incr).unwrap();
+    // The last command loses its final bytes, as when the process dies
+    // in the middle of a write.
+    std::fs::write(&incr, &full[..full.len() - 3]).unwrap();
+    let log = refused(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-load-truncated",
+            "no",
+            "--save",
+            "",
+        ],
+    );
+    assert!(
+        log.contains(
+            "Unexpected end of file reading the append only file appendonly.aof.1.incr.aof"
+        ),
+        "{log}"
+    );
+    let server = Proc::goblin(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-load-truncated",
+            "yes",
+            "--save",
+            "",
+        ],
+    );
+    let mut c = server.client();
+    let n: usize = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(n, 9, "every complete command is kept, the cut one dropped");
+    let log = std::fs::read_to_string(&server.log).unwrap();
+    assert!(
+        log.contains("!!! Truncating the AOF appendonly.aof.1.incr.aof at offset"),
+        "{log}"
+    );
+    // The file was cut at the last complete command: new writes follow it.
+    let _: () = c.set("after", "1").unwrap();
+    server.kill9();
+    let server = Proc::goblin(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-load-truncated",
+            "no",
+            "--save",
+            "",
+        ],
+    );
+    let mut c = server.client();
+    let n: usize = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(n, 10);
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_corrupt_append_only_file_is_refused_with_its_name_and_offset() {
+    let dir = temp_dir("corrupt-aof");
+    let incr = aof_with_writes(&dir, 10);
+    let mut data = std::fs::read(&incr).unwrap();
+    let at = data.len() / 2;
+    data[at..at + 3].copy_from_slice(b"!!!");
+    std::fs::write(&incr, &data).unwrap();
+    // Even with aof-load-truncated yes: this is damage, not a short write.
+    let log = refused(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-load-truncated",
+            "yes",
+            "--save",
+            "",
+        ],
+    );
+    assert!(
+        log.contains(
+            "Bad file format reading the append only file appendonly.aof.1.incr.aof (at offset"
+        ),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_snapshot_with_a_wrong_checksum_is_refused() {
+    let dir = temp_dir("corrupt-rdb");
+    let server = Proc::goblin(&dir, &["--appendonly", "no", "--save", ""]);
+    let mut c = server.client();
+    let _: () = c.set("k", "v").unwrap();
+    redis::cmd("SAVE").query::<()>(&mut c).unwrap();
+    server.shutdown();
+    let path = dir.join("dump.rdb");
+    let mut data = std::fs::read(&path).unwrap();
+    let n = data.len();
+    data[n - 8..].copy_from_slice(b"foobar00");
+    std::fs::write(&path, &data).unwrap();
+    let log = refused(&dir, &["--appendonly", "no", "--save", ""]);
+    assert!(
+        log.contains("CRC error") && log.contains("Fatal error loading the DB"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+// ---------------------------------------------------------------------------
+// What the log replays
+
+#[test]
+fn the_append_only_file_replays_to_the_same_data() {
+    let dir = temp_dir("replay");
+    let args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--save",
+        "",
+    ];
+    let server = Proc::goblin(&dir, &args);
+    let mut c = server.client();
+    let run = |c: &mut Connection, args: &[&str]| -> Value {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query(c).unwrap()
+    };
+    fill(&mut c);
+    // Commands whose replay would differ if they were logged as called:
+    // relative expiries, floating point, randomness, the clock-reading
+    // GOBLIN.* commands.
+    run(&mut c, &["SET", "ex", "v", "EX", "1000"]);
+    run(&mut c, &["SETEX", "setex", "1000", "v"]);
+    run(&mut c, &["EXPIRE", "int", "5000"]);
+    run(&mut c, &["GETEX", "short", "PX", "700000"]);
+    run(&mut c, &["INCRBYFLOAT", "float", "0.1"]);
+    run(&mut c, &["INCRBYFLOAT", "float", "0.2"]);
+    run(&mut c, &["HINCRBYFLOAT", "hsmall", "fl", "1.1"]);
+    run(&mut c, &["SPOP", "slargeints"]);
+    run(&mut c, &["SPOP", "slargeints", "100"]);
+    run(&mut c, &["SPOP", "sints", "100"]);
+    run(&mut c, &["GOBLIN.INCRTTL", "counter", "1", "100000"]);
+    run(
+        &mut c,
+        &["GOBLIN.ZWINDOW", "leases", "10", "100000", "holder"],
+    );
+    // A transaction, a blocking pop served by a later push, an expiry.
+    run(&mut c, &["MULTI"]);
+    run(&mut c, &["INCR", "tx"]);
+    run(&mut c, &["LPUSH", "txlist", "a", "b"]);
+    run(&mut c, &["EXEC"]);
+    let port = server.port;
+    let waiter = std::thread::spawn(move || {
+        let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        redis::cmd("BLPOP")
+            .arg("queue")
+            .arg(0)
+            .query::<Value>(&mut c)
+            .unwrap()
+    });
+    // Wait until the client blocks, then serve it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info: String = redis::cmd("INFO").arg("clients").query(&mut c).unwrap();
+        if info.contains("blocked_clients:1") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "BLPOP did not block");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    run(&mut c, &["RPUSH", "queue", "x", "y"]);
+    waiter.join().unwrap();
+    run(&mut c, &["SET", "gone", "v", "PX", "1"]);
+    std::thread::sleep(Duration::from_millis(5));
+    let gone: Option<String> = c.get("gone").unwrap(); // expires it (logged as DEL)
+    assert_eq!(gone, None);
+    let before = snapshot(&mut c);
+    server.kill9();
+
+    let server = Proc::goblin(&dir, &args);
+    let mut c = server.client();
+    assert_same(&before, &snapshot(&mut c), "after replaying the log");
+    // And after a rewrite of the log into a new base.
+    let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.kill9();
+    let server = Proc::goblin(&dir, &args);
+    let mut c = server.client();
+    // A rewrite loads collections in the encoding their size calls for
+    // (Redis does the same: a set that once grew past the intset limit
+    // comes back as an intset), so encodings are left out here.
+    let without_encoding = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.iter()
+            .map(|(k, v)| {
+                let mut parts = v.splitn(3, ' ');
+                let (t, _enc, rest) = (
+                    parts.next().unwrap(),
+                    parts.next().unwrap(),
+                    parts.next().unwrap(),
+                );
+                (k.clone(), format!("{t} {rest}"))
+            })
+            .collect()
+    };
+    assert_same(
+        &without_encoding(&before),
+        &without_encoding(&snapshot(&mut c)),
+        "after a rewrite",
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_append_only_file_is_rewritten_when_it_grows() {
+    let dir = temp_dir("autorewrite");
+    let args = [
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+        "--auto-aof-rewrite-percentage",
+        "100",
+        "--auto-aof-rewrite-min-size",
+        "4096",
+    ];
+    let server = Proc::goblin(&dir, &args);
+    let mut c = server.client();
+    for i in 0..200 {
+        // Overwrites: the log grows, the data does not.
+        let _: () = c
+            .set("key", format!("value-{i}-{}", "x".repeat(50)))
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+        if info.contains("aof_rewrites:1") && info.contains("aof_rewrite_in_progress:0") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no automatic rewrite:\n{info}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let manifest =
+        std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+    assert!(manifest.contains("appendonly.aof.2.base.rdb"), "{manifest}");
+    server.kill9();
+    let server = Proc::goblin(&dir, &args);
+    let mut c = server.client();
+    let v: String = c.get("key").unwrap();
+    assert!(v.starts_with("value-199-"));
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
