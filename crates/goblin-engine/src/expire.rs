@@ -6,14 +6,17 @@
 //! slice is sampled in rounds of keys from its expiry index; another round
 //! follows while more than 10% of the sampled keys had expired and the
 //! cycle's time budget (25% of the tick, scaled by active-expire-effort)
-//! is not spent.
+//! is not spent. Hash fields with a TTL are reaped the same way, in rounds
+//! over the index of hashes that have such fields (Redis's hexpires), so
+//! that the cycle never walks hashes without field TTLs.
 
 use crate::engine::Engine;
 use crate::util::time::now_ms;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Runs one cycle; returns the number of keys deleted.
+/// Runs one cycle; returns the number of keys deleted and of hashes that
+/// had expired fields.
 pub fn active_expire_cycle(engine: &Engine) -> usize {
     if !engine.active_expire_enabled.load(Ordering::Relaxed) {
         return 0;
@@ -44,6 +47,19 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                 }
                 if start.elapsed() > budget {
                     crate::persist::log_expired(engine, &mut shard);
+                    return deleted;
+                }
+            }
+            loop {
+                if db.field_volatile_len() == 0 {
+                    break;
+                }
+                let round = db.active_expire_fields(now, per_round);
+                deleted += round.expired;
+                if round.sampled == 0 || round.expired * 100 <= round.sampled * stale_percent {
+                    break;
+                }
+                if start.elapsed() > budget {
                     return deleted;
                 }
             }

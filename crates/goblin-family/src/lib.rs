@@ -156,7 +156,15 @@ pub const COMMANDS: &[&str] = &[
 /// Runs a family command by name (case-insensitive). `args` excludes the
 /// command name.
 pub fn execute<S: Store>(store: &mut S, name: &[u8], args: &[&[u8]]) -> Result<Reply, Error> {
-    let lower = name.to_ascii_lowercase();
+    let mut buf = [0u8; 24];
+    let lower = match buf.get_mut(..name.len()) {
+        Some(slot) => {
+            slot.copy_from_slice(name);
+            slot.make_ascii_lowercase();
+            &*slot
+        }
+        None => return Err(Error::UnknownCommand),
+    };
     let arity = |n: usize, cmd: &'static str| {
         if args.len() == n {
             Ok(())
@@ -164,7 +172,7 @@ pub fn execute<S: Store>(store: &mut S, name: &[u8], args: &[&[u8]]) -> Result<R
             Err(Error::Arity(cmd))
         }
     };
-    match lower.as_slice() {
+    match lower {
         b"goblin.decrpos" => {
             arity(1, "goblin.decrpos")?;
             decrpos(store, args[0])

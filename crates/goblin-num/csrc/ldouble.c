@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <float.h>
 
 #define MAX_LONG_DOUBLE_CHARS 5*1024
 
@@ -42,7 +43,17 @@ void goblin_ld_from_i64(long long v, long double *out) { *out = (long double)v; 
 
 void goblin_ld_add(const long double *a, const long double *b, long double *out) { *out = *a + *b; }
 
+void goblin_ld_sub(const long double *a, const long double *b, long double *out) { *out = *a - *b; }
+
 int goblin_ld_is_finite(const long double *a) { return !(isnan(*a) || isinf(*a)); }
+
+int goblin_ld_is_inf(const long double *a) { return isinf(*a) != 0; }
+
+/* -1, 0 or 1 as a is below, equal to or above b (neither is NaN). */
+int goblin_ld_cmp(const long double *a, const long double *b) { return (*a > *b) - (*a < *b); }
+
+/* LDBL_MAX with the sign of `sign` (INCREX's default bounds). */
+void goblin_ld_max(int sign, long double *out) { *out = sign < 0 ? -LDBL_MAX : LDBL_MAX; }
 
 double goblin_ld_to_f64(const long double *a) { return (double)*a; }
 

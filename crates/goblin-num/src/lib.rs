@@ -116,10 +116,20 @@ extern "C" {
     fn goblin_ld_parse(s: *const c_char, len: usize, out: *mut LongDouble) -> c_int;
     fn goblin_ld_from_i64(v: i64, out: *mut LongDouble);
     fn goblin_ld_add(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
+    fn goblin_ld_sub(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
     fn goblin_ld_is_finite(a: *const LongDouble) -> c_int;
+    fn goblin_ld_is_inf(a: *const LongDouble) -> c_int;
+    fn goblin_ld_cmp(a: *const LongDouble, b: *const LongDouble) -> c_int;
+    fn goblin_ld_max(sign: c_int, out: *mut LongDouble);
     fn goblin_ld_to_f64(a: *const LongDouble) -> f64;
     fn goblin_ld_format(v: *const LongDouble, mode: c_int, buf: *mut c_char, len: usize) -> c_int;
     fn goblin_ld_seconds_to_ms(v: *const LongDouble) -> i64;
+}
+
+impl std::fmt::Debug for LongDouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.to_human_string()))
+    }
 }
 
 impl LongDouble {
@@ -143,6 +153,36 @@ impl LongDouble {
         // SAFETY: reads two long doubles, writes one.
         unsafe { goblin_ld_add(self, other, &mut out) };
         out
+    }
+
+    pub fn sub(&self, other: &LongDouble) -> LongDouble {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: reads two long doubles, writes one.
+        unsafe { goblin_ld_sub(self, other, &mut out) };
+        out
+    }
+
+    /// LDBL_MAX, or -LDBL_MAX when `negative`.
+    pub fn max(negative: bool) -> LongDouble {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: writes one long double into `out`.
+        unsafe { goblin_ld_max(if negative { -1 } else { 1 }, &mut out) };
+        out
+    }
+
+    /// Ordering of two values that are not NaN (parse never yields NaN).
+    pub fn cmp(&self, other: &LongDouble) -> std::cmp::Ordering {
+        // SAFETY: reads two long doubles.
+        match unsafe { goblin_ld_cmp(self, other) } {
+            -1 => std::cmp::Ordering::Less,
+            0 => std::cmp::Ordering::Equal,
+            _ => std::cmp::Ordering::Greater,
+        }
+    }
+
+    pub fn is_infinite(&self) -> bool {
+        // SAFETY: reads one long double.
+        unsafe { goblin_ld_is_inf(self) == 1 }
     }
 
     pub fn is_finite(&self) -> bool {

@@ -615,3 +615,98 @@ fn object_freq_counts_accesses_under_lfu() {
         .query(&mut c)
         .unwrap();
 }
+
+/// Hash fields past their TTL: hidden and deleted by any access (the key
+/// with the last one), and reaped by the active cycle when nobody looks.
+#[test]
+fn hash_fields_expire_lazily_and_actively() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for entries in ["512", "0"] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("hash-max-listpack-entries")
+            .arg(entries)
+            .query(&mut c)
+            .unwrap();
+        // Lazy: with the active cycle off, an access removes the fields.
+        let _: () = redis::cmd("DEBUG")
+            .arg("SET-ACTIVE-EXPIRE")
+            .arg(0)
+            .query(&mut c)
+            .unwrap();
+        let _: () = c
+            .hset_multiple("lazy", &[("a", "1"), ("b", "2"), ("c", "3")])
+            .unwrap();
+        let _: Vec<i64> = redis::cmd("HPEXPIRE")
+            .arg("lazy")
+            .arg(1)
+            .arg("FIELDS")
+            .arg(2)
+            .arg("a")
+            .arg("b")
+            .query(&mut c)
+            .unwrap();
+        wait_until(Duration::from_secs(5), || {
+            let n: i64 = c.hlen("lazy").unwrap();
+            n == 1
+        });
+        let all: Vec<String> = c.hgetall::<_, Vec<String>>("lazy").unwrap();
+        assert_eq!(all, vec!["c".to_string(), "3".to_string()]);
+        let _: Vec<i64> = redis::cmd("HPEXPIRE")
+            .arg("lazy")
+            .arg(1)
+            .arg("FIELDS")
+            .arg(1)
+            .arg("c")
+            .query(&mut c)
+            .unwrap();
+        wait_until(Duration::from_secs(5), || {
+            let v: Option<String> = c.hget("lazy", "c").unwrap();
+            v.is_none()
+        });
+        let exists: bool = c.exists("lazy").unwrap();
+        assert!(!exists, "the last field took the key with it");
+        // Active: nobody reads, the cycle reaps.
+        let _: () = redis::cmd("DEBUG")
+            .arg("SET-ACTIVE-EXPIRE")
+            .arg(1)
+            .query(&mut c)
+            .unwrap();
+        for i in 0..20 {
+            let key = format!("active{i}");
+            let _: i64 = redis::cmd("HSETEX")
+                .arg(&key)
+                .arg("PX")
+                .arg(1)
+                .arg("FIELDS")
+                .arg(2)
+                .arg("x")
+                .arg("1")
+                .arg("y")
+                .arg("2")
+                .query(&mut c)
+                .unwrap();
+            let _: () = c.hset(&key, "keep", "1").unwrap();
+        }
+        let _: i64 = redis::cmd("HSETEX")
+            .arg("gone")
+            .arg("PX")
+            .arg(1)
+            .arg("FIELDS")
+            .arg(1)
+            .arg("x")
+            .arg("1")
+            .query(&mut c)
+            .unwrap();
+        // EXISTS and DBSIZE do not read fields: only the cycle can empty
+        // "gone".
+        wait_until(Duration::from_secs(10), || {
+            let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+            n == 20
+        });
+        let stats: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
+        assert!(stats.contains("expired_subkeys:"), "{stats}");
+        let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+    }
+}

@@ -916,16 +916,50 @@ fn the_append_only_file_replays_to_the_same_data() {
     }
     run(&mut c, &["RPUSH", "queue", "x", "y"]);
     waiter.join().unwrap();
+    // Hash fields with TTLs, set every way, and one field expiring.
+    run(
+        &mut c,
+        &[
+            "HSET", "hf", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5",
+        ],
+    );
+    run(&mut c, &["HEXPIRE", "hf", "1000", "FIELDS", "1", "a"]);
+    run(&mut c, &["HPEXPIRE", "hf", "2000000", "FIELDS", "1", "b"]);
+    run(
+        &mut c,
+        &["HSETEX", "hf", "EX", "3000", "FIELDS", "1", "f", "6"],
+    );
+    run(
+        &mut c,
+        &["HGETEX", "hf", "PX", "4000000", "FIELDS", "1", "c"],
+    );
+    run(&mut c, &["HPEXPIRE", "hf", "1", "FIELDS", "1", "d"]);
+    run(&mut c, &["CL.THROTTLE", "cell", "15", "30", "60", "1"]);
     run(&mut c, &["SET", "gone", "v", "PX", "1"]);
     std::thread::sleep(Duration::from_millis(5));
     let gone: Option<String> = c.get("gone").unwrap(); // expires it (logged as DEL)
     assert_eq!(gone, None);
     let before = snapshot(&mut c);
+    let field_ttls = |c: &mut Connection| -> Value {
+        redis::cmd("HPEXPIRETIME")
+            .arg("hf")
+            .arg("FIELDS")
+            .arg(6)
+            .arg(&["a", "b", "c", "d", "e", "f"])
+            .query(c)
+            .unwrap()
+    };
+    let ttls_before = field_ttls(&mut c);
     server.kill9();
 
     let server = Proc::goblin(&dir, &args);
     let mut c = server.client();
     assert_same(&before, &snapshot(&mut c), "after replaying the log");
+    assert_eq!(
+        field_ttls(&mut c),
+        ttls_before,
+        "hash field TTLs after replaying the log"
+    );
     // And after a rewrite of the log into a new base.
     let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -960,6 +994,11 @@ fn the_append_only_file_replays_to_the_same_data() {
         &without_encoding(&before),
         &without_encoding(&snapshot(&mut c)),
         "after a rewrite",
+    );
+    assert_eq!(
+        field_ttls(&mut c),
+        ttls_before,
+        "hash field TTLs after a rewrite"
     );
     drop(server);
     let _ = std::fs::remove_dir_all(dir);

@@ -190,6 +190,9 @@ pub enum Group {
     Transactions,
     PubSub,
     Goblin,
+    /// Commands of modules Goblin builds in (redis-cell's CL.THROTTLE):
+    /// Redis reports a module command's group as "module".
+    Module,
 }
 
 impl Group {
@@ -208,6 +211,7 @@ impl Group {
             Group::Transactions => "transactions",
             Group::PubSub => "pubsub",
             Group::Goblin => "goblin",
+            Group::Module => "module",
         }
     }
 
@@ -225,7 +229,7 @@ impl Group {
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
             Group::PubSub => Some("pubsub"),
-            Group::Server | Group::Goblin => None,
+            Group::Server | Group::Goblin | Group::Module => None,
         }
     }
 }

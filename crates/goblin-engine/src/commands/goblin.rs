@@ -68,19 +68,15 @@ impl Store for CtxStore<'_, '_, '_> {
         field: &[u8],
         f: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Result<R, goblin_family::Error> {
-        match self.0.lookup_read(key) {
-            None => Ok(f(None)),
-            Some(Object {
-                value: Value::Hash(h),
-                ..
-            }) => Ok(f(h.get(field))),
-            Some(_) => Err(goblin_family::Error::WrongType),
-        }
+        // Expired fields are deleted first, as for every hash access.
+        hashes::with_hash(self.0, key, |h| f(h.and_then(|h| h.get(field))))
+            .map_err(|_| goblin_family::Error::WrongType)
     }
 
     fn write_hash_field(&mut self, key: &[u8], field: &[u8], value: &[u8]) {
-        // The type was checked by the read that decided to write.
-        let _ = hashes::hset(self.0, key, &[field, value]);
+        // The contract keeps the field's own TTL. The type was checked by
+        // the read that decided to write.
+        let _ = hashes::hset_keep_ttl(self.0, key, field, value);
     }
 
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool {

@@ -10,7 +10,9 @@
 use super::keys::{parse_cursor, parse_scan_options};
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
-use crate::keyspace::{Hash, HashLimits, Object, Value};
+use crate::keyspace::{
+    hash_key, Hash, HashLimits, HashLookup, Object, SetTtl, TtlCondition, Value,
+};
 use crate::protocol::ReplyWriter;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
@@ -25,46 +27,90 @@ fn not_hash() -> Error {
 
 /// The hash at `key` for reading (a keyspace hit or miss is counted), with
 /// the reply writer so that values are copied straight into the reply.
+/// Fields whose TTL has passed are deleted first (and the key with the
+/// last of them): no command sees an expired field.
 fn read_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> Result<(Option<&'c Hash>, &'c mut ReplyWriter), Error> {
-    match ctx.lookup_read_and_out(key) {
-        (None, out) => Ok((None, out)),
-        (
-            Some(Object {
-                value: Value::Hash(h),
-                ..
-            }),
-            out,
-        ) => Ok((Some(&**h), out)),
-        (Some(_), _) => Err(not_hash()),
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    // Field by field, so that the hash and the reply writer are borrowed
+    // together.
+    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    ctx.stats
+        .hit(!matches!(found, HashLookup::Absent) || reaped > 0);
+    match found {
+        HashLookup::Absent => Ok((None, &mut *ctx.out)),
+        HashLookup::WrongType => Err(not_hash()),
+        HashLookup::Found(h) => Ok((Some(&*h), &mut *ctx.out)),
     }
 }
 
-/// The hash at `key` for writing; with `create`, an absent key becomes an
-/// empty hash (the caller adds a field at once, so it never stays empty).
+/// Like `read_hash`, for the commands that change the fields while they
+/// reply (HGETEX, HGETDEL). No keyspace hit or miss is counted (a write).
+fn access_hash<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+) -> Result<(Option<&'c mut Hash>, &'c mut ReplyWriter), Error> {
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
+    // A change follows: a running snapshot keeps the hash as it was.
+    slice.preserve(h, key);
+    let (found, reaped) = slice.lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    match found {
+        HashLookup::Absent => Ok((None, &mut *ctx.out)),
+        HashLookup::WrongType => Err(not_hash()),
+        HashLookup::Found(h) => Ok((Some(h), &mut *ctx.out)),
+    }
+}
+
+/// `Db::lookup_hash` in the command's database and clock; the deleted
+/// fields count as changes.
+fn lookup_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> (HashLookup<'c>, usize) {
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    let writes = ctx.writes;
+    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
+    if writes {
+        slice.preserve(h, key);
+    }
+    let (found, reaped) = slice.lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    (found, reaped)
+}
+
+/// The hash at `key` for writing (expired fields deleted first); with
+/// `create`, an absent key becomes an empty hash (the caller adds a field
+/// at once, so it never stays empty).
 fn write_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
     create: bool,
 ) -> Result<Option<&'c mut Hash>, Error> {
+    let exists = match lookup_hash(ctx, key).0 {
+        HashLookup::Absent => false,
+        HashLookup::WrongType => return Err(not_hash()),
+        HashLookup::Found(_) => true,
+    };
+    if !exists && !create {
+        return Ok(None);
+    }
     let now = ctx.now_ms;
     let (db, h) = ctx.locate(key);
-    let exists = match db.lookup(h, key, now) {
-        None => false,
-        Some(Object {
-            value: Value::Hash(_),
-            ..
-        }) => true,
-        Some(_) => return Err(not_hash()),
-    };
     let obj = if exists {
         db.lookup_no_touch(h, key, now)
-    } else if create {
-        Some(db.insert_new(h, key, Value::Hash(Box::default()), now))
     } else {
-        None
+        Some(db.insert_new(h, key, Value::Hash(Box::default()), now))
     };
     match obj {
         Some(Object {
@@ -72,6 +118,33 @@ fn write_hash<'c>(
             ..
         }) => Ok(Some(&mut **hash)),
         _ => Ok(None),
+    }
+}
+
+/// Calls `f` with the hash at `key` (None when absent) after deleting its
+/// expired fields: the read access other families use (GOBLIN.HCAD...).
+pub fn with_hash<R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&Hash>) -> R,
+) -> Result<R, Error> {
+    let (hash, _) = read_hash(ctx, key)?;
+    Ok(f(hash))
+}
+
+/// Registers `key` in the index of hashes with field TTLs when its hash
+/// has some.
+fn track_field_expiry(ctx: &mut Ctx, key: &[u8]) {
+    let now = ctx.now_ms;
+    let (db, h) = ctx.locate(key);
+    if let Some(Object {
+        value: Value::Hash(hash),
+        ..
+    }) = db.peek_mut(h, key, now)
+    {
+        if hash.has_field_ttls() {
+            db.track_field_expiry(h, key);
+        }
     }
 }
 
@@ -100,6 +173,17 @@ pub fn hset(ctx: &mut Ctx, key: &[u8], pairs: &[&[u8]]) -> Result<usize, Error> 
         .count();
     ctx.modified(key);
     ctx.add_dirty((pairs.len() / 2).saturating_sub(1) as u64);
+    Ok(created)
+}
+
+/// Sets one field keeping its TTL (the GOBLIN.* family's writes: a
+/// compare-and-set is not a new field); true when the field is new.
+pub fn hset_keep_ttl(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> Result<bool, Error> {
+    let limits = limits(ctx);
+    let hash = write_hash(ctx, key, true)?.expect("created");
+    hash.prepare_write(&[field, value], &limits);
+    let created = hash.set_keep_ttl(field, value, &limits);
+    ctx.modified(key);
     Ok(created)
 }
 
@@ -153,7 +237,8 @@ pub fn hincrby(ctx: &mut Ctx, key: &[u8], field: &[u8], incr: i64) -> Result<i64
     let value = current.checked_add(incr).ok_or(Error::OVERFLOW)?;
     let limits = limits(ctx);
     let hash = write_hash(ctx, key, true)?.expect("created");
-    hash.set(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
+    // The field keeps its TTL, as in Redis 8 (HASH_SET_KEEP_TTL).
+    hash.set_keep_ttl(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
     ctx.modified(key);
     Ok(value)
 }
@@ -181,7 +266,7 @@ pub fn hincrbyfloat(
     let text = value.to_human_string();
     let limits = limits(ctx);
     let hash = write_hash(ctx, key, true)?.expect("created");
-    hash.set(field, &text, &limits);
+    hash.set_keep_ttl(field, &text, &limits);
     ctx.modified(key);
     Ok(text)
 }
@@ -503,6 +588,552 @@ fn hscan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
+// Field expiry (Redis 7.4 / 8.0): HEXPIRE and its family, HTTL and its
+// family, HPERSIST, HSETEX, HGETEX, HGETDEL.
+
+/// The latest deadline a field may have: 2^46 - 1 ms (Redis's
+/// HFE_MAX_ABS_TIME_MSEC, a quarter of its 48-bit expiry range).
+const FIELD_TTL_MAX_MS: i64 = ((1 << 48) - 1) >> 2;
+
+/// Redis's parseExpireTime for field TTLs: an absolute deadline in ms from
+/// a time in seconds or ms, relative to `base` (0 for the *AT forms).
+fn parse_field_expire(arg: &[u8], seconds: bool, base: u64, cmd: &str) -> Result<u64, Error> {
+    let mut v = arg_i64(arg)?;
+    if v < 0 {
+        return Err(Error::err("invalid expire time, must be >= 0"));
+    }
+    if seconds {
+        if v > FIELD_TTL_MAX_MS / 1000 {
+            return Err(Error::expire_time(cmd));
+        }
+        v *= 1000;
+    }
+    if v > FIELD_TTL_MAX_MS - base as i64 {
+        return Err(Error::expire_time(cmd));
+    }
+    Ok((v + base as i64) as u64)
+}
+
+const FIELDS_MISSING: &str = "Mandatory argument FIELDS is missing or not at the right position";
+const NUMFIELDS_MISMATCH: &str = "The `numfields` parameter must match the number of arguments";
+
+/// `FIELDS numfields field...` starting at `args[pos]`: the fields, after
+/// Redis's checks (the keyword, a count >= 1 reported with `count_error`,
+/// a count matching the arguments that follow).
+fn parse_fields_block<'a>(
+    ctx: &Ctx,
+    args: &'a [&'a [u8]],
+    pos: usize,
+    count_error: &str,
+) -> Result<&'a [&'a [u8]], Error> {
+    if !args
+        .get(pos)
+        .is_some_and(|a| a.eq_ignore_ascii_case(b"FIELDS"))
+    {
+        return Err(Error::err(FIELDS_MISSING));
+    }
+    let Some(count) = args.get(pos + 1) else {
+        return Err(Error::arity(ctx.command_name()));
+    };
+    let n = parse_i64(count)
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| Error::err(count_error))?;
+    let fields = &args[pos + 2..];
+    if n as u64 != fields.len() as u64 {
+        return Err(Error::err(NUMFIELDS_MISMATCH));
+    }
+    Ok(fields)
+}
+
+/// Settles a hash after its fields or their TTLs changed: deletes the key
+/// when no field is left, registers it for the active expiry cycle when a
+/// field has a TTL, and counts `changes` (WATCH, dirty).
+fn settle_hash(ctx: &mut Ctx, key: &[u8], emptied: bool, has_ttls: bool, changes: usize) {
+    if emptied {
+        remove_key(ctx, key);
+    } else if has_ttls {
+        track_field_expiry(ctx, key);
+    }
+    if changes > 0 {
+        ctx.modified(key);
+        ctx.add_dirty(changes as u64 - 1);
+    }
+}
+
+/// Logs field deadlines set (HPEXPIREAT with the absolute time) and
+/// fields deleted (HDEL) in place of the call; nothing when neither.
+fn log_field_ttls(ctx: &mut Ctx, key: &[u8], at: u64, set: &[&[u8]], deleted: &[&[u8]]) {
+    ctx.log_nothing();
+    if !set.is_empty() {
+        let at = at.to_string();
+        let n = set.len().to_string();
+        let mut argv: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at.as_bytes(), b"FIELDS", n.as_bytes()];
+        argv.extend_from_slice(set);
+        ctx.log_as(&argv);
+    }
+    if !deleted.is_empty() {
+        let mut argv: Vec<&[u8]> = vec![b"HDEL", key];
+        argv.extend_from_slice(deleted);
+        ctx.log_as(&argv);
+    }
+}
+
+/// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (Redis's
+/// hexpireGenericCommand): a deadline for each field, under NX | XX | GT |
+/// LT; per field -2 (no such field), 0 (condition not met), 1 (set) or 2
+/// (deleted: the deadline had passed).
+pub fn hexpire(
+    ctx: &mut Ctx,
+    key: &[u8],
+    at_ms: u64,
+    cond: TtlCondition,
+    fields: &[&[u8]],
+) -> Result<Vec<SetTtl>, Error> {
+    let now = ctx.now_ms;
+    let Some(hash) = write_hash(ctx, key, false)? else {
+        return Ok(vec![SetTtl::NoField; fields.len()]);
+    };
+    hash.enable_field_ttls();
+    let results: Vec<SetTtl> = fields
+        .iter()
+        .map(|f| hash.set_field_expiry(f, at_ms, cond, now))
+        .collect();
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    let changes = results
+        .iter()
+        .filter(|r| matches!(r, SetTtl::Set | SetTtl::Deleted))
+        .count();
+    settle_hash(ctx, key, emptied, has_ttls, changes);
+    Ok(results)
+}
+
+fn hexpire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) -> CmdResult {
+    let key = args[1];
+    // Redis checks the type before the arguments.
+    write_hash(ctx, key, false)?;
+    let base = if relative { ctx.now_ms } else { 0 };
+    let at = parse_field_expire(args[2], seconds, base, ctx.command_name())?;
+    let cond = match &args[3].to_ascii_lowercase()[..] {
+        b"nx" => TtlCondition::Nx,
+        b"xx" => TtlCondition::Xx,
+        b"gt" => TtlCondition::Gt,
+        b"lt" => TtlCondition::Lt,
+        _ => TtlCondition::Always,
+    };
+    let pos = if cond == TtlCondition::Always { 3 } else { 4 };
+    let fields = parse_fields_block(
+        ctx,
+        args,
+        pos,
+        "Parameter `numFields` should be greater than 0",
+    )?;
+    let results = hexpire(ctx, key, at, cond, fields)?;
+    if ctx.logging() {
+        // Logged as what happened, with an absolute time: the fields that
+        // got the deadline, and those it deleted.
+        let pick = |want: SetTtl| -> Vec<&[u8]> {
+            fields
+                .iter()
+                .zip(&results)
+                .filter(|(_, r)| **r == want)
+                .map(|(f, _)| *f)
+                .collect()
+        };
+        log_field_ttls(ctx, key, at, &pick(SetTtl::Set), &pick(SetTtl::Deleted));
+    }
+    ctx.out.array(results.len());
+    for r in results {
+        ctx.out.int(r as i64);
+    }
+    Ok(())
+}
+
+fn hexpire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, true, true)
+}
+
+fn hpexpire_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, false, true)
+}
+
+fn hexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, true, false)
+}
+
+fn hpexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    hexpire_generic(ctx, args, false, false)
+}
+
+/// HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME (Redis's httlGenericCommand):
+/// per field -2 (no such field), -1 (no TTL), or the TTL or deadline;
+/// seconds are rounded up, as Redis rounds them.
+fn httl_generic(ctx: &mut Ctx, args: &[&[u8]], millis: bool, absolute: bool) -> CmdResult {
+    let now = ctx.now_ms;
+    let (hash, out) = read_hash(ctx, args[1])?;
+    let fields = {
+        // parse_fields_block needs the command's name only for an arity
+        // error, which arity -5 already rules out here.
+        if !args[2].eq_ignore_ascii_case(b"FIELDS") {
+            return Err(Error::err(FIELDS_MISSING));
+        }
+        let n = parse_i64(args[3])
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| Error::err("Number of fields must be a positive integer"))?;
+        let fields = &args[4..];
+        if n as u64 != fields.len() as u64 {
+            return Err(Error::err(NUMFIELDS_MISMATCH));
+        }
+        fields
+    };
+    let base = if absolute { 0 } else { now as i64 };
+    out.array(fields.len());
+    for f in fields {
+        match hash.and_then(|h| h.field_expiry(f)) {
+            None => out.int(-2),
+            Some(None) => out.int(-1),
+            Some(Some(at)) if at <= now => out.int(-2),
+            Some(Some(at)) if millis => out.int(at as i64 - base),
+            Some(Some(at)) => out.int((at as i64 + 999 - base) / 1000),
+        }
+    }
+    Ok(())
+}
+
+fn httl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, false, false)
+}
+
+fn hpttl_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, true, false)
+}
+
+fn hexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, false, true)
+}
+
+fn hpexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    httl_generic(ctx, args, true, true)
+}
+
+/// HPERSIST: per field -2 (no such field), -1 (no TTL) or 1 (TTL removed).
+pub fn hpersist(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<Vec<i64>, Error> {
+    let Some(hash) = write_hash(ctx, key, false)? else {
+        return Ok(vec![-2; fields.len()]);
+    };
+    let results: Vec<i64> = fields
+        .iter()
+        .map(|f| match hash.field_expiry(f) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(_)) => {
+                hash.persist_field(f);
+                1
+            }
+        })
+        .collect();
+    if results.contains(&1) {
+        ctx.modified(key);
+    }
+    Ok(results)
+}
+
+fn hpersist_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    write_hash(ctx, args[1], false)?;
+    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let results = hpersist(ctx, args[1], fields)?;
+    ctx.out.array(results.len());
+    for r in results {
+        ctx.out.int(r);
+    }
+    Ok(())
+}
+
+/// HSETEX's and HGETEX's expiry option, resolved to a deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldExpiry {
+    /// No option: HSETEX clears the fields' TTLs (as HSET), HGETEX leaves
+    /// them.
+    None,
+    KeepTtl,
+    Persist,
+    At(u64),
+}
+
+/// HSETEX's parsed arguments.
+#[derive(Debug)]
+pub struct HSetExOptions<'a> {
+    /// FNX (Some(false): no field may exist) or FXX (Some(true): all must).
+    pub existing: Option<bool>,
+    pub expiry: FieldExpiry,
+    /// Field, value, field, value...
+    pub pairs: &'a [&'a [u8]],
+}
+
+/// Redis's hsetexParseArgs.
+pub fn parse_hsetex<'a>(ctx: &Ctx, args: &'a [&'a [u8]]) -> Result<HSetExOptions<'a>, Error> {
+    let mut existing = None;
+    let mut expiry = FieldExpiry::None;
+    let one_expiry =
+        || Error::err("Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified");
+    let one_cond = || Error::err("Only one of FXX or FNX arguments can be specified");
+    let argc = args.len();
+    let mut i = 2;
+    while i < argc {
+        let a = args[i];
+        let unit = if a.eq_ignore_ascii_case(b"EX") {
+            Some((true, true))
+        } else if a.eq_ignore_ascii_case(b"PX") {
+            Some((false, true))
+        } else if a.eq_ignore_ascii_case(b"EXAT") {
+            Some((true, false))
+        } else if a.eq_ignore_ascii_case(b"PXAT") {
+            Some((false, false))
+        } else {
+            None
+        };
+        if a.eq_ignore_ascii_case(b"FIELDS") {
+            if i + 3 >= argc {
+                return Err(Error::arity(ctx.command_name()));
+            }
+            let n = parse_i64(args[i + 1])
+                .filter(|n| (1..=i32::MAX as i64).contains(n))
+                .ok_or_else(|| Error::err("invalid number of fields"))?;
+            let remaining = argc - i - 2;
+            if remaining % 2 != 0 || n as usize != remaining / 2 {
+                return Err(Error::arity(ctx.command_name()));
+            }
+            return Ok(HSetExOptions {
+                existing,
+                expiry,
+                pairs: &args[i + 2..],
+            });
+        } else if let Some((seconds, relative)) = unit {
+            if expiry != FieldExpiry::None {
+                return Err(one_expiry());
+            }
+            if i + 1 >= argc {
+                return Err(Error::err("missing expire time"));
+            }
+            let base = if relative { ctx.now_ms } else { 0 };
+            expiry = FieldExpiry::At(parse_field_expire(
+                args[i + 1],
+                seconds,
+                base,
+                ctx.command_name(),
+            )?);
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"KEEPTTL") {
+            if expiry != FieldExpiry::None {
+                return Err(one_expiry());
+            }
+            expiry = FieldExpiry::KeepTtl;
+        } else if a.eq_ignore_ascii_case(b"FXX") || a.eq_ignore_ascii_case(b"FNX") {
+            if existing.is_some() {
+                return Err(one_cond());
+            }
+            existing = Some(a.eq_ignore_ascii_case(b"FXX"));
+        } else {
+            return Err(Error::err(format_args!(
+                "unknown argument: {}",
+                String::from_utf8_lossy(a)
+            )));
+        }
+        i += 1;
+    }
+    Err(Error::arity(ctx.command_name()))
+}
+
+/// HSETEX (Redis 8.0): sets the fields when FNX / FXX allow it (none /
+/// all of them exist), with their TTLs as the expiry option says: a
+/// deadline, KEEPTTL, or none (cleared, as HSET clears them). Returns
+/// false when the condition refused the call (nothing changes, and FXX
+/// never creates the key).
+pub fn hsetex(ctx: &mut Ctx, key: &[u8], opts: &HSetExOptions) -> Result<bool, Error> {
+    let limits = limits(ctx);
+    let now = ctx.now_ms;
+    let fields = || opts.pairs.iter().step_by(2);
+    if let Some(all) = opts.existing {
+        let hash = write_hash(ctx, key, false)?;
+        let allowed = match hash {
+            None => !all,
+            Some(h) => {
+                if all {
+                    fields().all(|f| h.contains(f))
+                } else {
+                    !fields().any(|f| h.contains(f))
+                }
+            }
+        };
+        if !allowed {
+            return Ok(false);
+        }
+    }
+    let hash = write_hash(ctx, key, true)?.expect("created");
+    hash.prepare_write(opts.pairs, &limits);
+    let keep = !matches!(opts.expiry, FieldExpiry::None);
+    for kv in opts.pairs.chunks_exact(2) {
+        if keep {
+            hash.set_keep_ttl(kv[0], kv[1], &limits);
+        } else {
+            hash.set(kv[0], kv[1], &limits);
+        }
+    }
+    if let FieldExpiry::At(at) = opts.expiry {
+        hash.enable_field_ttls();
+        for f in fields() {
+            hash.set_field_expiry(f, at, TtlCondition::Always, now);
+        }
+    }
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    settle_hash(ctx, key, emptied, has_ttls, opts.pairs.len() / 2);
+    Ok(true)
+}
+
+fn hsetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let opts = parse_hsetex(ctx, args)?;
+    let set = hsetex(ctx, args[1], &opts)?;
+    if let (true, FieldExpiry::At(at)) = (set, opts.expiry) {
+        // Logged with the absolute deadline (or as the deletion a past
+        // one caused), so a replay gives the same fields their time.
+        if at <= ctx.now_ms {
+            let fields: Vec<&[u8]> = opts.pairs.iter().step_by(2).copied().collect();
+            log_field_ttls(ctx, args[1], at, &[], &fields);
+        } else {
+            let at = at.to_string();
+            let n = (opts.pairs.len() / 2).to_string();
+            let mut argv: Vec<&[u8]> = vec![
+                b"HSETEX",
+                args[1],
+                b"PXAT",
+                at.as_bytes(),
+                b"FIELDS",
+                n.as_bytes(),
+            ];
+            argv.extend_from_slice(opts.pairs);
+            ctx.log_as(&argv);
+        }
+    }
+    ctx.out.int(set as i64);
+    Ok(())
+}
+
+fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    // Redis checks the type before the arguments.
+    write_hash(ctx, key, false)?;
+    let now = ctx.now_ms;
+    let opt = args[2].to_ascii_lowercase();
+    let (expiry, pos) = match &opt[..] {
+        b"ex" | b"px" | b"exat" | b"pxat" => {
+            let seconds = opt[0] == b'e';
+            let base = if opt.len() == 2 { now } else { 0 };
+            let at = parse_field_expire(args[3], seconds, base, ctx.command_name())?;
+            (FieldExpiry::At(at), 4)
+        }
+        b"persist" => (FieldExpiry::Persist, 3),
+        _ => (FieldExpiry::None, 2),
+    };
+    let fields = parse_fields_block(
+        ctx,
+        args,
+        pos,
+        "Number of fields must be a positive integer",
+    )?;
+    let (hash, out) = access_hash(ctx, key)?;
+    out.array(fields.len());
+    let Some(hash) = hash else {
+        for _ in fields {
+            out.null();
+        }
+        return Ok(());
+    };
+    if expiry != FieldExpiry::None {
+        hash.enable_field_ttls();
+    }
+    let mut changes = 0;
+    // What to log in place of the call: fields given the deadline or
+    // persisted, fields deleted.
+    let mut touched: Vec<&[u8]> = Vec::new();
+    let mut deleted: Vec<&[u8]> = Vec::new();
+    for f in fields {
+        match hash.get(f) {
+            Some(v) => out.bulk(v),
+            None => {
+                out.null();
+                continue;
+            }
+        }
+        match expiry {
+            FieldExpiry::Persist => {
+                if hash.persist_field(f) {
+                    changes += 1;
+                    touched.push(f);
+                }
+            }
+            FieldExpiry::At(at) => match hash.set_field_expiry(f, at, TtlCondition::Always, now) {
+                SetTtl::Set => {
+                    changes += 1;
+                    touched.push(f);
+                }
+                SetTtl::Deleted => {
+                    changes += 1;
+                    deleted.push(f);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    settle_hash(ctx, key, emptied, has_ttls, changes);
+    if ctx.logging() {
+        match expiry {
+            FieldExpiry::At(at) => log_field_ttls(ctx, key, at, &touched, &deleted),
+            FieldExpiry::Persist => {
+                ctx.log_nothing();
+                if !touched.is_empty() {
+                    let n = touched.len().to_string();
+                    let mut argv: Vec<&[u8]> = vec![b"HPERSIST", key, b"FIELDS", n.as_bytes()];
+                    argv.extend_from_slice(&touched);
+                    ctx.log_as(&argv);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn hgetdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    write_hash(ctx, key, false)?;
+    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let (hash, out) = access_hash(ctx, key)?;
+    out.array(fields.len());
+    let Some(hash) = hash else {
+        for _ in fields {
+            out.null();
+        }
+        return Ok(());
+    };
+    let mut deleted = 0;
+    for f in fields {
+        match hash.get(f) {
+            Some(v) => out.bulk(v),
+            None => {
+                out.null();
+                continue;
+            }
+        }
+        hash.remove(f);
+        deleted += 1;
+    }
+    let emptied = hash.is_empty();
+    settle_hash(ctx, key, emptied, false, deleted);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
 // The family's table.
 
 const RO_ACCESS: u32 = kflag::RO | kflag::ACCESS;
@@ -714,6 +1345,164 @@ pub static COMMANDS: &[CommandSpec] = &[
         syntax: "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
         tips: &["nondeterministic_output"],
         handler: hscan_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpire",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using relative time to expire (seconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key seconds:integer [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hexpire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpire",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using relative time to expire (milliseconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key milliseconds:integer [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hpexpire_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpireat",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key unix-time-seconds:unix-time [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hexpireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpireat",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key unix-time-milliseconds:unix-time [NX|XX|GT|LT] FIELDS (numfields:integer field:string...)",
+        handler: hpexpireat_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "httl",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the TTL in seconds of a hash field.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        tips: &["nondeterministic_output"],
+        handler: httl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpttl",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the TTL in milliseconds of a hash field.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        tips: &["nondeterministic_output"],
+        handler: hpttl_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hexpiretime",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hexpiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpexpiretime",
+        arity: -5,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hpexpiretime_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hpersist",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "7.4.0",
+        summary: "Removes the expiration time for each specified field",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hpersist_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hsetex",
+        arity: -6,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_UPDATE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+        complexity: "O(N) where N is the number of fields being set.",
+        syntax: "key:key [FNX|FXX] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL] FIELDS (numfields:integer (field:string value:string)...)",
+        handler: hsetex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hgetex",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, RW_ACCESS_UPDATE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST] FIELDS (numfields:integer field:string...)",
+        handler: hgetex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "hgetdel",
+        arity: -5,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
+        group: Group::Hash,
+        since: "8.0.0",
+        summary: "Returns the value of a field and deletes it from the hash.",
+        complexity: "O(N) where N is the number of specified fields",
+        syntax: "key:key FIELDS (numfields:integer field:string...)",
+        handler: hgetdel_command,
         ..CommandSpec::DEFAULT
     },
 ];
@@ -975,5 +1764,506 @@ pub(crate) mod tests {
             run(&mut s, "debug digest-value c"),
             run(&mut s, "debug digest-value a")
         );
+    }
+
+    fn ints(v: &[i64]) -> String {
+        let mut out = format!("*{}\r\n", v.len());
+        for n in v {
+            out.push_str(&format!(":{n}\r\n"));
+        }
+        out
+    }
+
+    /// Runs `body` on a session twice: hashes in the compact form, then in
+    /// the table form.
+    fn both_forms(mut body: impl FnMut(&mut Session, &str)) {
+        for (entries, encoding) in [("512", "listpackex"), ("0", "hashtable")] {
+            let mut s = session();
+            run(
+                &mut s,
+                &format!("config set hash-max-listpack-entries {entries}"),
+            );
+            body(&mut s, encoding);
+        }
+    }
+
+    fn secs_from_now(s: &mut Session, n: i64) -> i64 {
+        let t = run(s, "time");
+        let secs: i64 = t.split("\r\n").nth(2).unwrap().parse().unwrap();
+        secs + n
+    }
+
+    #[test]
+    fn hexpire_replies_per_field() {
+        both_forms(|s, encoding| {
+            assert_eq!(run(s, "hexpire nokey 100 fields 2 a b"), ints(&[-2, -2]));
+            run(s, "hset h f1 v1 f2 v2 f3 v3");
+            assert_eq!(run(s, "hexpire h 1000 nx fields 1 f1"), ints(&[1]));
+            assert_eq!(
+                run(s, "object encoding h"),
+                format!("${}\r\n{encoding}\r\n", encoding.len())
+            );
+            assert_eq!(run(s, "hexpire h 1000 nx fields 2 f1 f2"), ints(&[0, 1]));
+            assert_eq!(run(s, "hexpire h 1000 xx fields 2 f1 f3"), ints(&[1, 0]));
+            assert_eq!(
+                run(s, "hpexpire h 2000000 gt fields 3 f1 f2 f3"),
+                ints(&[1, 1, 0])
+            );
+            assert_eq!(
+                run(s, "hpexpire h 1500000 lt fields 3 f1 f2 f3"),
+                ints(&[1, 1, 1])
+            );
+            assert_eq!(run(s, "hpexpire h 1600000 lt fields 1 f1"), ints(&[0]));
+            assert_eq!(run(s, "hpexpire h 1400000 gt fields 1 f1"), ints(&[0]));
+            let ttl = run(s, "hpttl h fields 3 f1 nofield f3");
+            let parts: Vec<&str> = ttl.split("\r\n").collect();
+            let t: i64 = parts[1][1..].parse().unwrap();
+            assert!(t > 1_000_000 && t <= 1_500_000, "{ttl}");
+            assert_eq!(parts[2], ":-2");
+            let httl = run(s, "httl h fields 1 f1");
+            assert!(
+                httl.starts_with("*1\r\n:1") || httl.starts_with("*1\r\n:14"),
+                "{httl}"
+            );
+            // A deadline in the past deletes the field: 2.
+            let past = secs_from_now(s, -1);
+            assert_eq!(
+                run(s, &format!("hexpireat h {past} fields 2 f2 nofield")),
+                ints(&[2, -2])
+            );
+            assert_eq!(run(s, "hexists h f2"), ":0\r\n");
+            // HEXPIRETIME / HPEXPIRETIME: the deadline itself.
+            let at = secs_from_now(s, 100);
+            assert_eq!(run(s, &format!("hexpireat h {at} fields 1 f1")), ints(&[1]));
+            assert_eq!(run(s, "hexpiretime h fields 2 f1 nofield"), ints(&[at, -2]));
+            assert_eq!(run(s, "hpexpiretime h fields 1 f1"), ints(&[at * 1000]));
+            // The last field deleted deletes the key.
+            assert_eq!(
+                run(s, "hpexpireat h 1 fields 3 f1 f3 f2"),
+                ints(&[2, 2, -2])
+            );
+            assert_eq!(run(s, "exists h"), ":0\r\n");
+        });
+    }
+
+    #[test]
+    fn httl_and_hpersist() {
+        both_forms(|s, _| {
+            assert_eq!(run(s, "httl nokey fields 2 a b"), ints(&[-2, -2]));
+            assert_eq!(run(s, "hpersist nokey fields 1 a"), ints(&[-2]));
+            run(s, "hset h f1 v1 f2 v2");
+            assert_eq!(run(s, "httl h fields 2 f1 nofield"), ints(&[-1, -2]));
+            assert_eq!(run(s, "hpersist h fields 2 f1 nofield"), ints(&[-1, -2]));
+            run(s, "hexpire h 1000 fields 1 f1");
+            assert_eq!(run(s, "hpersist h fields 2 f1 f2"), ints(&[1, -1]));
+            assert_eq!(run(s, "httl h fields 2 f1 f2"), ints(&[-1, -1]));
+            assert_eq!(run(s, "hpersist h fields 1 f1"), ints(&[-1]));
+            assert_eq!(run(s, "hlen h"), ":2\r\n");
+        });
+    }
+
+    #[test]
+    fn field_expiry_argument_errors() {
+        let mut s = session();
+        run(&mut s, "hset h f1 v1");
+        let cases = [
+            (
+                "hexpire h -1 fields 1 f1",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hexpire h -9223372036854775808 fields 1 f1",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hexpire h 70368744177 fields 1 f1",
+                "ERR invalid expire time in 'hexpire' command",
+            ),
+            (
+                "hpexpire h 281474976710656 fields 1 f1",
+                "ERR invalid expire time in 'hpexpire' command",
+            ),
+            (
+                "hpexpireat h 70368744177664 fields 1 f1",
+                "ERR invalid expire time in 'hpexpireat' command",
+            ),
+            (
+                "hexpire h x fields 1 f1",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hpexpire h 1000 nx fields 0 f1 f2 f3",
+                "ERR Parameter `numFields` should be greater than 0",
+            ),
+            (
+                "hpexpire h 1000 nx fields x f1",
+                "ERR Parameter `numFields` should be greater than 0",
+            ),
+            (
+                "hpexpire h 1000 nx fields 4 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpexpire h 1000 nx fields 2 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpexpire h 1000 foo fields 1 f1",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "httl h fields 1 a b",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "httl h fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "httl h field 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hpersist h fields 2 f1 f2 f3",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hpersist h fields -1 f1",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hpersist h",
+                "ERR wrong number of arguments for 'hpersist' command",
+            ),
+            (
+                "hpersist h fields 1",
+                "ERR wrong number of arguments for 'hpersist' command",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        // Just under the 2^46 ms limit is fine.
+        let t = secs_from_now(&mut s, 0) * 1000;
+        assert_eq!(
+            run(
+                &mut s,
+                &format!("hpexpire h {} fields 1 f1", (1i64 << 46) - t - 1000)
+            ),
+            ints(&[1])
+        );
+        // The type is checked before the arguments.
+        run(&mut s, "set str x");
+        let wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+        for cmd in [
+            "hexpire str 10 fields 1 f1",
+            "hexpire str -1 fields 1 f1",
+            "hpexpireat str 10 fields 1 f1",
+            "httl str fields 1 f1",
+            "hpttl str fields 9 f1",
+            "hexpiretime str fields 1 f1",
+            "hpexpiretime str fields 1 f1",
+            "hpersist str fields 1 f1",
+            "hgetex str fields 1 f1",
+            "hgetdel str fields 1 f1",
+            "hsetex str fields 1 f1 v1",
+        ] {
+            assert_eq!(run(&mut s, cmd), wrongtype, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn compact_form_orders_fields_by_deadline_as_listpackex() {
+        let mut s = session();
+        run(&mut s, "hset h f1 v1 f2 v2 f3 v3");
+        assert_eq!(run(&mut s, "object encoding h"), "$8\r\nlistpack\r\n");
+        // Fields with a deadline first, earliest first; persisting or
+        // HSET moves a field to the end.
+        run(&mut s, "hpexpire h 300000 fields 1 f3");
+        run(&mut s, "hpexpire h 200000 fields 1 f2");
+        assert_eq!(run(&mut s, "object encoding h"), "$10\r\nlistpackex\r\n");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf2\r\n$2\r\nf3\r\n$2\r\nf1\r\n"
+        );
+        run(&mut s, "hpersist h fields 1 f2");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf3\r\n$2\r\nf1\r\n$2\r\nf2\r\n"
+        );
+        run(&mut s, "hset h f3 new");
+        assert_eq!(
+            run(&mut s, "hkeys h"),
+            "*3\r\n$2\r\nf1\r\n$2\r\nf2\r\n$2\r\nf3\r\n"
+        );
+        // Still listpackex without any TTL, as in Redis.
+        assert_eq!(run(&mut s, "object encoding h"), "$10\r\nlistpackex\r\n");
+        // Growing past the limit keeps the deadlines in the table.
+        run(&mut s, "hpexpire h 100000 fields 1 f1");
+        run(&mut s, "config set hash-max-listpack-entries 3");
+        run(&mut s, "hset h f4 v4");
+        assert_eq!(run(&mut s, "object encoding h"), "$9\r\nhashtable\r\n");
+        let t = run(&mut s, "hpttl h fields 2 f1 f4");
+        let ms: i64 = t.split("\r\n").nth(1).unwrap()[1..].parse().unwrap();
+        assert!(
+            ms > 90_000 && ms <= 100_000 && t.ends_with(":-1\r\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn writes_and_field_ttls() {
+        both_forms(|s, _| {
+            run(s, "hset h a 1 b 2 c 3");
+            run(s, "hexpire h 1000 fields 3 a b c");
+            // HSET clears the TTL, HINCRBY / HINCRBYFLOAT keep it.
+            assert_eq!(run(s, "hset h a 10"), ":0\r\n");
+            assert_eq!(run(s, "hincrby h b 5"), ":7\r\n");
+            assert_eq!(run(s, "hincrbyfloat h c 0.5"), "$3\r\n3.5\r\n");
+            let t = run(s, "httl h fields 3 a b c");
+            assert!(t.starts_with("*3\r\n:-1\r\n:1"), "{t}");
+            assert!(!t.ends_with(":-1\r\n"), "{t}");
+            // HSETNX on an existing field changes nothing; a new field has
+            // no TTL.
+            assert_eq!(run(s, "hsetnx h b x"), ":0\r\n");
+            assert_eq!(run(s, "hsetnx h d 4"), ":1\r\n");
+            assert_eq!(run(s, "httl h fields 1 d"), ints(&[-1]));
+            // HDEL drops the TTL with the field.
+            run(s, "hdel h b");
+            run(s, "hset h b again");
+            assert_eq!(run(s, "httl h fields 1 b"), ints(&[-1]));
+            // The GOBLIN.* compare-and-set keeps the field's TTL.
+            assert_eq!(run(s, "goblin.hcas h c 3.5 4"), ":1\r\n");
+            let t = run(s, "httl h fields 1 c");
+            assert_ne!(t, ints(&[-1]), "{t}");
+            assert_eq!(run(s, "goblin.hsetgt h c 9"), ":1\r\n");
+            assert_ne!(run(s, "httl h fields 1 c"), ints(&[-1]));
+        });
+    }
+
+    #[test]
+    fn hsetex_options() {
+        both_forms(|s, _| {
+            assert_eq!(run(s, "hsetex h fields 1 f1 v1"), ":1\r\n");
+            assert_eq!(run(s, "hsetex h fields 2 f1 v11 f2 v2"), ":1\r\n");
+            assert_eq!(run(s, "hmget h f1 f2"), "*2\r\n$3\r\nv11\r\n$2\r\nv2\r\n");
+            // FXX: all fields must exist; a missing key is not created.
+            assert_eq!(run(s, "hsetex nokey fxx fields 1 a b"), ":0\r\n");
+            assert_eq!(run(s, "exists nokey"), ":0\r\n");
+            assert_eq!(run(s, "hsetex h fxx fields 2 f1 x f3 y"), ":0\r\n");
+            assert_eq!(run(s, "hget h f1"), "$3\r\nv11\r\n");
+            assert_eq!(run(s, "hsetex h ex 100 fxx fields 2 f1 a f2 b"), ":1\r\n");
+            let t = run(s, "httl h fields 2 f1 f2");
+            assert!(
+                t.starts_with("*2\r\n:100\r\n:") || t.starts_with("*2\r\n:99"),
+                "{t}"
+            );
+            // FNX: no field may exist; a refused call keeps values and TTLs.
+            assert_eq!(run(s, "hsetex h fnx px 5 fields 2 f1 z f9 z"), ":0\r\n");
+            assert_eq!(run(s, "hget h f1"), "$1\r\na\r\n");
+            assert!(!run(s, "hpttl h fields 1 f1").contains(":5\r\n"));
+            assert_eq!(run(s, "hsetex h px 5000 fnx fields 1 f3 c"), ":1\r\n");
+            let t = run(s, "hpttl h fields 1 f3");
+            assert!(
+                t.starts_with("*1\r\n:4") || t.starts_with("*1\r\n:5000"),
+                "{t}"
+            );
+            // KEEPTTL keeps, no option clears.
+            assert_eq!(run(s, "hsetex h keepttl fields 1 f1 k"), ":1\r\n");
+            assert_ne!(run(s, "httl h fields 1 f1"), ints(&[-1]));
+            assert_eq!(run(s, "hsetex h fields 1 f1 k2"), ":1\r\n");
+            assert_eq!(run(s, "httl h fields 1 f1"), ints(&[-1]));
+            // A deadline in the past sets then deletes: reply 1, fields gone.
+            let past = secs_from_now(s, -1);
+            assert_eq!(
+                run(s, &format!("hsetex h exat {past} fields 1 f2 x")),
+                ":1\r\n"
+            );
+            assert_eq!(run(s, "hexists h f2"), ":0\r\n");
+            assert_eq!(
+                run(s, &format!("hsetex gone exat {past} fields 2 a 1 b 2")),
+                ":1\r\n"
+            );
+            assert_eq!(run(s, "exists gone"), ":0\r\n");
+            assert_eq!(run(s, "hsetex h2 pxat 1 fields 1 a 1"), ":1\r\n");
+            assert_eq!(run(s, "exists h2"), ":0\r\n");
+        });
+    }
+
+    #[test]
+    fn hsetex_argument_errors() {
+        let mut s = session();
+        let arity = "ERR wrong number of arguments for 'hsetex' command";
+        let cases = [
+            ("hsetex myhash", arity),
+            ("hsetex myhash fields", arity),
+            ("hsetex myhash fields 1", arity),
+            ("hsetex myhash fields 2 a b", arity),
+            ("hsetex myhash fields 2 a b c", arity),
+            ("hsetex myhash fields 2 a b c d e", arity),
+            ("hsetex myhash fields 3 a b c d", arity),
+            ("hsetex myhash fields 1 a b unknown", arity),
+            ("hsetex myhash nx fields 1 a b", "ERR unknown argument: nx"),
+            ("hsetex myhash 1 fields 1 a b", "ERR unknown argument: 1"),
+            (
+                "hsetex myhash fxx fxx ex 100 fields 1 a b",
+                "ERR Only one of FXX or FNX arguments can be specified",
+            ),
+            (
+                "hsetex myhash fnx fxx ex 100 fields 1 a b",
+                "ERR Only one of FXX or FNX arguments can be specified",
+            ),
+            (
+                "hsetex myhash ex 100 px 1000 fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash keepttl ex 100 fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash keepttl keepttl fields 1 a b",
+                "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+            ),
+            (
+                "hsetex myhash ex fields 1 a b",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hsetex myhash exat 281474976710656 1 a b",
+                "ERR invalid expire time in 'hsetex' command",
+            ),
+            (
+                "hsetex myhash exat -1 1 a b",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hsetex myhash exat 9223372036854775808 1 a b",
+                "ERR value is not an integer or out of range",
+            ),
+            ("hsetex myhash fields x a b", "ERR invalid number of fields"),
+            ("hsetex myhash fields 0 a b", "ERR invalid number of fields"),
+            (
+                "hsetex myhash fields -1 a b",
+                "ERR invalid number of fields",
+            ),
+            (
+                "hsetex myhash fields 9223372036854775808 a b",
+                "ERR invalid number of fields",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        assert_eq!(run(&mut s, "exists myhash"), ":0\r\n");
+    }
+
+    #[test]
+    fn hgetex_and_hgetdel() {
+        both_forms(|s, _| {
+            run(s, "hset h a 1 b 2 c strval");
+            assert_eq!(
+                run(s, "hgetex h fields 2 a b"),
+                "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+            );
+            assert_eq!(run(s, "httl h fields 2 a b"), ints(&[-1, -1]));
+            assert_eq!(
+                run(s, "hgetex h ex 10000 fields 2 c nofield"),
+                "*2\r\n$6\r\nstrval\r\n$-1\r\n"
+            );
+            let t = run(s, "httl h fields 2 c nofield");
+            assert!(
+                t.starts_with("*2\r\n:10000\r\n") || t.starts_with("*2\r\n:9999"),
+                "{t}"
+            );
+            assert_eq!(
+                run(s, "hgetex h persist fields 1 c"),
+                "*1\r\n$6\r\nstrval\r\n"
+            );
+            assert_eq!(run(s, "httl h fields 1 c"), ints(&[-1]));
+            assert_eq!(
+                run(s, "hgetex h persist fields 1 c"),
+                "*1\r\n$6\r\nstrval\r\n"
+            );
+            assert_eq!(
+                run(s, "hgetex nokey px 10 fields 2 a b"),
+                "*2\r\n$-1\r\n$-1\r\n"
+            );
+            // A deadline in the past deletes what it reads.
+            assert_eq!(run(s, "hgetex h pxat 1 fields 1 a"), "*1\r\n$1\r\n1\r\n");
+            assert_eq!(run(s, "hexists h a"), ":0\r\n");
+            // HGETDEL.
+            assert_eq!(
+                run(s, "hgetdel h fields 3 b nofield b"),
+                "*3\r\n$1\r\n2\r\n$-1\r\n$-1\r\n"
+            );
+            assert_eq!(run(s, "hgetdel h fields 1 c"), "*1\r\n$6\r\nstrval\r\n");
+            assert_eq!(run(s, "exists h"), ":0\r\n");
+            assert_eq!(run(s, "hgetdel h fields 1 c"), "*1\r\n$-1\r\n");
+        });
+        let mut s = session();
+        run(&mut s, "hset h1 a 1");
+        let cases = [
+            (
+                "hgetex",
+                "ERR wrong number of arguments for 'hgetex' command",
+            ),
+            (
+                "hgetex h1 fields 1",
+                "ERR wrong number of arguments for 'hgetex' command",
+            ),
+            (
+                "hgetex h1 xfieldx 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 pxat 1 1",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 persist 1 fields 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+            (
+                "hgetex h1 fields 2 a",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hgetex h1 fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetex h1 fields 9223372036854775808 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetex h1 ex bla fields 1 a",
+                "ERR value is not an integer or out of range",
+            ),
+            (
+                "hgetex h1 px -1 fields 1 a",
+                "ERR invalid expire time, must be >= 0",
+            ),
+            (
+                "hgetex h1 ex 281474976710656 fields 1 a",
+                "ERR invalid expire time in 'hgetex' command",
+            ),
+            (
+                "hgetdel h1 fields 0 a",
+                "ERR Number of fields must be a positive integer",
+            ),
+            (
+                "hgetdel h1 fields 2 a",
+                "ERR The `numfields` parameter must match the number of arguments",
+            ),
+            (
+                "hgetdel h1 field 1 a",
+                "ERR Mandatory argument FIELDS is missing or not at the right position",
+            ),
+        ];
+        for (cmd, err) in cases {
+            assert_eq!(run(&mut s, cmd), format!("-{err}\r\n"), "{cmd}");
+        }
+        assert_eq!(run(&mut s, "hget h1 a"), "$1\r\n1\r\n");
     }
 }

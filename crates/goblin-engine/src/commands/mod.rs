@@ -3,6 +3,7 @@
 //! the command table.
 
 pub mod bitmaps;
+pub mod cell;
 pub mod connection;
 pub mod goblin;
 pub mod hashes;
@@ -34,6 +35,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     sets::COMMANDS,
     goblin::COMMANDS,
     persistence::COMMANDS,
+    cell::COMMANDS,
 ];
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

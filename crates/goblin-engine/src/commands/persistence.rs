@@ -200,8 +200,12 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if at != 0 {
         obj.expire_at = at as u64;
     }
+    let field_ttls = matches!(&obj.value, crate::keyspace::Value::Hash(hv) if hv.has_field_ttls());
     let (db, h) = ctx.locate(key);
     db.insert_object(h, key, obj);
+    if field_ttls {
+        db.track_field_expiry(h, key);
+    }
     if at != 0 {
         if !o.absttl {
             // Logged with the absolute time, as Redis propagates it.

@@ -10,6 +10,7 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Object, Value};
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
+
 use crate::Error;
 
 // ---------------------------------------------------------------------------
@@ -53,17 +54,89 @@ impl ExpireArg {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SetCondition {
+pub enum SetCondition<'a> {
     #[default]
     Always,
     IfAbsent,
     IfPresent,
+    /// IFEQ / IFNE / IFDEQ / IFDNE (Redis 8.4): a comparison with the
+    /// current string value.
+    Value(ValueCondition<'a>),
+}
+
+/// A comparison with a key's current string value, by value or by XXH3
+/// digest: the conditions of SET and DELEX (Redis 8.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueCondition<'a> {
+    Eq(&'a [u8]),
+    Ne(&'a [u8]),
+    DigestEq(&'a [u8]),
+    DigestNe(&'a [u8]),
+}
+
+impl<'a> ValueCondition<'a> {
+    /// IFEQ, IFNE, IFDEQ or IFDNE with its argument.
+    pub fn parse(token: &[u8], arg: &'a [u8]) -> Option<ValueCondition<'a>> {
+        let c = if token.eq_ignore_ascii_case(b"IFEQ") {
+            ValueCondition::Eq(arg)
+        } else if token.eq_ignore_ascii_case(b"IFNE") {
+            ValueCondition::Ne(arg)
+        } else if token.eq_ignore_ascii_case(b"IFDEQ") {
+            ValueCondition::DigestEq(arg)
+        } else if token.eq_ignore_ascii_case(b"IFDNE") {
+            ValueCondition::DigestNe(arg)
+        } else {
+            return None;
+        };
+        Some(c)
+    }
+
+    /// Whether a missing key satisfies the condition: it equals nothing,
+    /// so IFNE and IFDNE hold (SET creates the key) and IFEQ and IFDEQ
+    /// do not.
+    pub fn holds_when_absent(&self) -> bool {
+        matches!(self, ValueCondition::Ne(_) | ValueCondition::DigestNe(_))
+    }
+
+    /// Whether `current` satisfies the condition. A digest argument must
+    /// be 16 hexadecimal characters and compares case-insensitively, as
+    /// Redis checks it (validateHexDigest, strcasecmp).
+    pub fn holds(&self, current: &[u8]) -> Result<bool, Error> {
+        Ok(match *self {
+            ValueCondition::Eq(v) => current == v,
+            ValueCondition::Ne(v) => current != v,
+            ValueCondition::DigestEq(d) => digest_matches(current, d)?,
+            ValueCondition::DigestNe(d) => !digest_matches(current, d)?,
+        })
+    }
+}
+
+/// Length of a DIGEST reply: a 64-bit hash in hex, zero-padded.
+const DIGEST_HEX_LEN: usize = 16;
+
+/// DIGEST's value: the XXH3-64 hash of the string, as 16 lowercase hex
+/// characters with leading zeros (Redis 8.4).
+pub fn string_digest(value: &[u8]) -> [u8; DIGEST_HEX_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let h = xxhash_rust::xxh3::xxh3_64(value);
+    let mut out = [0u8; DIGEST_HEX_LEN];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = HEX[((h >> (60 - 4 * i)) & 0xF) as usize];
+    }
+    out
+}
+
+fn digest_matches(value: &[u8], digest: &[u8]) -> Result<bool, Error> {
+    if digest.len() != DIGEST_HEX_LEN {
+        return Err(Error::err("must be exactly 16 hexadecimal characters"));
+    }
+    Ok(string_digest(value).eq_ignore_ascii_case(digest))
 }
 
 /// SET's parsed options (Redis's parseExtendedStringArgumentsOrReply).
 #[derive(Debug, Default)]
-pub struct SetOptions {
-    pub condition: SetCondition,
+pub struct SetOptions<'a> {
+    pub condition: SetCondition<'a>,
     pub get: bool,
     pub keep_ttl: bool,
     pub expire: Option<ExpireArg>,
@@ -92,16 +165,27 @@ fn expire_opt(opt: &[u8], next: Option<&&[u8]>) -> Option<Result<ExpireArg, Erro
     Some(arg_i64(next).map(make))
 }
 
-pub fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, Error> {
+pub fn parse_set_options<'a>(args: &[&'a [u8]]) -> Result<SetOptions<'a>, Error> {
     let mut o = SetOptions::default();
     let mut j = 0;
+    // NX and XX may repeat (Redis accepts "NX NX"); any other mix of
+    // conditions is a syntax error.
+    let free_for = |o: &SetOptions, same: SetCondition| {
+        o.condition == SetCondition::Always || o.condition == same
+    };
     while j < args.len() {
         let opt = args[j];
         let next = args.get(j + 1);
-        if opt.eq_ignore_ascii_case(b"NX") && o.condition != SetCondition::IfPresent {
+        if opt.eq_ignore_ascii_case(b"NX") && free_for(&o, SetCondition::IfAbsent) {
             o.condition = SetCondition::IfAbsent;
-        } else if opt.eq_ignore_ascii_case(b"XX") && o.condition != SetCondition::IfAbsent {
+        } else if opt.eq_ignore_ascii_case(b"XX") && free_for(&o, SetCondition::IfPresent) {
             o.condition = SetCondition::IfPresent;
+        } else if let Some(c) = next
+            .and_then(|n| ValueCondition::parse(opt, n))
+            .filter(|_| o.condition == SetCondition::Always)
+        {
+            o.condition = SetCondition::Value(c);
+            j += 1;
         } else if opt.eq_ignore_ascii_case(b"GET") {
             o.get = true;
         } else if opt.eq_ignore_ascii_case(b"KEEPTTL") && o.expire.is_none() {
@@ -172,6 +256,12 @@ pub fn set_with(
         SetCondition::Always => false,
         SetCondition::IfAbsent => ctx.lookup_write(key).is_some(),
         SetCondition::IfPresent => ctx.lookup_write(key).is_none(),
+        // A comparison needs a string to compare with: another type is
+        // WRONGTYPE even without GET (Redis's checkType in setGenericCommand).
+        SetCondition::Value(c) => match ctx.write_string(key)? {
+            None => !c.holds_when_absent(),
+            Some(current) => !c.holds(current)?,
+        },
     };
     if blocked {
         return Ok(SetOutcome {
@@ -236,6 +326,352 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
     }
     ctx.modified(key);
     Ok(text)
+}
+
+/// DELEX: deletes the key when the condition holds (any type when there
+/// is no condition, as DEL); true when deleted. A condition needs a string
+/// value: another type is WRONGTYPE.
+pub fn delete_if(ctx: &mut Ctx, key: &[u8], cond: Option<ValueCondition>) -> Result<bool, Error> {
+    let Some(cond) = cond else {
+        return Ok(ctx.delete(key));
+    };
+    let holds = match ctx.write_string(key)? {
+        None => return Ok(false),
+        Some(current) => cond.holds(current)?,
+    };
+    Ok(holds && ctx.delete(key))
+}
+
+/// INCREX's parsed request (Redis 8.8; NX and XX are Valkey 9.2's).
+#[derive(Debug)]
+pub struct IncrExOptions {
+    pub by: IncrBy,
+    pub lower: Option<IncrNum>,
+    pub upper: Option<IncrNum>,
+    pub saturate: bool,
+    pub expire: IncrExExpire,
+    /// ENX: set the expiry only when the key has none.
+    pub only_if_no_ttl: bool,
+    /// NX (true) or XX (false): only when the key is absent / present.
+    pub existence: Option<bool>,
+}
+
+/// The increment: an integer, or a long double (BYFLOAT).
+#[derive(Debug, Clone, Copy)]
+pub enum IncrBy {
+    Int(i64),
+    Float(LongDouble),
+}
+
+/// A bound, in the mode of the increment.
+#[derive(Debug, Clone, Copy)]
+pub enum IncrNum {
+    Int(i64),
+    Float(LongDouble),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrExExpire {
+    /// Keep whatever TTL the key has.
+    Keep,
+    Persist,
+    At(ExpireArg),
+}
+
+/// Parses INCREX's options. Every token may appear once, in any order;
+/// repeated or conflicting tokens are a syntax error, as is an unknown
+/// one. Numbers are read after the whole line parsed, so a syntax error
+/// wins over a bad number (Redis's order).
+pub fn parse_increx_options(args: &[&[u8]]) -> Result<IncrExOptions, Error> {
+    let (mut by_int, mut by_float) = (None, None);
+    let (mut lower, mut upper) = (None, None);
+    let mut saturate = false;
+    let mut expire: Option<(fn(i64) -> ExpireArg, &[u8])> = None;
+    let mut persist = false;
+    let mut enx = false;
+    let mut existence = None;
+    let mut j = 0;
+    while j < args.len() {
+        let opt = args[j];
+        let next = args.get(j + 1).copied();
+        let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
+        let expire_kind: Option<fn(i64) -> ExpireArg> = if is(b"EX") {
+            Some(ExpireArg::Ex)
+        } else if is(b"PX") {
+            Some(ExpireArg::Px)
+        } else if is(b"EXAT") {
+            Some(ExpireArg::ExAt)
+        } else if is(b"PXAT") {
+            Some(ExpireArg::PxAt)
+        } else {
+            None
+        };
+        let taken = match (expire_kind, next) {
+            (Some(kind), Some(n)) if expire.is_none() && !persist => {
+                expire = Some((kind, n));
+                2
+            }
+            (Some(_), _) => return Err(Error::SYNTAX),
+            (None, _)
+                if is(b"BYINT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
+            {
+                by_int = next;
+                2
+            }
+            (None, _)
+                if is(b"BYFLOAT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
+            {
+                by_float = next;
+                2
+            }
+            (None, _) if is(b"LBOUND") && lower.is_none() && next.is_some() => {
+                lower = next;
+                2
+            }
+            (None, _) if is(b"UBOUND") && upper.is_none() && next.is_some() => {
+                upper = next;
+                2
+            }
+            (None, _) if is(b"SATURATE") && !saturate => {
+                saturate = true;
+                1
+            }
+            (None, _) if is(b"PERSIST") && !persist && expire.is_none() && !enx => {
+                persist = true;
+                1
+            }
+            (None, _) if is(b"ENX") && !enx && !persist => {
+                enx = true;
+                1
+            }
+            (None, _) if is(b"NX") && existence.is_none() => {
+                existence = Some(true);
+                1
+            }
+            (None, _) if is(b"XX") && existence.is_none() => {
+                existence = Some(false);
+                1
+            }
+            _ => return Err(Error::SYNTAX),
+        };
+        j += taken;
+    }
+    if enx && expire.is_none() {
+        return Err(Error::err("ENX flag requires an expiration"));
+    }
+    let float = by_float.is_some();
+    let by = match (by_int, by_float) {
+        (Some(n), _) => IncrBy::Int(
+            parse_i64(n)
+                .ok_or_else(|| Error::err("Increment is not an integer or out of range"))?,
+        ),
+        (_, Some(f)) => {
+            let f =
+                LongDouble::parse(f).ok_or_else(|| Error::err("Increment is not a valid float"))?;
+            if f.is_infinite() {
+                return Err(Error::err("BYFLOAT increment cannot be Infinity"));
+            }
+            IncrBy::Float(f)
+        }
+        _ => IncrBy::Int(1),
+    };
+    let bound = |arg: Option<&[u8]>, name: &str| -> Result<Option<IncrNum>, Error> {
+        let Some(arg) = arg else { return Ok(None) };
+        if float {
+            LongDouble::parse(arg)
+                .map(|v| Some(IncrNum::Float(v)))
+                .ok_or_else(|| Error::err(format_args!("{name} is not a valid float")))
+        } else {
+            parse_i64(arg)
+                .map(|v| Some(IncrNum::Int(v)))
+                .ok_or_else(|| Error::err(format_args!("{name} is not an integer or out of range")))
+        }
+    };
+    let lower = bound(lower, "LBOUND")?;
+    let upper = bound(upper, "UBOUND")?;
+    let inverted = match (lower, upper) {
+        (Some(IncrNum::Int(l)), Some(IncrNum::Int(u))) => l > u,
+        (Some(IncrNum::Float(l)), u) => {
+            // An infinite LBOUND is above the default UBOUND (LDBL_MAX).
+            let u = match u {
+                Some(IncrNum::Float(u)) => u,
+                _ => LongDouble::max(false),
+            };
+            l.cmp(&u) == std::cmp::Ordering::Greater
+        }
+        (None, Some(IncrNum::Float(u))) => {
+            LongDouble::max(true).cmp(&u) == std::cmp::Ordering::Greater
+        }
+        _ => false,
+    };
+    if inverted {
+        return Err(Error::err("LBOUND can't be greater than UBOUND"));
+    }
+    let expire = match expire {
+        Some((kind, n)) => IncrExExpire::At(kind(arg_i64(n)?)),
+        None if persist => IncrExExpire::Persist,
+        None => IncrExExpire::Keep,
+    };
+    Ok(IncrExOptions {
+        by,
+        lower,
+        upper,
+        saturate,
+        expire,
+        only_if_no_ttl: enx,
+        existence,
+    })
+}
+
+/// INCREX's outcome: the value after the call and the increment applied
+/// (0 when the call was refused), as integers or as long doubles.
+#[derive(Debug, Clone, Copy)]
+pub enum IncrExOutcome {
+    Int(i64, i64),
+    Float(LongDouble, LongDouble),
+}
+
+/// INCREX (Redis 8.8): INCRBY / INCRBYFLOAT with bounds and an expiry in
+/// one step. An absent key counts as 0. A result outside the bounds (or
+/// the type's range) is refused: the reply is [current, 0] and neither
+/// the value nor the TTL changes, and an absent key stays absent, unless
+/// SATURATE clamps the result to the bound. Without an expiry option the
+/// key keeps its TTL; ENX sets the expiry only on a key that has none.
+pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExOutcome, Error> {
+    // The expiry is validated before the key is looked at.
+    let expire_at = match opts.expire {
+        IncrExExpire::At(e) => Some(e.to_absolute_ms(ctx.now_ms, "increx")?),
+        _ => None,
+    };
+    let (current, had_ttl) = match ctx.lookup_write(key) {
+        None => (None, false),
+        Some(Object {
+            value: Value::Str(s),
+            expire_at,
+            ..
+        }) => (Some(s.to_vec()), *expire_at != 0),
+        Some(_) => return Err(Error::WRONGTYPE),
+    };
+    let exists = current.is_some();
+    let (outcome, write) = match opts.by {
+        IncrBy::Int(incr) => {
+            let cur = match &current {
+                Some(s) => parse_i64(s).ok_or(Error::NOT_INTEGER)?,
+                None => 0,
+            };
+            let lb = match opts.lower {
+                Some(IncrNum::Int(l)) => l,
+                _ => i64::MIN,
+            };
+            let ub = match opts.upper {
+                Some(IncrNum::Int(u)) => u,
+                _ => i64::MAX,
+            };
+            let target = match cur.checked_add(incr) {
+                Some(v) => Some(v),
+                None if opts.saturate => Some(if incr > 0 { i64::MAX } else { i64::MIN }),
+                None => None,
+            };
+            let value = target.and_then(|v| {
+                if v > ub {
+                    opts.saturate.then_some(ub)
+                } else if v < lb {
+                    opts.saturate.then_some(lb)
+                } else {
+                    Some(v)
+                }
+            });
+            match value {
+                Some(v) => {
+                    let delta = v
+                        .checked_sub(cur)
+                        .ok_or_else(|| Error::err("applied increment would overflow"))?;
+                    (IncrExOutcome::Int(v, delta), true)
+                }
+                None => (IncrExOutcome::Int(cur, 0), false),
+            }
+        }
+        IncrBy::Float(incr) => {
+            let cur = match &current {
+                Some(s) => LongDouble::parse(s).ok_or(Error::NOT_FLOAT)?,
+                None => LongDouble::from_i64(0),
+            };
+            if cur.is_infinite() {
+                return Err(Error::err("value cannot be Infinity"));
+            }
+            let lb = match opts.lower {
+                Some(IncrNum::Float(l)) => l,
+                _ => LongDouble::max(true),
+            };
+            let ub = match opts.upper {
+                Some(IncrNum::Float(u)) => u,
+                _ => LongDouble::max(false),
+            };
+            let sum = cur.add(&incr);
+            let target = if sum.is_finite() {
+                Some(sum)
+            } else if opts.saturate {
+                Some(LongDouble::max(sum.cmp(&cur) == std::cmp::Ordering::Less))
+            } else {
+                None
+            };
+            use std::cmp::Ordering::{Greater, Less};
+            let value = target.and_then(|v| {
+                if v.cmp(&ub) == Greater {
+                    opts.saturate.then_some(ub)
+                } else if v.cmp(&lb) == Less {
+                    opts.saturate.then_some(lb)
+                } else {
+                    Some(v)
+                }
+            });
+            match value {
+                Some(v) => {
+                    let delta = v.sub(&cur);
+                    if !delta.is_finite() {
+                        return Err(Error::err("applied increment would be Infinity"));
+                    }
+                    (IncrExOutcome::Float(v, delta), true)
+                }
+                None => (IncrExOutcome::Float(cur, LongDouble::from_i64(0)), false),
+            }
+        }
+    };
+    // NX / XX refuse like an out-of-bounds result: [current, 0].
+    let refused_by_existence = opts.existence.is_some_and(|nx| nx == exists);
+    if !write || refused_by_existence {
+        return Ok(match outcome {
+            IncrExOutcome::Int(..) => {
+                let cur = match &current {
+                    Some(s) => parse_i64(s).unwrap_or(0),
+                    None => 0,
+                };
+                IncrExOutcome::Int(cur, 0)
+            }
+            IncrExOutcome::Float(..) => {
+                let cur = match &current {
+                    Some(s) => LongDouble::parse(s).unwrap_or(LongDouble::from_i64(0)),
+                    None => LongDouble::from_i64(0),
+                };
+                IncrExOutcome::Float(cur, LongDouble::from_i64(0))
+            }
+        });
+    }
+    let text = match outcome {
+        IncrExOutcome::Int(v, _) => CompactBytes::from_i64(v),
+        IncrExOutcome::Float(v, _) => CompactBytes::from_slice(&v.to_human_string()),
+    };
+    ctx.set_value(key, Value::Str(text), true);
+    match (opts.expire, expire_at) {
+        (IncrExExpire::Persist, _) => {
+            ctx.persist(key);
+        }
+        (_, Some(at)) if !(opts.only_if_no_ttl && had_ttl) => {
+            ctx.set_expire_at(key, at);
+        }
+        _ => {}
+    }
+    Ok(outcome)
 }
 
 fn check_string_length(ctx: &Ctx, size: u64, append: u64) -> Result<(), Error> {
@@ -443,6 +879,85 @@ fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // differently elsewhere (Redis logs SET ... KEEPTTL).
     ctx.log_as(&[b"SET", args[1], &text, b"KEEPTTL"]);
     ctx.out.bulk(&text);
+    Ok(())
+}
+
+fn delex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let cond = match args.len() {
+        2 => None,
+        4 => Some(ValueCondition::parse(args[2], args[3]).ok_or(Error::SYNTAX)?),
+        _ => return Err(Error::SYNTAX),
+    };
+    let deleted = delete_if(ctx, args[1], cond)?;
+    ctx.out.int(deleted as i64);
+    Ok(())
+}
+
+/// DELIFEQ (Valkey 9.0): DELEX key IFEQ value.
+fn delifeq_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let deleted = delete_if(ctx, args[1], Some(ValueCondition::Eq(args[2])))?;
+    ctx.out.int(deleted as i64);
+    Ok(())
+}
+
+fn digest_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match ctx.lookup_read_and_out(args[1]) {
+        (
+            Some(Object {
+                value: Value::Str(s),
+                ..
+            }),
+            out,
+        ) => out.bulk(&string_digest(s)),
+        (Some(_), _) => return Err(Error::WRONGTYPE),
+        (None, out) => out.null(),
+    }
+    Ok(())
+}
+
+/// Logs the string at `key` as it now is, in place of the call: SET with
+/// its absolute deadline, or DEL when the key is gone. For commands whose
+/// replay could differ (they read the clock, or compute in floating
+/// point); a key of another type leaves the call logged as it was.
+pub fn log_string_state(ctx: &mut Ctx, key: &[u8]) {
+    if !ctx.logging() || ctx.dirty == 0 {
+        return;
+    }
+    let state = ctx.lookup_no_touch(key).map(|o| match &o.value {
+        Value::Str(s) => Some((s.to_vec(), o.expire_at())),
+        _ => None,
+    });
+    match state {
+        None => ctx.log_as(&[b"DEL", key]),
+        Some(Some((v, Some(at)))) => {
+            let at = at.to_string();
+            ctx.log_as(&[b"SET", key, &v, b"PXAT", at.as_bytes()]);
+        }
+        Some(Some((v, None))) => ctx.log_as(&[b"SET", key, &v]),
+        Some(None) => {}
+    }
+}
+
+fn increx_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let opts = parse_increx_options(&args[2..])?;
+    let outcome = increx(ctx, args[1], &opts)?;
+    // Its expiry options are relative and its floats long doubles: the
+    // log gets the result.
+    log_string_state(ctx, args[1]);
+    match outcome {
+        IncrExOutcome::Int(v, d) => {
+            ctx.out.array(2);
+            ctx.out.int(v);
+            ctx.out.int(d);
+        }
+        // Redis's addReplyHumanLongDouble: bulk strings in RESP2,
+        // doubles in RESP3.
+        IncrExOutcome::Float(v, d) => {
+            ctx.out.array(2);
+            ctx.out.double_text(&v.to_human_string());
+            ctx.out.double_text(&d.to_human_string());
+        }
+    }
     Ok(())
 }
 
@@ -730,7 +1245,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::String,
         since: "1.0.0",
         summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
-        syntax: "key:key value:string [NX|XX] [GET] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+        syntax: "key:key value:string [NX|XX|IFEQ ifeq-value:string|IFNE ifne-value:string|IFDEQ ifdeq-digest:integer|IFDNE ifdne-digest:integer] [GET] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
         handler: set_command,
         ..CommandSpec::DEFAULT
     },
@@ -987,4 +1502,494 @@ pub static COMMANDS: &[CommandSpec] = &[
         handler: lcs_command,
         ..CommandSpec::DEFAULT
     },
+    CommandSpec {
+        name: "delex",
+        arity: -2,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::DELETE)],
+        group: Group::String,
+        since: "8.4.0",
+        summary: "Conditionally removes the specified key based on value or hash digest comparison.",
+        complexity: "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+        syntax: "key:key [IFEQ ifeq-value:string|IFNE ifne-value:string|IFDEQ ifdeq-digest:integer|IFDNE ifdne-digest:integer]",
+        handler: delex_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "delifeq",
+        arity: 3,
+        flags: flag::WRITE | flag::FAST,
+        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
+        group: Group::String,
+        since: "9.0.0",
+        summary: "Delete key if value matches string.",
+        syntax: "key:key value:string",
+        handler: delifeq_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "digest",
+        arity: 2,
+        flags: flag::READONLY | flag::FAST,
+        keys: &[KeySpec::at(1, RO_ACCESS)],
+        group: Group::String,
+        since: "8.4.0",
+        summary: "Returns the hash digest of a string value as a hexadecimal string.",
+        complexity: "O(N) where N is the length of the string value.",
+        syntax: "key:key",
+        handler: digest_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "increx",
+        arity: -2,
+        flags: flag::WRITE | flag::DENYOOM | flag::FAST,
+        keys: &[KeySpec::at(1, RW_ACCESS_UPDATE)],
+        group: Group::String,
+        since: "8.8.0",
+        summary: "Increments the numeric value of a key by a number and sets its expiration time. Uses 0 as initial value if the key doesn't exist.",
+        syntax: "key:key [BYFLOAT float:double|BYINT integer:integer] [SATURATE] [LBOUND lowerbound:string] [UBOUND upperbound:string] [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST] [ENX] [NX|XX]",
+        handler: increx_command,
+        ..CommandSpec::DEFAULT
+    },
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::hashes::tests::{run, run_args, session};
+
+    const NIL: &str = "$-1\r\n";
+    const OK: &str = "+OK\r\n";
+    const WRONGTYPE: &str =
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+
+    fn pttl(s: &mut crate::Session, key: &str) -> i64 {
+        let r = run(s, &format!("pttl {key}"));
+        r[1..].trim().parse().unwrap()
+    }
+
+    #[test]
+    fn digest_is_xxh3_64_in_lowercase_hex() {
+        let mut s = session();
+        // Redis's DIGEST page example.
+        run(&mut s, "set key1 Hello");
+        run_args(&mut s, &[b"set", b"key1", b"Hello world"]);
+        assert_eq!(run(&mut s, "digest key1"), "$16\r\nb6acb9d84a38ff74\r\n");
+        // XXH3-64 of the empty input, the reference implementation's vector.
+        run_args(&mut s, &[b"set", b"empty", b""]);
+        assert_eq!(run(&mut s, "digest empty"), "$16\r\n2d06800538d394c2\r\n");
+        // Integers digest as their text.
+        run(&mut s, "set n 123");
+        run(&mut s, "set t 123");
+        run(&mut s, "append t 4");
+        run(&mut s, "set t4 1234");
+        assert_eq!(run(&mut s, "digest t"), run(&mut s, "digest t4"));
+        assert_eq!(run(&mut s, "digest nokey"), NIL);
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "digest h"), WRONGTYPE);
+        assert_eq!(
+            run(&mut s, "digest"),
+            "-ERR wrong number of arguments for 'digest' command\r\n"
+        );
+    }
+
+    #[test]
+    fn set_value_conditions() {
+        let mut s = session();
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "set k w ifeq x"), NIL);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nv\r\n");
+        assert_eq!(run(&mut s, "set k w IFEQ v"), OK);
+        assert_eq!(run(&mut s, "set k z ifne w"), NIL);
+        assert_eq!(run(&mut s, "set k z ifne v"), OK);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nz\r\n");
+        // A missing key: IFEQ/IFDEQ do not create it, IFNE/IFDNE do.
+        assert_eq!(run(&mut s, "set a 1 ifeq x"), NIL);
+        assert_eq!(run(&mut s, "set a 1 ifdeq 0000000000000000"), NIL);
+        assert_eq!(run(&mut s, "exists a"), ":0\r\n");
+        assert_eq!(run(&mut s, "set a 1 ifne x"), OK);
+        assert_eq!(run(&mut s, "set b 1 ifdne 0000000000000000"), OK);
+        assert_eq!(run(&mut s, "mget a b"), "*2\r\n$1\r\n1\r\n$1\r\n1\r\n");
+        // With GET the previous value is returned whether or not the write
+        // happened.
+        assert_eq!(run(&mut s, "set k y ifeq nope get"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "get k"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "set k y get ifeq z"), "$1\r\nz\r\n");
+        assert_eq!(run(&mut s, "get k"), "$1\r\ny\r\n");
+        assert_eq!(run(&mut s, "set new y ifeq z get"), NIL);
+        assert_eq!(run(&mut s, "exists new"), ":0\r\n");
+        assert_eq!(run(&mut s, "set new y ifne z get"), NIL);
+        assert_eq!(run(&mut s, "get new"), "$1\r\ny\r\n");
+        // Digests: 16 hex characters, compared without case.
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("set k x ifdne {d}")), NIL);
+        assert_eq!(
+            run(&mut s, &format!("set k x ifdeq {}", d.to_uppercase())),
+            OK
+        );
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("set k x2 ifdeq {d}")), OK);
+        assert_eq!(
+            run(&mut s, "set k x ifdeq abc"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "set k x ifdne 00000000000000000"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        // Another type is WRONGTYPE for every comparison, GET or not.
+        run(&mut s, "hset h f v");
+        for c in [
+            "ifeq v",
+            "ifne v",
+            "ifdeq 0000000000000000",
+            "ifdne 0000000000000000",
+        ] {
+            assert_eq!(run(&mut s, &format!("set h x {c}")), WRONGTYPE, "{c}");
+        }
+        assert_eq!(run(&mut s, "type h"), "+hash\r\n");
+        // Conditions exclude each other and need their argument.
+        for bad in [
+            "set k v nx ifeq v",
+            "set k v ifeq v xx",
+            "set k v ifeq v ifne w",
+            "set k v ifeq",
+            "set k v ifdeq",
+        ] {
+            assert_eq!(run(&mut s, bad), "-ERR syntax error\r\n", "{bad}");
+        }
+    }
+
+    #[test]
+    fn refused_conditional_set_keeps_value_and_ttl() {
+        let mut s = session();
+        run(&mut s, "set k v px 100000");
+        assert_eq!(run(&mut s, "set k w ifeq x px 5"), NIL);
+        assert_eq!(run(&mut s, "set k w ifne v keepttl"), NIL);
+        assert!(pttl(&mut s, "k") > 50_000);
+        assert_eq!(run(&mut s, "get k"), "$1\r\nv\r\n");
+        // A successful one applies its expiry option (none: the TTL goes).
+        assert_eq!(run(&mut s, "set k w ifeq v keepttl"), OK);
+        assert!(pttl(&mut s, "k") > 50_000);
+        assert_eq!(run(&mut s, "set k x ifeq w"), OK);
+        assert_eq!(pttl(&mut s, "k"), -1);
+        assert_eq!(run(&mut s, "set k y ifeq x px 100000"), OK);
+        assert!(pttl(&mut s, "k") > 50_000);
+    }
+
+    #[test]
+    fn delex_and_delifeq() {
+        let mut s = session();
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifeq x"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifne v"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifdne 0000000000000000"), ":1\r\n");
+        assert_eq!(run(&mut s, "exists k"), ":0\r\n");
+        for c in [
+            "ifeq v",
+            "ifne v",
+            "ifdeq 0000000000000000",
+            "ifdne 0000000000000000",
+        ] {
+            assert_eq!(run(&mut s, &format!("delex k {c}")), ":0\r\n", "{c}");
+        }
+        run(&mut s, "set k v");
+        let d = run(&mut s, "digest k");
+        let d = d.split("\r\n").nth(1).unwrap().to_string();
+        assert_eq!(run(&mut s, &format!("delex k IFDEQ {d}")), ":1\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifne w"), ":1\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(run(&mut s, "delex k ifeq v"), ":1\r\n");
+        // Without a condition it is DEL, of any type.
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "delex h ifeq 1"), WRONGTYPE);
+        assert_eq!(run(&mut s, "delex h"), ":1\r\n");
+        assert_eq!(run(&mut s, "delex h"), ":0\r\n");
+        assert_eq!(run(&mut s, "delex k ifeq"), "-ERR syntax error\r\n");
+        assert_eq!(run(&mut s, "delex k ifgt v"), "-ERR syntax error\r\n");
+        assert_eq!(run(&mut s, "delex k ifeq v x"), "-ERR syntax error\r\n");
+        run(&mut s, "set k v");
+        assert_eq!(
+            run(&mut s, "delex k ifdeq 12"),
+            "-ERR must be exactly 16 hexadecimal characters\r\n"
+        );
+        // DELIFEQ (Valkey 9.0).
+        assert_eq!(run(&mut s, "delifeq k w"), ":0\r\n");
+        assert_eq!(run(&mut s, "delifeq k v"), ":1\r\n");
+        assert_eq!(run(&mut s, "delifeq k v"), ":0\r\n");
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "delifeq h 1"), WRONGTYPE);
+        assert_eq!(
+            run(&mut s, "delifeq k"),
+            "-ERR wrong number of arguments for 'delifeq' command\r\n"
+        );
+    }
+
+    fn pair(a: i64, b: i64) -> String {
+        format!("*2\r\n:{a}\r\n:{b}\r\n")
+    }
+
+    fn fpair(a: &str, b: &str) -> String {
+        format!("*2\r\n${}\r\n{a}\r\n${}\r\n{b}\r\n", a.len(), b.len())
+    }
+
+    #[test]
+    fn increx_integers_and_bounds() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "increx c"), pair(1, 1));
+        assert_eq!(run(&mut s, "increx c"), pair(2, 1));
+        run(&mut s, "set c 100");
+        assert_eq!(run(&mut s, "increx c BYINT 5"), pair(105, 5));
+        assert_eq!(run(&mut s, "increx c byint -10"), pair(95, -10));
+        assert_eq!(run(&mut s, "increx c byint 0"), pair(95, 0));
+        // Out of bounds: refused, [current, 0]; SATURATE clamps.
+        run(&mut s, "set c 10");
+        assert_eq!(run(&mut s, "increx c byint 10 ubound 15"), pair(10, 0));
+        assert_eq!(run(&mut s, "get c"), "$2\r\n10\r\n");
+        assert_eq!(
+            run(&mut s, "increx c byint 10 ubound 15 saturate"),
+            pair(15, 5)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint -20 lbound 5 saturate"),
+            pair(5, -10)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint -20 lbound 0 ubound 10"),
+            pair(5, 0)
+        );
+        assert_eq!(run(&mut s, "increx c byint 5 ubound 10"), pair(10, 5));
+        // A value already out of bounds: the result decides.
+        run(&mut s, "set c 50");
+        assert_eq!(run(&mut s, "increx c byint 5 ubound 30"), pair(50, 0));
+        assert_eq!(
+            run(&mut s, "increx c byint 5 ubound 30 saturate"),
+            pair(30, -20)
+        );
+        run(&mut s, "set c 50");
+        assert_eq!(run(&mut s, "increx c byint -25 ubound 30"), pair(25, -25));
+        // Overflow: refused, or clamped to the type's limits.
+        run(&mut s, "set c 9223372036854775800");
+        assert_eq!(
+            run(&mut s, "increx c byint 9223372036854775800"),
+            pair(9223372036854775800, 0)
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 9223372036854775800 saturate"),
+            pair(i64::MAX, 7)
+        );
+        run(&mut s, "set c -9223372036854775800");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx c byint -9223372036854775800 lbound -9223372036854775808 saturate"
+            ),
+            pair(i64::MIN, -8)
+        );
+        run(&mut s, "set c 9223372036854775800");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx c byint 1 saturate ubound -9223372036854775808"
+            ),
+            "-ERR applied increment would overflow\r\n"
+        );
+        assert_eq!(run(&mut s, "get c"), "$19\r\n9223372036854775800\r\n");
+        // A missing key counts as 0 and is not created when refused.
+        assert_eq!(run(&mut s, "increx m byint 5 lbound 10"), pair(0, 0));
+        assert_eq!(run(&mut s, "increx m byint 15 ubound 10"), pair(0, 0));
+        assert_eq!(run(&mut s, "exists m"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx m lbound 5 saturate"), pair(5, 5));
+        assert_eq!(run(&mut s, "object encoding m"), "$3\r\nint\r\n");
+    }
+
+    #[test]
+    fn increx_floats() {
+        let mut s = session();
+        run(&mut s, "set f 1.5");
+        assert_eq!(run(&mut s, "increx f byfloat 0.25"), fpair("1.75", "0.25"));
+        assert_eq!(run(&mut s, "increx f byfloat 1"), fpair("2.75", "1"));
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 100 ubound 42.5 saturate"),
+            fpair("42.5", "32.5")
+        );
+        run(&mut s, "set f 0");
+        assert_eq!(
+            run(&mut s, "increx f byfloat -100 lbound -5.5 saturate"),
+            fpair("-5.5", "-5.5")
+        );
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 10 ubound 15.5"),
+            fpair("10", "0")
+        );
+        // Long double precision, as INCRBYFLOAT.
+        run(&mut s, "set f 10.5");
+        assert_eq!(run(&mut s, "increx f byfloat 0.1"), fpair("10.6", "0.1"));
+        // Integers stored by BYINT are floats for BYFLOAT, not the reverse.
+        assert_eq!(
+            run(&mut s, "increx f byint 1"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
+        run(&mut s, "set f inf");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1"),
+            "-ERR value cannot be Infinity\r\n"
+        );
+        run(&mut s, "set f 10");
+        assert_eq!(
+            run(
+                &mut s,
+                "increx f byfloat 1.0 lbound inf ubound inf saturate"
+            ),
+            "-ERR applied increment would be Infinity\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1.0 ubound inf"),
+            fpair("11", "1")
+        );
+        assert_eq!(
+            run(&mut s, "increx f byfloat 1.0 lbound -inf ubound -inf"),
+            fpair("11", "0")
+        );
+        assert_eq!(
+            run(&mut s, "increx m byfloat 15.5 ubound 10"),
+            fpair("0", "0")
+        );
+        assert_eq!(run(&mut s, "exists m"), ":0\r\n");
+        // RESP3: doubles.
+        run(&mut s, "hello 3");
+        run(&mut s, "set f 2");
+        assert_eq!(
+            run(&mut s, "increx f byfloat 0.5"),
+            "*2\r\n,2.5\r\n,0.5\r\n"
+        );
+        assert_eq!(run(&mut s, "increx i byint 5"), "*2\r\n:5\r\n:5\r\n");
+    }
+
+    #[test]
+    fn increx_expiry_options() {
+        let mut s = session();
+        run(&mut s, "set c 10");
+        // No option keeps the TTL; a refused call touches nothing.
+        run(&mut s, "pexpire c 100000");
+        assert_eq!(
+            run(&mut s, "increx c byint 100 ubound 15 ex 5"),
+            pair(10, 0)
+        );
+        assert!(pttl(&mut s, "c") > 50_000);
+        assert_eq!(run(&mut s, "increx c byint 1"), pair(11, 1));
+        assert!(pttl(&mut s, "c") > 50_000);
+        assert_eq!(run(&mut s, "increx c byint 1 persist"), pair(12, 1));
+        assert_eq!(pttl(&mut s, "c"), -1);
+        assert_eq!(run(&mut s, "increx c byint 1 px 200000"), pair(13, 1));
+        assert!(pttl(&mut s, "c") > 150_000);
+        // ENX: only a key without TTL gets one.
+        assert_eq!(run(&mut s, "increx c byint 1 px 5000 enx"), pair(14, 1));
+        assert!(pttl(&mut s, "c") > 150_000);
+        run(&mut s, "persist c");
+        assert_eq!(run(&mut s, "increx c byint 1 px 5000 enx"), pair(15, 1));
+        let t = pttl(&mut s, "c");
+        assert!(t > 0 && t <= 5000, "{t}");
+        // A deadline in the past deletes the key (ENX on a key with a TTL
+        // leaves it).
+        assert_eq!(run(&mut s, "increx c byint 1 exat 1 enx"), pair(16, 1));
+        assert_eq!(run(&mut s, "exists c"), ":1\r\n");
+        assert_eq!(run(&mut s, "increx c byint 1 pxat 1"), pair(17, 1));
+        assert_eq!(run(&mut s, "exists c"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx n exat 1"), pair(1, 1));
+        assert_eq!(run(&mut s, "exists n"), ":0\r\n");
+        // Valkey's NX / XX.
+        assert_eq!(run(&mut s, "increx x xx"), pair(0, 0));
+        assert_eq!(run(&mut s, "exists x"), ":0\r\n");
+        assert_eq!(run(&mut s, "increx x nx"), pair(1, 1));
+        assert_eq!(run(&mut s, "increx x nx"), pair(1, 0));
+        assert_eq!(run(&mut s, "increx x xx byint 2"), pair(3, 2));
+    }
+
+    #[test]
+    fn increx_argument_errors() {
+        let mut s = session();
+        run(&mut s, "set c 5");
+        let syntax = "-ERR syntax error\r\n";
+        for bad in [
+            "increx c foo",
+            "increx c byint 1 foo",
+            "increx c byint 1 byfloat 1.5",
+            "increx c byfloat 1.5 byint 1",
+            "increx c byint 1 ex 10 px 5000",
+            "increx c ex 10 persist",
+            "increx c persist ex 10",
+            "increx c persist enx",
+            "increx c enx persist",
+            "increx c byint 1 byint 2",
+            "increx c lbound 0 lbound 1",
+            "increx c saturate saturate",
+            "increx c sat",
+            "increx c enx enx ex 10",
+            "increx c persist persist",
+            "increx c ex 10 ex 20",
+            "increx c byint",
+            "increx c lbound",
+            "increx c nx xx",
+        ] {
+            assert_eq!(run(&mut s, bad), syntax, "{bad}");
+        }
+        assert_eq!(
+            run(&mut s, "increx c enx"),
+            "-ERR ENX flag requires an expiration\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint abc"),
+            "-ERR Increment is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1.5"),
+            "-ERR Increment is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat abc"),
+            "-ERR Increment is not a valid float\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat +inf"),
+            "-ERR BYFLOAT increment cannot be Infinity\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c ubound abc"),
+            "-ERR UBOUND is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat 1 lbound abc"),
+            "-ERR LBOUND is not a valid float\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 lbound 10 ubound 5"),
+            "-ERR LBOUND can't be greater than UBOUND\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byfloat 1.0 lbound inf"),
+            "-ERR LBOUND can't be greater than UBOUND\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 ex 0"),
+            "-ERR invalid expire time in 'increx' command\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "increx c byint 1 ex x"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
+        run(&mut s, "set str hello");
+        assert_eq!(
+            run(&mut s, "increx str byfloat 1.5"),
+            "-ERR value is not a valid float\r\n"
+        );
+        run(&mut s, "hset h a 1");
+        assert_eq!(run(&mut s, "increx h"), WRONGTYPE);
+        assert_eq!(run(&mut s, "get c"), "$1\r\n5\r\n");
+    }
+}

@@ -6,9 +6,18 @@
 //! (`expires`) always holds exactly the keys whose `Object::expire_at` is set.
 //! The index exists so the active expiry cycle samples only keys that can
 //! expire, as Redis samples its `expires` dict.
+//!
+//! Hashes whose fields have TTLs have an index of their own
+//! (`field_expires`, Redis's `hexpires`), so that the cycle reaps expired
+//! fields by visiting only those hashes. It holds at least every such hash:
+//! a hash command registers its key when it gives a field a TTL, and an
+//! entry whose hash lost its TTLs (or its key) is dropped when the cycle
+//! next visits it. Hash accesses go through `lookup_hash`, which deletes
+//! the expired fields first, and the key with its last field.
 
 use super::bytes::CompactBytes;
 use super::dict::{hash_key, Dict};
+use super::hash::Hash;
 use super::object::{Object, Value};
 use super::watch::WatchRegistry;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +28,12 @@ static LOG_EXPIRED: AtomicBool = AtomicBool::new(false);
 
 pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.store(on, Ordering::Relaxed);
+}
+
+/// What expired, for the append-only file: a key, or fields of a hash.
+pub enum Expired {
+    Key(CompactBytes),
+    Fields(CompactBytes, Vec<Vec<u8>>),
 }
 
 /// Bytes copied aside by the running snapshot (INFO's current_cow_size:
@@ -71,19 +86,31 @@ pub struct Db {
     expires: Dict<()>,
     /// Reverse-binary cursor of the active expiry cycle over `expires`.
     expire_cursor: u64,
+    /// Keys of hashes that have (or recently had) fields with a TTL.
+    field_expires: Dict<()>,
+    field_expire_cursor: u64,
     /// Keys that expired (lazily or actively) since the last reset; read by INFO.
     pub expired_keys: u64,
+    /// Hash fields that expired (Redis's expired_subkeys).
+    pub expired_fields: u64,
     /// Clients WATCHing keys of this database. It stays with the database
     /// index when SWAPDB exchanges the data (as in Redis).
     pub watchers: WatchRegistry,
     /// Set while a snapshot is being written.
     pub snapshot: Option<Box<DbSnapshot>>,
-    /// Keys that expired since the last command or cycle logged them, when
-    /// the append-only file is on.
-    pub expired_log: Vec<CompactBytes>,
+    /// Keys (and hash fields) that expired since the last command or
+    /// cycle logged them, when the append-only file is on.
+    pub expired_log: Vec<Expired>,
     /// Clients blocked on keys of this database (BLPOP...); like
     /// `watchers`, it stays with the index on SWAPDB.
     pub blocking: crate::blocking::BlockingRegistry,
+}
+
+/// A hash looked up for a command, after its expired fields were deleted.
+pub enum HashLookup<'a> {
+    Absent,
+    WrongType,
+    Found(&'a mut Hash),
 }
 
 /// Outcome of one active-expiry pass over a database slice.
@@ -224,19 +251,172 @@ impl Db {
         }
     }
 
+    /// Mutable look-up that neither touches nor deletes an expired key
+    /// (which reads as absent).
+    pub fn peek_mut(&mut self, hash: u64, key: &[u8], now_ms: u64) -> Option<&mut Object> {
+        self.keys
+            .get_mut(hash, key)
+            .filter(|o| !o.is_expired(now_ms))
+    }
+
     /// Read-only look-up that treats an expired key as absent without
     /// deleting it; for commands that must hold several values at once.
     pub fn peek(&self, hash: u64, key: &[u8], now_ms: u64) -> Option<&Object> {
         self.keys.get(hash, key).filter(|o| !o.is_expired(now_ms))
     }
 
+    /// Looks up the hash at `key` for a hash command (`touch` for the
+    /// commands that count as an access), deleting its fields whose time
+    /// has come, and the key if none is left. Returns the hash and the
+    /// number of fields deleted (changes the caller counts).
+    pub fn lookup_hash(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> (HashLookup<'_>, usize) {
+        let found = if touch {
+            self.lookup(hash, key, now_ms)
+        } else {
+            self.lookup_no_touch(hash, key, now_ms)
+        };
+        let obj: *mut Object = match found {
+            None => return (HashLookup::Absent, 0),
+            Some(o) => o,
+        };
+        // SAFETY: as in `lookup`: `obj` points into `self.keys`, and the
+        // table is not touched between here and the returns below except
+        // by `remove`, after which the pointer is no longer used.
+        unsafe {
+            let Value::Hash(h) = &mut (*obj).value else {
+                return (HashLookup::WrongType, 0);
+            };
+            if !h.has_expired_fields(now_ms) {
+                return (HashLookup::Found(&mut **h), 0);
+            }
+            // All of them: a command must not see a field past its time.
+            // (A change: a running snapshot keeps the hash as it was.)
+            let h: *mut crate::keyspace::Hash = &mut **h;
+            self.preserve(hash, key);
+            let h = &mut *h;
+            let reaped = self.reap_fields_of(h, key, now_ms);
+            let emptied = h.is_empty();
+            self.expired_fields += reaped as u64;
+            if emptied {
+                self.remove(hash, key);
+            }
+            self.touch_watched(hash, key);
+            if emptied {
+                (HashLookup::Absent, reaped)
+            } else {
+                (HashLookup::Found(&mut *(*obj).value.as_hash_mut()), reaped)
+            }
+        }
+    }
+
+    /// Records that the hash at `key` has fields with a TTL, for the active
+    /// expiry cycle.
+    pub fn track_field_expiry(&mut self, hash: u64, key: &[u8]) {
+        if self.field_expires.get(hash, key).is_none() {
+            self.field_expires
+                .insert_new(hash, CompactBytes::from_slice(key), ());
+        }
+    }
+
+    /// Number of hashes known to have fields with a TTL (INFO's subexpiry).
+    pub fn field_volatile_len(&self) -> usize {
+        self.field_expires.len()
+    }
+
+    /// One step of the active expiry of hash fields: visit hashes of the
+    /// field expiry index from the saved cursor until `budget` were
+    /// examined, and delete their expired fields (and the keys they
+    /// empty). `expired` counts the hashes that had some.
+    pub fn active_expire_fields(&mut self, now_ms: u64, budget: usize) -> ExpireRound {
+        let mut round = ExpireRound::default();
+        if self.field_expires.is_empty() {
+            return round;
+        }
+        let mut candidates: Vec<CompactBytes> = Vec::new();
+        let mut cursor = self.field_expire_cursor;
+        let mut visited_buckets = 0;
+        loop {
+            cursor = self
+                .field_expires
+                .scan(cursor, |k, _| candidates.push(k.clone()));
+            visited_buckets += 1;
+            if cursor == 0 || candidates.len() >= budget || visited_buckets >= budget * 4 {
+                break;
+            }
+        }
+        self.field_expire_cursor = cursor;
+        round.sampled = candidates.len();
+        for key in candidates {
+            let h = hash_key(&key);
+            let (reaped, emptied, keeps_ttls) = match self.keys.get_mut(h, &key) {
+                // An expired key is left to the key cycle.
+                Some(obj) if obj.is_expired(now_ms) => continue,
+                Some(Object {
+                    value: Value::Hash(hv),
+                    ..
+                }) => {
+                    if !hv.has_expired_fields(now_ms) {
+                        (0, false, hv.has_field_ttls())
+                    } else {
+                        let hv: *mut crate::keyspace::Hash = &mut **hv;
+                        self.preserve(h, &key);
+                        // SAFETY: `preserve` only reads the key table and
+                        // writes the snapshot's side list; the hash is
+                        // still where `hv` points.
+                        let hv = unsafe { &mut *hv };
+                        let n = self.reap_fields_of(hv, &key, now_ms);
+                        (n, hv.is_empty(), hv.has_field_ttls())
+                    }
+                }
+                _ => (0, false, false),
+            };
+            if reaped > 0 {
+                round.expired += 1;
+                self.expired_fields += reaped as u64;
+                if emptied {
+                    self.remove(h, &key);
+                }
+                self.touch_watched(h, &key);
+            }
+            if !keeps_ttls {
+                self.field_expires.remove(h, &key);
+            }
+        }
+        round
+    }
+
+    /// Deletes a hash's expired fields, recording them for the log.
+    fn reap_fields_of(&mut self, h: &mut crate::keyspace::Hash, key: &[u8], now_ms: u64) -> usize {
+        if LOG_EXPIRED.load(Ordering::Relaxed) {
+            let fields = h.reap_fields(now_ms, usize::MAX);
+            let n = fields.len();
+            if n > 0 {
+                self.expired_log
+                    .push(Expired::Fields(CompactBytes::from_slice(key), fields));
+            }
+            n
+        } else {
+            h.reap(now_ms, usize::MAX)
+        }
+    }
+
     fn remove_expired(&mut self, hash: u64, key: &[u8]) {
         self.preserve(hash, key);
         self.table_remove(hash, key);
         self.expires.remove(hash, key);
+        if !self.field_expires.is_empty() {
+            self.field_expires.remove(hash, key);
+        }
         self.expired_keys += 1;
         if LOG_EXPIRED.load(Ordering::Relaxed) {
-            self.expired_log.push(CompactBytes::from_slice(key));
+            self.expired_log
+                .push(Expired::Key(CompactBytes::from_slice(key)));
         }
         // An expiry is a change for WATCH (Redis signals it on deletion).
         if !self.watchers.is_empty() {
@@ -290,6 +470,8 @@ impl Db {
         std::mem::swap(&mut a.keys, &mut b.keys);
         std::mem::swap(&mut a.expires, &mut b.expires);
         std::mem::swap(&mut a.expire_cursor, &mut b.expire_cursor);
+        std::mem::swap(&mut a.field_expires, &mut b.field_expires);
+        std::mem::swap(&mut a.field_expire_cursor, &mut b.field_expire_cursor);
         // A running snapshot follows the data it is writing.
         std::mem::swap(&mut a.snapshot, &mut b.snapshot);
     }
@@ -320,6 +502,9 @@ impl Db {
     pub fn insert_object(&mut self, hash: u64, key: &[u8], obj: Object) {
         self.preserve(hash, key);
         let expire_at = obj.expire_at;
+        if matches!(&obj.value, Value::Hash(h) if h.has_field_ttls()) {
+            self.track_field_expiry(hash, key);
+        }
         if let Some(old) = self.keys.get_mut(hash, key) {
             let had_ttl = old.expire_at != 0;
             *old = obj;
@@ -348,6 +533,9 @@ impl Db {
         let obj = self.table_remove(hash, key)?;
         if obj.expire_at != 0 {
             self.expires.remove(hash, key);
+        }
+        if !self.field_expires.is_empty() {
+            self.field_expires.remove(hash, key);
         }
         Some(obj)
     }
@@ -386,6 +574,8 @@ impl Db {
     pub fn clear(&mut self) -> Dict<Object> {
         self.expires.clear();
         self.expire_cursor = 0;
+        self.field_expires.clear();
+        self.field_expire_cursor = 0;
         if let Some(s) = self.snapshot.as_deref_mut() {
             if s.detached.is_none() && s.buckets > 0 {
                 // The walk goes on over the old table; nothing to free now.
@@ -447,6 +637,94 @@ impl Db {
 
     /// Memory held by the two tables' bucket arrays (INFO memory overhead).
     pub fn overhead_bytes(&self) -> usize {
-        (self.keys.buckets() + self.expires.buckets()) * std::mem::size_of::<usize>()
+        (self.keys.buckets() + self.expires.buckets() + self.field_expires.buckets())
+            * std::mem::size_of::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::{HashLimits, SetTtl, TtlCondition};
+
+    fn hash_with_ttls(fields: &[(&str, u64)]) -> Value {
+        let mut h = Hash::new();
+        let l = HashLimits::default();
+        for (f, _) in fields {
+            h.set(f.as_bytes(), b"v", &l);
+        }
+        h.enable_field_ttls();
+        for (f, at) in fields {
+            if *at != 0 {
+                let r = h.set_field_expiry(f.as_bytes(), *at, TtlCondition::Always, 0);
+                assert_eq!(r, SetTtl::Set);
+            }
+        }
+        Value::Hash(Box::new(h))
+    }
+
+    #[test]
+    fn lookup_hash_reaps_and_deletes_the_emptied_key() {
+        let mut db = Db::default();
+        let key = b"h";
+        let h = hash_key(key);
+        db.insert_new(
+            h,
+            key,
+            hash_with_ttls(&[("a", 100), ("b", 200), ("c", 0)]),
+            0,
+        );
+        db.track_field_expiry(h, key);
+        let (found, reaped) = db.lookup_hash(h, key, 150, true);
+        assert!(matches!(found, HashLookup::Found(h) if h.len() == 2));
+        assert_eq!(reaped, 1);
+        assert_eq!(db.expired_fields, 1);
+        db.insert_object(h, key, Object::new(hash_with_ttls(&[("a", 100)]), 0));
+        let (found, reaped) = db.lookup_hash(h, key, 100, false);
+        assert!(matches!(found, HashLookup::Absent));
+        assert_eq!(reaped, 1);
+        assert!(!db.contains(h, key));
+        assert_eq!(db.field_volatile_len(), 0);
+    }
+
+    #[test]
+    fn active_cycle_visits_only_hashes_with_field_ttls() {
+        let mut db = Db::default();
+        for i in 0..50 {
+            let key = format!("plain{i}");
+            db.insert_new(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                hash_with_ttls(&[("a", 0)]),
+                0,
+            );
+        }
+        for i in 0..10 {
+            let key = format!("ttl{i}");
+            let h = hash_key(key.as_bytes());
+            let fields: &[(&str, u64)] = if i % 2 == 0 {
+                &[("a", 100), ("b", 0)]
+            } else {
+                &[("a", 100)]
+            };
+            db.insert_new(h, key.as_bytes(), hash_with_ttls(fields), 0);
+            db.track_field_expiry(h, key.as_bytes());
+        }
+        assert_eq!(db.field_volatile_len(), 10);
+        // Nothing due yet: the ten are sampled, nothing changes.
+        let round = db.active_expire_fields(50, 100);
+        assert_eq!((round.sampled, round.expired), (10, 0));
+        let mut total = 0;
+        loop {
+            let round = db.active_expire_fields(100, 4);
+            total += round.expired;
+            if db.field_volatile_len() == 0 {
+                break;
+            }
+        }
+        assert_eq!(total, 10);
+        // The hashes left empty are gone, the others kept their plain field.
+        assert_eq!(db.len(), 55);
+        assert_eq!(db.expired_fields, 10);
     }
 }

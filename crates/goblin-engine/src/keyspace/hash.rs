@@ -17,19 +17,30 @@
 //! hashTypeSet), and never goes back.
 //!
 //! Commands reach the fields only through the methods here (get, set,
-//! remove, iter, random, scan), never through the representation. That is
-//! the seam for per-field expiry (HEXPIRE and friends): a `Hash` will carry
-//! an optional side index of field expiry times (absent for hashes without
-//! TTLs, as `Db` keeps `expires` beside `keys`), `remove` will drop a
-//! field's TTL with it, and the access helpers of commands/hashes.rs, which
-//! hold the command's clock, will reap the expired fields before handing
-//! the hash to a command. The representations and the commands stay as
-//! they are.
+//! remove, iter, random, scan), never through the representation.
+//!
+//! Field expiry (HEXPIRE, HSETEX... of Redis 7.4/8.0) lives beside the
+//! fields in [`FieldTtls`], allocated on the first field TTL: a hash without
+//! TTLs pays one null pointer and nothing per field.
+//! - compact: one deadline per pair, and the pairs ordered as Redis orders
+//!   its "listpackex" form (by deadline, fields without one last, a field
+//!   losing its TTL moving to the end), so that HGETALL lists them as Redis
+//!   does. OBJECT ENCODING says "listpackex" from the first TTL on, as Redis
+//!   never converts back.
+//! - table: a map from field to deadline and the fields ordered by
+//!   deadline, for the fields that have one.
+//!
+//! `remove` drops a field's TTL with it; `set` clears it (HSET's rule) and
+//! `set_keep_ttl` keeps it (HINCRBY's). Expired fields stay until `reap`
+//! removes them: the keyspace does that on every hash access
+//! (`Db::lookup_hash`) and in the active expiry cycle, with the command's
+//! clock.
 
 use super::dict::{hash_key, Dict};
 use super::listpack::Listpack;
 use super::small_bytes::SmallBytes;
 use super::thin_bytes::ThinBytes;
+use std::collections::BTreeSet;
 
 /// The conversion thresholds, read from the configuration once per command.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +72,41 @@ impl Default for HashLimits {
 
 pub struct Hash {
     repr: Repr,
+    /// Field deadlines; None until a field first gets a TTL.
+    ttls: Option<Box<FieldTtls>>,
+}
+
+/// The deadlines (absolute Unix ms) of a hash's fields.
+pub enum FieldTtls {
+    /// Parallel to the compact form's pairs: one deadline per pair, 0 for
+    /// none; non-zero deadlines ascending, before all the zeros.
+    Compact(Vec<u64>),
+    /// The fields of a table that have a deadline.
+    Table {
+        by_field: Dict<u64, SmallBytes>,
+        by_time: BTreeSet<(u64, Box<[u8]>)>,
+    },
+}
+
+/// The outcome of setting a field's deadline (HEXPIRE's per-field reply).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetTtl {
+    NoField = -2,
+    ConditionNotMet = 0,
+    Set = 1,
+    /// The deadline had passed: the field was deleted.
+    Deleted = 2,
+}
+
+/// HEXPIRE's NX | XX | GT | LT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TtlCondition {
+    #[default]
+    Always,
+    Nx,
+    Xx,
+    Gt,
+    Lt,
 }
 
 enum Repr {
@@ -76,15 +122,85 @@ impl Default for Hash {
 
 /// Offsets of a field entry and of its value entry in a compact hash.
 fn find_compact(lp: &Listpack, field: &[u8]) -> Option<(usize, usize)> {
+    find_compact_indexed(lp, field).map(|(_, f, v)| (f, v))
+}
+
+/// Like `find_compact`, with the pair's index.
+fn find_compact_indexed(lp: &Listpack, field: &[u8]) -> Option<(usize, usize, usize)> {
     let mut off = 0;
+    let mut idx = 0;
     while off < lp.bytes() {
         let (f, value_off) = lp.entry_at(off);
         if f == field {
-            return Some((off, value_off));
+            return Some((idx, off, value_off));
         }
         off = lp.entry_at(value_off).1;
+        idx += 1;
     }
     None
+}
+
+/// Byte offset of pair `idx` (the buffer's end when idx == number of pairs).
+fn compact_pair_offset(lp: &Listpack, idx: usize) -> usize {
+    let mut off = 0;
+    for _ in 0..idx * 2 {
+        off = lp.entry_at(off).1;
+    }
+    off
+}
+
+/// Where a deadline goes among the compact form's ordered deadlines:
+/// before the first that is later or equal, or that is none (Redis's
+/// listpackExAddInternal).
+fn compact_position(ttls: &[u64], at: u64) -> usize {
+    ttls.iter()
+        .position(|&t| t == 0 || t >= at)
+        .unwrap_or(ttls.len())
+}
+
+/// Moves compact pair `idx` to the place its new deadline `at` (0 = none,
+/// at the end) calls for.
+fn compact_move(lp: &mut Listpack, ttls: &mut Vec<u64>, idx: usize, at: u64) {
+    let off = compact_pair_offset(lp, idx);
+    let (field, value_off) = lp.entry_at(off);
+    let field = field.to_vec();
+    let value = lp.entry_at(value_off).0.to_vec();
+    lp.remove(off, 2);
+    ttls.remove(idx);
+    let pos = if at == 0 {
+        ttls.len()
+    } else {
+        compact_position(ttls, at)
+    };
+    let at_off = compact_pair_offset(lp, pos);
+    lp.insert(at_off, &[&field, &value]);
+    ttls.insert(pos, at);
+}
+
+impl FieldTtls {
+    fn table_remove(
+        by_field: &mut Dict<u64, SmallBytes>,
+        by_time: &mut BTreeSet<(u64, Box<[u8]>)>,
+        field: &[u8],
+    ) -> Option<u64> {
+        let (_, at) = by_field.remove(hash_key(field), field)?;
+        by_time.remove(&(at, Box::<[u8]>::from(field)));
+        Some(at)
+    }
+
+    fn heap_size(&self) -> usize {
+        match self {
+            FieldTtls::Compact(v) => v.capacity() * 8,
+            FieldTtls::Table { by_field, by_time } => {
+                let entry = std::mem::size_of::<(usize, SmallBytes, u64)>();
+                let bytes: usize = by_time.iter().map(|(_, f)| f.len() * 2).sum();
+                by_field.buckets() * std::mem::size_of::<usize>()
+                    + by_field.len() * entry
+                    + by_time.len() * 48
+                    + bytes
+            }
+        }
+    }
 }
 
 impl Hash {
@@ -92,6 +208,7 @@ impl Hash {
     pub const fn new() -> Hash {
         Hash {
             repr: Repr::Compact(Listpack::new()),
+            ttls: None,
         }
     }
 
@@ -116,6 +233,7 @@ impl Hash {
     /// Redis's name for the representation (OBJECT ENCODING).
     pub fn encoding(&self) -> &'static str {
         match self.repr {
+            Repr::Compact(_) if self.ttls.is_some() => "listpackex",
             Repr::Compact(_) => "listpack",
             Repr::Table(_) => "hashtable",
         }
@@ -153,22 +271,46 @@ impl Hash {
     }
 
     /// Sets `field` to `value` (Redis's hashTypeSet); true when the field
-    /// is new. Converts to a table when the pair or the new size exceed the
-    /// compact limits.
+    /// is new. A field's TTL is cleared, as HSET clears it. Converts to a
+    /// table when the pair or the new size exceed the compact limits.
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: &HashLimits) -> bool {
+        self.set_with(field, value, limits, false)
+    }
+
+    /// Like `set`, but an existing field keeps its TTL (HINCRBY,
+    /// HSETEX KEEPTTL).
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &HashLimits) -> bool {
+        self.set_with(field, value, limits, true)
+    }
+
+    fn set_with(
+        &mut self,
+        field: &[u8],
+        value: &[u8],
+        limits: &HashLimits,
+        keep_ttl: bool,
+    ) -> bool {
         if self.is_compact() && (field.len() > limits.max_value || value.len() > limits.max_value) {
             self.convert();
         }
         match &mut self.repr {
             Repr::Compact(lp) => {
-                let inserted = match find_compact(lp, field) {
-                    Some((_, value_off)) => {
+                let inserted = match find_compact_indexed(lp, field) {
+                    Some((idx, _, value_off)) => {
                         lp.replace(value_off, value);
+                        if let Some(FieldTtls::Compact(ttls)) = self.ttls.as_deref_mut() {
+                            if !keep_ttl && ttls[idx] != 0 {
+                                compact_move(lp, ttls, idx, 0);
+                            }
+                        }
                         false
                     }
                     None => {
                         lp.push(field);
                         lp.push(value);
+                        if let Some(FieldTtls::Compact(ttls)) = self.ttls.as_deref_mut() {
+                            ttls.push(0);
+                        }
                         true
                     }
                 };
@@ -182,6 +324,13 @@ impl Hash {
                 match d.get_mut(h, field) {
                     Some(v) => {
                         *v = ThinBytes::from_slice(value);
+                        if !keep_ttl {
+                            if let Some(FieldTtls::Table { by_field, by_time }) =
+                                self.ttls.as_deref_mut()
+                            {
+                                FieldTtls::table_remove(by_field, by_time, field);
+                            }
+                        }
                         false
                     }
                     None => {
@@ -201,15 +350,211 @@ impl Hash {
     /// when the hash becomes empty.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match &mut self.repr {
-            Repr::Compact(lp) => match find_compact(lp, field) {
-                Some((off, _)) => {
+            Repr::Compact(lp) => match find_compact_indexed(lp, field) {
+                Some((idx, off, _)) => {
                     lp.remove(off, 2);
+                    if let Some(FieldTtls::Compact(ttls)) = self.ttls.as_deref_mut() {
+                        ttls.remove(idx);
+                    }
                     true
                 }
                 None => false,
             },
-            Repr::Table(d) => d.remove(hash_key(field), field).is_some(),
+            Repr::Table(d) => {
+                let removed = d.remove(hash_key(field), field).is_some();
+                if removed {
+                    if let Some(FieldTtls::Table { by_field, by_time }) = self.ttls.as_deref_mut() {
+                        FieldTtls::table_remove(by_field, by_time, field);
+                    }
+                }
+                removed
+            }
         }
+    }
+
+    /// True when some field has (or had) a TTL: the hash must be known to
+    /// the keyspace's index of hashes with field TTLs.
+    pub fn has_field_ttls(&self) -> bool {
+        match self.ttls.as_deref() {
+            None => false,
+            Some(FieldTtls::Compact(t)) => t.first().is_some_and(|&t| t != 0),
+            Some(FieldTtls::Table { by_field, .. }) => !by_field.is_empty(),
+        }
+    }
+
+    /// Prepares the hash for field TTLs (Redis's hashTypeSetExInit): a
+    /// compact hash becomes "listpackex" from here on, even if no field
+    /// ends up with a TTL.
+    pub fn enable_field_ttls(&mut self) {
+        if self.ttls.is_some() {
+            return;
+        }
+        self.ttls = Some(Box::new(match &self.repr {
+            Repr::Compact(lp) => FieldTtls::Compact(vec![0; lp.len() / 2]),
+            Repr::Table(_) => FieldTtls::Table {
+                by_field: Dict::new(),
+                by_time: BTreeSet::new(),
+            },
+        }));
+    }
+
+    /// The deadline of the earliest field to expire.
+    pub fn next_field_expiry(&self) -> Option<u64> {
+        match self.ttls.as_deref()? {
+            FieldTtls::Compact(t) => t.first().copied().filter(|&t| t != 0),
+            FieldTtls::Table { by_time, .. } => by_time.first().map(|(t, _)| *t),
+        }
+    }
+
+    /// True when some field's deadline is at or before `now_ms`.
+    #[inline]
+    pub fn has_expired_fields(&self, now_ms: u64) -> bool {
+        self.ttls.is_some() && self.next_field_expiry().is_some_and(|t| t <= now_ms)
+    }
+
+    /// A field's deadline: None when the field is absent, Some(None) when
+    /// it has no TTL.
+    pub fn field_expiry(&self, field: &[u8]) -> Option<Option<u64>> {
+        match &self.repr {
+            Repr::Compact(lp) => {
+                let (idx, _, _) = find_compact_indexed(lp, field)?;
+                Some(match self.ttls.as_deref() {
+                    Some(FieldTtls::Compact(t)) => Some(t[idx]).filter(|&t| t != 0),
+                    _ => None,
+                })
+            }
+            Repr::Table(d) => {
+                let h = hash_key(field);
+                d.get(h, field)?;
+                Some(match self.ttls.as_deref() {
+                    Some(FieldTtls::Table { by_field, .. }) => by_field.get(h, field).copied(),
+                    _ => None,
+                })
+            }
+        }
+    }
+
+    /// Sets a field's deadline under HEXPIRE's condition (Redis's
+    /// hashTypeSetEx): NX needs no TTL, XX one, GT a later and LT an
+    /// earlier deadline than the current one (a field without TTL counts as
+    /// infinitely far, so LT holds and GT does not). A deadline at or
+    /// before `now_ms` deletes the field. The caller has called
+    /// `enable_field_ttls` and deletes the key if it became empty.
+    pub fn set_field_expiry(
+        &mut self,
+        field: &[u8],
+        at: u64,
+        cond: TtlCondition,
+        now_ms: u64,
+    ) -> SetTtl {
+        let Some(current) = self.field_expiry(field) else {
+            return SetTtl::NoField;
+        };
+        let met = match (cond, current) {
+            (TtlCondition::Always, _) => true,
+            (TtlCondition::Nx, c) => c.is_none(),
+            (TtlCondition::Xx, c) => c.is_some(),
+            (TtlCondition::Gt, None) => false,
+            (TtlCondition::Gt, Some(c)) => at > c,
+            (TtlCondition::Lt, None) => true,
+            (TtlCondition::Lt, Some(c)) => at < c,
+        };
+        if !met {
+            return SetTtl::ConditionNotMet;
+        }
+        if at <= now_ms {
+            self.remove(field);
+            return SetTtl::Deleted;
+        }
+        self.enable_field_ttls();
+        match (&mut self.repr, self.ttls.as_deref_mut()) {
+            (Repr::Compact(lp), Some(FieldTtls::Compact(ttls))) => {
+                let (idx, _, _) = find_compact_indexed(lp, field).expect("field present");
+                compact_move(lp, ttls, idx, at);
+            }
+            (Repr::Table(_), Some(FieldTtls::Table { by_field, by_time })) => {
+                FieldTtls::table_remove(by_field, by_time, field);
+                by_field.insert_new(hash_key(field), SmallBytes::from_slice(field), at);
+                by_time.insert((at, field.into()));
+            }
+            _ => unreachable!("field TTLs match the representation"),
+        }
+        SetTtl::Set
+    }
+
+    /// Removes a field's TTL (HPERSIST): true when it had one.
+    pub fn persist_field(&mut self, field: &[u8]) -> bool {
+        match (&mut self.repr, self.ttls.as_deref_mut()) {
+            (Repr::Compact(lp), Some(FieldTtls::Compact(ttls))) => {
+                match find_compact_indexed(lp, field) {
+                    Some((idx, _, _)) if ttls[idx] != 0 => {
+                        // Redis appends the persisted field at the end.
+                        compact_move(lp, ttls, idx, 0);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            (Repr::Table(_), Some(FieldTtls::Table { by_field, by_time })) => {
+                FieldTtls::table_remove(by_field, by_time, field).is_some()
+            }
+            _ => false,
+        }
+    }
+
+    /// Deletes the fields whose deadline is at or before `now_ms`, at most
+    /// `limit` of them, earliest first; returns how many.
+    pub fn reap(&mut self, now_ms: u64, limit: usize) -> usize {
+        let mut n = 0;
+        while n < limit {
+            match self.next_field_expiry() {
+                Some(t) if t <= now_ms => {}
+                _ => break,
+            }
+            match (&mut self.repr, self.ttls.as_deref_mut()) {
+                (Repr::Compact(lp), Some(FieldTtls::Compact(ttls))) => {
+                    lp.remove(0, 2);
+                    ttls.remove(0);
+                }
+                (Repr::Table(d), Some(FieldTtls::Table { by_field, by_time })) => {
+                    let (_, field) = by_time.pop_first().expect("a next expiry");
+                    by_field.remove(hash_key(&field), &field);
+                    d.remove(hash_key(&field), &field);
+                }
+                _ => unreachable!("field TTLs match the representation"),
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// `reap`, returning the deleted fields' names (for the append-only
+    /// file, which logs them as HDEL).
+    pub fn reap_fields(&mut self, now_ms: u64, limit: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while out.len() < limit {
+            match self.next_field_expiry() {
+                Some(t) if t <= now_ms => {}
+                _ => break,
+            }
+            let field = match (&mut self.repr, self.ttls.as_deref_mut()) {
+                (Repr::Compact(lp), Some(FieldTtls::Compact(ttls))) => {
+                    let f = lp.iter().next().expect("a field").to_vec();
+                    lp.remove(0, 2);
+                    ttls.remove(0);
+                    f
+                }
+                (Repr::Table(d), Some(FieldTtls::Table { by_field, by_time })) => {
+                    let (_, field) = by_time.pop_first().expect("a next expiry");
+                    by_field.remove(hash_key(&field), &field);
+                    d.remove(hash_key(&field), &field);
+                    field.to_vec()
+                }
+                _ => unreachable!("field TTLs match the representation"),
+            };
+            out.push(field);
+        }
+        out
     }
 
     /// Field/value pairs: insertion order when compact, table order otherwise.
@@ -264,7 +609,11 @@ impl Hash {
     /// Approximate heap bytes, sampling at most `samples` table entries
     /// (0 = all), as Redis's objectComputeSize does.
     pub fn heap_size_sampled(&self, samples: usize) -> usize {
-        match &self.repr {
+        let ttls = self
+            .ttls
+            .as_deref()
+            .map_or(0, |t| std::mem::size_of::<FieldTtls>() + t.heap_size());
+        ttls + match &self.repr {
             Repr::Compact(lp) => lp.heap_size(),
             Repr::Table(d) => {
                 let entry = std::mem::size_of::<(usize, SmallBytes, ThinBytes)>();
@@ -299,6 +648,16 @@ impl Hash {
                 ThinBytes::from_slice(v),
             );
         }
+        if let Some(FieldTtls::Compact(ttls)) = self.ttls.as_deref() {
+            let mut by_field: Dict<u64, SmallBytes> = Dict::new();
+            let mut by_time = BTreeSet::new();
+            let fields = lp.iter().step_by(2);
+            for (field, &at) in fields.zip(ttls.iter()).filter(|(_, &t)| t != 0) {
+                by_field.insert_new(hash_key(field), SmallBytes::from_slice(field), at);
+                by_time.insert((at, field.into()));
+            }
+            self.ttls = Some(Box::new(FieldTtls::Table { by_field, by_time }));
+        }
         self.repr = Repr::Table(d);
     }
 }
@@ -307,9 +666,26 @@ impl Clone for Hash {
     /// A copy in the same representation (COPY keeps the encoding, as
     /// Redis's hashTypeDup does).
     fn clone(&self) -> Self {
+        let ttls = self.ttls.as_deref().map(|t| {
+            Box::new(match t {
+                FieldTtls::Compact(v) => FieldTtls::Compact(v.clone()),
+                FieldTtls::Table { by_field, by_time } => {
+                    let mut copy: Dict<u64, SmallBytes> = Dict::new();
+                    copy.expand(by_field.len());
+                    for (k, v) in by_field.iter() {
+                        copy.insert_new(hash_key(k), k.clone(), *v);
+                    }
+                    FieldTtls::Table {
+                        by_field: copy,
+                        by_time: by_time.clone(),
+                    }
+                }
+            })
+        });
         match &self.repr {
             Repr::Compact(lp) => Hash {
                 repr: Repr::Compact(lp.clone()),
+                ttls,
             },
             Repr::Table(d) => {
                 let mut copy: Dict<ThinBytes, SmallBytes> = Dict::new();
@@ -319,6 +695,7 @@ impl Clone for Hash {
                 }
                 Hash {
                     repr: Repr::Table(copy),
+                    ttls,
                 }
             }
         }
@@ -491,5 +868,89 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 100);
+    }
+
+    #[test]
+    fn hash_without_ttls_pays_one_pointer() {
+        // The field TTLs are one optional box: 8 bytes beside the 40 of the
+        // representation, which jemalloc rounds to the same 48-byte size
+        // class the hash had before. Nothing per field.
+        assert_eq!(
+            std::mem::size_of::<Hash>(),
+            std::mem::size_of::<Repr>() + std::mem::size_of::<usize>()
+        );
+        assert!(std::mem::size_of::<Hash>() <= 48);
+        let mut h = Hash::new();
+        h.set(b"a", b"1", &HashLimits::default());
+        assert!(h.ttls.is_none());
+        assert_eq!(h.encoding(), "listpack");
+    }
+
+    #[test]
+    fn reap_removes_due_fields_in_both_forms() {
+        for entries in [512, 0] {
+            let l = limits(entries, 64);
+            let mut h = Hash::new();
+            for i in 0..10 {
+                h.set(format!("f{i}").as_bytes(), b"v", &l);
+            }
+            h.enable_field_ttls();
+            for i in 0..5u64 {
+                let r = h.set_field_expiry(
+                    format!("f{i}").as_bytes(),
+                    1000 + i,
+                    TtlCondition::Always,
+                    0,
+                );
+                assert_eq!(r, SetTtl::Set);
+            }
+            assert_eq!(h.next_field_expiry(), Some(1000));
+            assert!(!h.has_expired_fields(999));
+            assert!(h.has_expired_fields(1000));
+            assert_eq!(h.reap(1002, usize::MAX), 3);
+            assert_eq!(h.len(), 7);
+            assert_eq!(h.field_expiry(b"f3"), Some(Some(1003)));
+            assert_eq!(h.field_expiry(b"f9"), Some(None));
+            assert_eq!(h.field_expiry(b"f0"), None);
+            assert_eq!(h.reap(5000, 1), 1);
+            assert_eq!(h.reap(5000, usize::MAX), 1);
+            assert!(!h.has_field_ttls());
+            assert_eq!(h.len(), 5);
+            // A deadline at or before now deletes at once.
+            assert_eq!(
+                h.set_field_expiry(b"f9", 10, TtlCondition::Always, 10),
+                SetTtl::Deleted
+            );
+            assert_eq!(
+                h.set_field_expiry(b"zz", 10, TtlCondition::Always, 0),
+                SetTtl::NoField
+            );
+            assert_eq!(h.len(), 4);
+        }
+    }
+
+    #[test]
+    fn conversion_and_copies_keep_deadlines() {
+        let mut h = Hash::new();
+        let l = limits(4, 64);
+        for i in 0..4 {
+            h.set(format!("f{i}").as_bytes(), b"v", &l);
+        }
+        h.enable_field_ttls();
+        h.set_field_expiry(b"f2", 500, TtlCondition::Always, 0);
+        h.set_field_expiry(b"f1", 400, TtlCondition::Always, 0);
+        let order: Vec<&[u8]> = h.iter().map(|(k, _)| k).collect();
+        assert_eq!(order, vec![&b"f1"[..], b"f2", b"f0", b"f3"]);
+        h.set(b"f4", b"v", &l);
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.field_expiry(b"f1"), Some(Some(400)));
+        assert_eq!(h.field_expiry(b"f2"), Some(Some(500)));
+        assert_eq!(h.field_expiry(b"f4"), Some(None));
+        let copy = h.clone();
+        assert_eq!(copy.next_field_expiry(), Some(400));
+        assert!(h.persist_field(b"f1"));
+        assert!(!h.persist_field(b"f1"));
+        assert_eq!(h.next_field_expiry(), Some(500));
+        assert_eq!(copy.field_expiry(b"f1"), Some(Some(400)));
     }
 }

@@ -115,6 +115,19 @@ impl Listpack {
         self.buf.splice(off..end, encoded);
     }
 
+    /// Inserts entries before the entry at `off` (at the end when `off` is
+    /// the buffer's size).
+    pub fn insert(&mut self, off: usize, entries: &[&[u8]]) {
+        let mut encoded = Vec::new();
+        for e in entries {
+            put_varint(&mut encoded, e.len());
+            encoded.extend_from_slice(e);
+        }
+        self.buf.reserve_exact(encoded.len());
+        self.buf.splice(off..off, encoded);
+        self.len += entries.len();
+    }
+
     /// Removes `n` consecutive entries starting at `off`.
     pub fn remove(&mut self, off: usize, n: usize) {
         let mut end = off;

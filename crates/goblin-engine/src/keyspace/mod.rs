@@ -32,9 +32,9 @@ pub mod watch;
 pub mod zset;
 
 pub use bytes::CompactBytes;
-pub use db::Db;
+pub use db::{Db, HashLookup};
 pub use dict::{hash_key, Dict};
-pub use hash::{Hash, HashLimits};
+pub use hash::{FieldTtls, Hash, HashLimits, SetTtl, TtlCondition};
 pub use list::List;
 pub use object::{Object, Value, ValueType};
 pub use set::{Member, Set};

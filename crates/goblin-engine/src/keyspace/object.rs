@@ -64,6 +64,14 @@ impl Value {
         Value::Str(CompactBytes::from_slice(bytes))
     }
 
+    /// The hash inside a value known to be one.
+    pub(crate) fn as_hash_mut(&mut self) -> &mut Hash {
+        match self {
+            Value::Hash(h) => h,
+            _ => unreachable!("checked to be a hash"),
+        }
+    }
+
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
@@ -225,9 +233,11 @@ impl Object {
         (self.expire_at != 0).then_some(self.expire_at)
     }
 
+    /// Redis's keyIsExpired: a key lives through the millisecond of its
+    /// deadline and is gone after it.
     #[inline]
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_at != 0 && self.expire_at <= now_ms
+        self.expire_at != 0 && self.expire_at < now_ms
     }
 
     #[inline]

@@ -904,12 +904,32 @@ impl super::snapshot::Format for AofFormat {
     fn key(&mut self, out: &mut Vec<u8>, key: &[u8], obj: &Object) {
         match &obj.value {
             Value::Str(s) => encode_command(out, &[b"SET".as_slice(), key, s]),
-            Value::Hash(h) => emit_batches(
-                out,
-                b"HMSET",
-                key,
-                h.iter().map(|(f, v)| vec![f.to_vec(), v.to_vec()]),
-            ),
+            Value::Hash(h) => {
+                emit_batches(
+                    out,
+                    b"HMSET",
+                    key,
+                    h.iter().map(|(f, v)| vec![f.to_vec(), v.to_vec()]),
+                );
+                if h.has_field_ttls() {
+                    for (f, _) in h.iter() {
+                        if let Some(Some(at)) = h.field_expiry(f) {
+                            let at = at.to_string();
+                            encode_command(
+                                out,
+                                &[
+                                    b"HPEXPIREAT".as_slice(),
+                                    key,
+                                    at.as_bytes(),
+                                    b"FIELDS",
+                                    b"1",
+                                    f,
+                                ],
+                            );
+                        }
+                    }
+                }
+            }
             Value::Set(s) => emit_batches(
                 out,
                 b"SADD",

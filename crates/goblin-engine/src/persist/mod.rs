@@ -42,12 +42,18 @@ pub fn log_expired(engine: &Engine, shard: &mut crate::keyspace::Shard) {
 }
 
 pub(crate) fn collect_expired(shard: &mut crate::keyspace::Shard, out: &mut Vec<aof::Record>) {
+    use crate::keyspace::db::Expired;
     for (i, db) in shard.dbs.iter_mut().enumerate() {
-        for key in db.expired_log.drain(..) {
-            out.push(aof::Record {
-                db: i,
-                argv: vec![b"DEL".to_vec(), key.to_vec()],
-            });
+        for e in db.expired_log.drain(..) {
+            let argv = match e {
+                Expired::Key(key) => vec![b"DEL".to_vec(), key.to_vec()],
+                Expired::Fields(key, fields) => {
+                    let mut argv = vec![b"HDEL".to_vec(), key.to_vec()];
+                    argv.extend(fields);
+                    argv
+                }
+            };
+            out.push(aof::Record { db: i, argv });
         }
     }
 }
@@ -608,7 +614,12 @@ pub fn load_rdb_stream(
                         String::from_utf8_lossy(&key)
                     ));
                 }
+                let field_ttls =
+                    matches!(&obj.value, crate::keyspace::Value::Hash(hv) if hv.has_field_ttls());
                 d.insert_object(h, &key, obj);
+                if field_ttls {
+                    d.track_field_expiry(h, &key);
+                }
                 loaded.keys += 1;
                 if key_delay > 0 {
                     std::thread::sleep(std::time::Duration::from_micros(key_delay as u64));

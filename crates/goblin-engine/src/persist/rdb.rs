@@ -43,6 +43,10 @@ pub mod kind {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// Hashes with field TTLs, in Redis 7.4's encodings (Redis 7.0 has no
+    /// field TTLs; Goblin writes these only for hashes that have some).
+    pub const HASH_METADATA: u8 = 24;
+    pub const HASH_LISTPACK_EX: u8 = 25;
 }
 
 /// Opcodes of the file framing (RDB_OPCODE_*).
@@ -164,6 +168,7 @@ fn d2string(v: f64, out: &mut Vec<u8>) {
 pub fn value_kind(v: &Value) -> Option<u8> {
     Some(match v {
         Value::Str(_) => kind::STRING,
+        Value::Hash(h) if h.has_field_ttls() => kind::HASH_METADATA,
         Value::Hash(h) if h.is_compact() => kind::HASH_LISTPACK,
         Value::Hash(_) => kind::HASH,
         Value::Set(s) if s.is_intset() => kind::SET_INTSET,
@@ -224,6 +229,22 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
     match v {
         Value::Str(s) => put_string(out, s, opts),
         Value::List(l) => put_list(out, l.iter(), opts),
+        Value::Hash(h) if h.has_field_ttls() => {
+            // Redis 7.4's HASH_METADATA: the earliest deadline, then each
+            // field's deadline relative to it (+1; 0 = no TTL), field, value.
+            let min = h.next_field_expiry().unwrap_or(0);
+            out.extend_from_slice(&min.to_le_bytes());
+            put_len(out, h.len() as u64);
+            for (f, val) in h.iter() {
+                let ttl = h
+                    .field_expiry(f)
+                    .flatten()
+                    .map_or(0, |t| t.saturating_sub(min) + 1);
+                put_len(out, ttl);
+                put_string(out, f, opts);
+                put_string(out, val, opts);
+            }
+        }
         Value::Hash(h) if h.is_compact() => {
             let mut w = ListpackWriter::new();
             for (f, val) in h.iter() {
@@ -817,6 +838,58 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
             }
             b.hash(pairs.into_iter()).or_else(|e| input.err(e))?
         }
+        kind::HASH_METADATA | kind::HASH_LISTPACK_EX => {
+            let min = u64::from_le_bytes(input.array()?);
+            let mut entries: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+            if t == kind::HASH_METADATA {
+                let n = input.count()?;
+                for _ in 0..n {
+                    let ttl = input.len()?;
+                    let f = input.string()?;
+                    let v = input.string()?;
+                    let at = if ttl == 0 {
+                        0
+                    } else {
+                        min.saturating_add(ttl - 1)
+                    };
+                    entries.push((f, v, at));
+                }
+            } else {
+                // A listpack of field, value, deadline (0 = none) triplets.
+                let blob = input.string()?;
+                let Ok(lp) = Listpack::parse(&blob) else {
+                    return corrupt(input, "listpack");
+                };
+                let elems: Vec<Elem<'_>> = lp.iter().collect();
+                if elems.len() % 3 != 0 {
+                    return corrupt(input, "hash");
+                }
+                for t in elems.chunks(3) {
+                    let at = match t[2] {
+                        Elem::Int(v) if v >= 0 => v as u64,
+                        _ => return corrupt(input, "hash field TTL"),
+                    };
+                    entries.push((t[0].to_vec(), t[1].to_vec(), at));
+                }
+            }
+            let mut h = Hash::new();
+            for (f, v, _) in &entries {
+                if !h.set(f, v, &limits.hash) {
+                    return input.err("Duplicate hash fields detected");
+                }
+            }
+            if entries.iter().any(|e| e.2 != 0) {
+                h.enable_field_ttls();
+                for (f, _, at) in &entries {
+                    if *at != 0 {
+                        // Deadlines already past stay, to be reaped on
+                        // access, as after any load.
+                        h.set_field_expiry(f, *at, crate::keyspace::TtlCondition::Always, 0);
+                    }
+                }
+            }
+            Value::Hash(Box::new(h))
+        }
         kind::HASH_ZIPMAP => {
             let blob = input.string()?;
             let Ok(pairs) = packed::zipmap_read(&blob) else {
@@ -883,7 +956,9 @@ pub fn read_dump_payload(p: &[u8], limits: &LoadLimits) -> Option<Value> {
 }
 
 fn is_value_kind(t: u8) -> bool {
-    t <= kind::STREAM_LISTPACKS_2 && t != 8
+    (t <= kind::STREAM_LISTPACKS_2 && t != 8)
+        || t == kind::HASH_METADATA
+        || t == kind::HASH_LISTPACK_EX
 }
 
 /// One record of a snapshot file.
@@ -1136,6 +1211,37 @@ mod tests {
             assert_eq!(back.len(), n + 1);
             assert_eq!(back.score(b"m2"), Some(-4.0));
             assert_eq!(back.score(b"inf"), Some(f64::INFINITY));
+        }
+    }
+
+    #[test]
+    fn hash_field_ttls_round_trip() {
+        let limits = LoadLimits::default();
+        for n in [3usize, 700] {
+            let mut h = Hash::new();
+            for i in 0..n {
+                h.set(format!("f{i}").as_bytes(), b"v", &limits.hash);
+            }
+            h.enable_field_ttls();
+            h.set_field_expiry(
+                b"f1",
+                5_000_000_000_000,
+                crate::keyspace::TtlCondition::Always,
+                0,
+            );
+            h.set_field_expiry(
+                b"f2",
+                4_000_000_000_000,
+                crate::keyspace::TtlCondition::Always,
+                0,
+            );
+            let Value::Hash(back) = round_trip(&Value::Hash(Box::new(h))) else {
+                panic!()
+            };
+            assert_eq!(back.len(), n);
+            assert_eq!(back.field_expiry(b"f1"), Some(Some(5_000_000_000_000)));
+            assert_eq!(back.field_expiry(b"f2"), Some(Some(4_000_000_000_000)));
+            assert_eq!(back.field_expiry(b"f0"), Some(None));
         }
     }
 

@@ -19,3 +19,13 @@ pub fn now_us() -> u64 {
         .map(|d| d.as_micros() as u64)
         .unwrap_or(0)
 }
+
+/// Unix time in nanoseconds (CL.THROTTLE keeps its state at this
+/// resolution, as redis-cell does).
+#[inline]
+pub fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
