@@ -430,13 +430,6 @@ impl Aof {
         let _ = rx.wait_for(|v| *v >= offset).await;
     }
 
-    /// Blocking form of `wait_synced`, for threads outside the runtime.
-    pub fn wait_synced_blocking(&self, offset: u64) {
-        while self.synced() < offset && self.writer.lock().is_some() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
     pub fn buffer_len(&self) -> usize {
         self.pending.lock().data.len()
     }
