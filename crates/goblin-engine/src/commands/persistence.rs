@@ -206,15 +206,13 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if field_ttls {
         db.track_field_expiry(h, key);
     }
-    if at != 0 {
-        if !o.absttl {
-            // Logged with the absolute time, as Redis propagates it.
-            let at = at.to_string();
-            let mut argv: Vec<&[u8]> = args.to_vec();
-            argv[2] = at.as_bytes();
-            argv.push(b"ABSTTL");
-            ctx.log_as(&argv);
-        }
+    if at != 0 && !o.absttl {
+        // Logged with the absolute time, as Redis propagates it.
+        let at = at.to_string();
+        let mut argv: Vec<&[u8]> = args.to_vec();
+        argv[2] = at.as_bytes();
+        argv.push(b"ABSTTL");
+        ctx.log_as(&argv);
     }
     ctx.modified(key);
     ctx.out.ok();

@@ -88,10 +88,13 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
     ctx.force_log();
-    if !ctx.in_multi && !ctx.engine.config.get("save").trim().is_empty() && ctx.locks.holds_all() {
-        if crate::persist::save_locked(ctx.engine, ctx.locks).is_ok() {
-            ctx.dirty = 0;
-        }
+    let save_rules = !ctx.engine.config.get("save").trim().is_empty();
+    if !ctx.in_multi
+        && save_rules
+        && ctx.locks.holds_all()
+        && crate::persist::save_locked(ctx.engine, ctx.locks).is_ok()
+    {
+        ctx.dirty = 0;
     }
     ctx.out.ok();
     Ok(())

@@ -811,7 +811,7 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     let incr_name = format!("{name}.{seq}.incr.aof");
     // Files of an earlier log are superseded by the rewrite's base.
     let mut old: Vec<ManifestFile> = manifest.incrs.drain(..).collect();
-    old.extend(manifest.history.drain(..));
+    old.append(&mut manifest.history);
     manifest.history = old
         .into_iter()
         .map(|f| ManifestFile {

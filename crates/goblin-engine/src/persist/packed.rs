@@ -482,7 +482,10 @@ pub fn intset_read(blob: &[u8]) -> Result<Vec<i64>, Corrupt> {
 // ---------------------------------------------------------------------------
 // Zipmap (read only: hashes of Redis 2.4 and older)
 
-pub fn zipmap_read(blob: &[u8]) -> Result<Vec<(&[u8], &[u8])>, Corrupt> {
+/// A field and its value, borrowed from a blob.
+pub type Pair<'a> = (&'a [u8], &'a [u8]);
+
+pub fn zipmap_read(blob: &[u8]) -> Result<Vec<Pair<'_>>, Corrupt> {
     let mut off = 1; // zmlen
     let mut out = Vec::new();
     let len_at = |off: &mut usize| -> Result<Option<usize>, Corrupt> {
@@ -505,10 +508,7 @@ pub fn zipmap_read(blob: &[u8]) -> Result<Vec<(&[u8], &[u8])>, Corrupt> {
             }
         }
     };
-    loop {
-        let Some(klen) = len_at(&mut off)? else {
-            break;
-        };
+    while let Some(klen) = len_at(&mut off)? {
         let key = blob.get(off..off + klen).ok_or(Corrupt)?;
         off += klen;
         let vlen = len_at(&mut off)?.ok_or(Corrupt)?;
