@@ -13,6 +13,7 @@ pub mod persistence;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -33,6 +34,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    sort::COMMANDS,
     goblin::COMMANDS,
     persistence::COMMANDS,
     cell::COMMANDS,
