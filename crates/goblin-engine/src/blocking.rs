@@ -94,6 +94,9 @@ pub struct BlockedClient {
     pub value_type: ValueType,
     /// Absolute deadline in Unix ms; None = forever.
     pub deadline_ms: Option<u64>,
+    /// Where the served command's records end in the append-only file:
+    /// the reply waits for them as any reply does (see connection.rs).
+    pub aof_offset: std::sync::atomic::AtomicU64,
     outcome: Mutex<Outcome>,
     wake: tokio::sync::Notify,
 }
@@ -231,6 +234,7 @@ impl Engine {
             keys,
             value_type: req.value_type,
             deadline_ms: req.deadline_ms,
+            aof_offset: std::sync::atomic::AtomicU64::new(0),
             outcome: Mutex::new(Outcome {
                 state: BlockState::Waiting,
                 reply: Vec::new(),
@@ -403,6 +407,7 @@ impl Engine {
                     false,
                     Some(&key),
                 );
+                entry.aof_offset.store(client.aof_offset, Ordering::Relaxed);
                 self.resolve(&mut locks, &entry, BlockState::Served, out.buf);
                 drop(locks);
                 for (d, k) in client.ready_keys {
@@ -476,6 +481,10 @@ impl crate::engine::Session {
         self.engine
             .resolve_locking(&entry, BlockState::TimedOut, timeout);
         let reply = entry.take_reply();
+        self.state.aof_offset = self
+            .state
+            .aof_offset
+            .max(entry.aof_offset.load(Ordering::Relaxed));
         if !self.block_reply_discarded {
             self.out.raw(&reply);
         }

@@ -120,6 +120,15 @@ pub struct ClientState {
     pub internal: bool,
     pub multi: Option<MultiState>,
     pub watching: Option<Watching>,
+    /// Replaying the append-only file: nothing is logged, nothing expires.
+    pub replaying: bool,
+    /// Offset in the append-only file just past this client's last logged
+    /// record; under `appendfsync always` its replies wait until the file
+    /// is synced that far.
+    pub aof_offset: u64,
+    /// Records of commands run inside a transaction or a script, logged
+    /// together when the outermost command ends.
+    pub pending_log: Vec<crate::persist::aof::Record>,
     /// Keys that this client's commands made ready for blocked clients;
     /// served once the top-level command has released its locks.
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
@@ -153,6 +162,9 @@ impl ClientState {
             ready_keys: Vec::new(),
             blocked: None,
             pre_command_oom: false,
+            replaying: false,
+            aof_offset: 0,
+            pending_log: Vec::new(),
         }
     }
 

@@ -8,7 +8,7 @@
 use crate::client::{ClientInfo, ClientRegistry, ClientState, ConnInfo, ReplyMode};
 use crate::command::keys::key_positions;
 use crate::command::spec::{flag, BeginSearch, CommandSpec, FindKeys};
-use crate::command::{table, Ctx, Effect};
+use crate::command::{table, Ctx};
 use crate::config::Config;
 use crate::keyspace::{Keyspace, ShardLocks};
 use crate::protocol::ReplyWriter;
@@ -54,6 +54,11 @@ pub struct Engine {
     /// Lua scripting: the interpreters, scripts, libraries, and the state
     /// of the script in execution.
     pub scripting: crate::scripting::Scripting,
+    /// Snapshots, the append-only file, loading.
+    pub persist: crate::persist::Persistence,
+    /// The engine itself, for work that outlives a command (background
+    /// saves started by a command or the cron).
+    me: std::sync::OnceLock<std::sync::Weak<Engine>>,
 }
 
 /// Redis's trackInstantaneousMetric: a ring of recent rates.
@@ -99,7 +104,10 @@ impl Engine {
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
+            persist: crate::persist::Persistence::default(),
+            me: std::sync::OnceLock::new(),
         });
+        let _ = engine.me.set(Arc::downgrade(&engine));
         engine.apply_config();
         engine
     }
@@ -108,6 +116,7 @@ impl Engine {
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
         crate::expire::active_expire_cycle(self);
+        crate::persist::cron(&self.arc());
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -142,9 +151,25 @@ impl Engine {
         self.expired_baseline.store(expired, Ordering::Relaxed);
     }
 
+    /// This engine as an `Arc` (it always lives in one).
+    pub fn arc(&self) -> Arc<Engine> {
+        self.me
+            .get()
+            .and_then(|w| w.upgrade())
+            .expect("the engine lives in an Arc")
+    }
+
     /// Side effects of CONFIG SET beyond storing the value.
-    pub fn config_changed(&self, _pairs: &[(&str, &str)]) {
+    /// `holds_shards`: the caller holds shard locks (a CONFIG SET inside a
+    /// transaction or a script); changes that need every shard are then
+    /// left to the cron.
+    pub fn config_changed(&self, pairs: &[(&str, &str)], holds_shards: bool) -> Result<(), Error> {
         self.apply_config();
+        let names: Vec<&str> = pairs
+            .iter()
+            .filter_map(|(n, _)| crate::config::spec(n).map(|s| s.name))
+            .collect();
+        crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
     }
 
     /// Pushes configuration that lives outside the config table into the
@@ -163,18 +188,16 @@ impl Engine {
 
     /// INFO persistence.
     pub fn persistence_info(&self) -> String {
-        format!(
-            "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-            self.dirty.load(Ordering::Relaxed),
-            self.last_save_ms.load(Ordering::Relaxed) / 1000
-        )
+        crate::persist::info(self)
     }
 
     /// DEBUG RELOAD / DEBUG LOADAOF: save and load the dataset back.
-    pub fn debug_reload(&self, _locks: &mut ShardLocks<'_>, _aof: bool) -> Result<(), Error> {
-        Err(Error::err(
-            "DEBUG RELOAD needs persistence, which this build does not have",
-        ))
+    pub fn debug_reload(
+        &self,
+        locks: &mut ShardLocks<'_>,
+        how: crate::persist::Reload,
+    ) -> Result<(), Error> {
+        crate::persist::debug_reload(&self.arc(), locks, how).map_err(Error::err)
     }
 
     /// Opens a session for a new client.
@@ -302,10 +325,10 @@ impl Engine {
         now_ms: u64,
         in_multi: bool,
         in_script: bool,
-    ) -> Vec<Effect> {
+    ) {
         self.call_with(
             client, out, locks, stats, cmd_id, argv, now_ms, in_multi, in_script, None,
-        )
+        );
     }
 
     /// `call`, optionally on behalf of a blocked client being served on the
@@ -324,11 +347,12 @@ impl Engine {
         in_multi: bool,
         in_script: bool,
         serving: Option<&[u8]>,
-    ) -> Vec<Effect> {
+    ) {
         let entry = table().get(cmd_id);
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
         let start = Instant::now();
+        let db = client.db;
         let mut ctx = Ctx {
             engine: self,
             client,
@@ -340,14 +364,26 @@ impl Engine {
             cmd_id,
             in_multi,
             in_script,
+            writes: entry.spec.has(flag::WRITE),
+            effects: Default::default(),
             serving,
-            effects: Vec::new(),
         };
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
         }
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
+        if self.persist.aof.is_on() && !client.replaying {
+            self.propagate(
+                client,
+                locks,
+                argv,
+                db,
+                dirty,
+                effects,
+                in_multi || in_script,
+            );
+        }
         let elapsed = start.elapsed().as_micros() as u64;
         if dirty > 0 {
             self.dirty.fetch_add(dirty, Ordering::Relaxed);
@@ -364,7 +400,67 @@ impl Engine {
         if out.errors != errors_before {
             self.note_errors(stats, out, out.errors - errors_before);
         }
-        effects
+    }
+
+    /// Logs what a command changed, while it still holds its shards (so the
+    /// log's order is the order in which writes to a key happened): first
+    /// the keys that expired under it, then the call itself or the
+    /// replacement commands it chose. Inside a transaction or a script the
+    /// records wait in the client until the outermost command ends, and
+    /// are then logged together, wrapped in MULTI/EXEC when there are
+    /// several.
+    #[allow(clippy::too_many_arguments)]
+    fn propagate(
+        &self,
+        client: &mut ClientState,
+        locks: &mut ShardLocks<'_>,
+        argv: &[&[u8]],
+        db: usize,
+        dirty: u64,
+        effects: crate::command::Effects,
+        nested: bool,
+    ) {
+        use crate::persist::aof::Record;
+        let mut records = std::mem::take(&mut client.pending_log);
+        for shard in locks.held_mut() {
+            crate::persist::collect_expired(shard, &mut records);
+        }
+        if effects.replaced {
+            records.extend(
+                effects
+                    .commands
+                    .into_iter()
+                    .map(|(db, argv)| Record { db, argv }),
+            );
+        } else if dirty > 0 || effects.forced {
+            records.push(Record {
+                db,
+                argv: argv.iter().map(|a| a.to_vec()).collect(),
+            });
+        }
+        if nested {
+            client.pending_log = records;
+            return;
+        }
+        if records.is_empty() {
+            return;
+        }
+        if records.len() > 1 {
+            let first = records[0].db;
+            let last = records[records.len() - 1].db;
+            records.insert(
+                0,
+                Record {
+                    db: first,
+                    argv: vec![b"MULTI".to_vec()],
+                },
+            );
+            records.push(Record {
+                db: last,
+                argv: vec![b"EXEC".to_vec()],
+            });
+        }
+        client.aof_offset = self.persist.aof.append(&records);
     }
 
     fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {
@@ -580,7 +676,7 @@ impl Session {
         let now = now_ms();
         // Effects of scripts are only recorded for persistence, which
         // collects them where it logs commands.
-        let _effects = engine.call(
+        engine.call(
             &mut self.state,
             &mut self.out,
             &mut locks,

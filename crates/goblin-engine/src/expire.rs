@@ -46,6 +46,7 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                     break;
                 }
                 if start.elapsed() > budget {
+                    crate::persist::log_expired(engine, &mut shard);
                     return deleted;
                 }
             }
@@ -63,6 +64,7 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                 }
             }
         }
+        crate::persist::log_expired(engine, &mut shard);
     }
     deleted
 }

@@ -15,6 +15,8 @@
 //! - [`command::CommandSpec`]: the declarative description of a command;
 //!   the families in [`commands`] each export a list of them.
 //! - [`protocol`]: the RESP request parser and the reply writer.
+//! - [`persist`]: RDB snapshots (point in time, without fork), the
+//!   append-only file, DUMP / RESTORE payloads.
 //! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
 //!   timed out and unblocked.
 //! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
@@ -33,6 +35,7 @@ pub mod expire;
 pub mod keyspace;
 pub mod log;
 pub mod memory;
+pub mod persist;
 pub mod protocol;
 pub mod scripting;
 pub mod stats;

@@ -190,6 +190,7 @@ impl LongDouble {
     }
 
     /// Ordering of two values that are not NaN (parse never yields NaN).
+    #[allow(clippy::should_implement_trait)] // a total order only without NaN
     pub fn cmp(&self, other: &LongDouble) -> std::cmp::Ordering {
         // SAFETY: reads two long doubles.
         match unsafe { goblin_ld_cmp(self, other) } {

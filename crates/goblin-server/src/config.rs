@@ -54,10 +54,13 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
             .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
         return apply_text(config, &text, path);
     }
+    if IGNORED_DIRECTIVES.contains(&name.as_str()) {
+        return Ok(());
+    }
     // Multi-word values (save, bind, client-output-buffer-limit) are joined;
     // Redis also lets `save` appear several times, each adding a rule.
     let mut value = values.join(" ");
-    if name == "save" && !values.is_empty() && values[0] != "" {
+    if name == "save" && !values.is_empty() && !values[0].is_empty() {
         let current = config.get("save");
         if config_seen_save(config) && !current.is_empty() {
             value = format!("{current} {value}");
@@ -68,6 +71,28 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
         .set_initial(&name, &value)
         .map_err(|e| format!("Bad directive or wrong number of arguments: {e}"))
 }
+
+/// Redis directives that configure what Goblin does not have (replication,
+/// modules, protected configs): accepted in config files so that a Redis
+/// configuration (and the Redis test suite's) starts Goblin, and ignored.
+const IGNORED_DIRECTIVES: &[&str] = &[
+    "repl-diskless-sync",
+    "repl-diskless-sync-delay",
+    "repl-diskless-load",
+    "repl-ping-replica-period",
+    "repl-timeout",
+    "repl-backlog-size",
+    "slave-serve-stale-data",
+    "replica-serve-stale-data",
+    "slave-read-only",
+    "replica-read-only",
+    "slaveof",
+    "replicaof",
+    "enable-protected-configs",
+    "enable-module-command",
+    "propagation-error-behavior",
+    "loading-process-events-interval-bytes",
+];
 
 thread_local! {
     static SAVE_SEEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

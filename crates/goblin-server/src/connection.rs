@@ -165,6 +165,18 @@ async fn flush(
     if session.out.is_empty() {
         return Ok(());
     }
+    // No reply before its writes reached the append-only file: on disk
+    // (synced) under appendfsync always, handed to the kernel otherwise,
+    // as Redis writes its AOF buffer before it sends replies.
+    let logged = session.state.aof_offset;
+    let aof = &engine.persist.aof;
+    if logged > aof.synced() {
+        if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
+            aof.wait_synced(logged).await;
+        } else {
+            aof.write_through(logged);
+        }
+    }
     let out = &session.out.buf;
     engine
         .stats

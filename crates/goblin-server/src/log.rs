@@ -88,14 +88,13 @@ pub fn warning(msg: &str) {
     write(3, '#', msg);
 }
 
-/// A line at Redis's level 0 (debug) to 3 (warning): the form the engine's
-/// scripts log through (redis.log).
-pub fn at_level(level: u8, msg: &str) {
-    let mark = match level {
-        0 => '.',
-        1 => '-',
-        2 => '*',
-        _ => '#',
-    };
-    write(level.min(3), mark, msg);
+/// Where the engine's log lines go (installed with `goblin_engine::log::set_sink`).
+pub fn engine_sink(level: goblin_engine::log::Level, msg: &str) {
+    use goblin_engine::log::Level;
+    match level {
+        Level::Debug => write(0, '.', msg),
+        Level::Verbose => verbose(msg),
+        Level::Notice => notice(msg),
+        Level::Warning => warning(msg),
+    }
 }

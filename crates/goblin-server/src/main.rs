@@ -35,14 +35,13 @@ fn main() {
         }
     };
     log::configure(&config.get("logfile"), &config.get("loglevel"));
-    goblin_engine::scripting::set_log_sink(log::at_level);
+    goblin_engine::log::set_sink(log::engine_sink);
     let dir = config.get("dir");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("Can't create the data directory '{dir}': {e}");
         std::process::exit(1);
     }
     goblin_server::install_jemalloc_stats();
-    goblin_engine::log::set_sink(log::warning);
 
     let threads = match config.get_i64("threads") {
         0 => std::thread::available_parallelism()
@@ -70,23 +69,56 @@ fn main() {
             }
         };
         log::notice(&format!(
-            "Goblin {} starting, pid={}, {} threads, {} shards",
+            "Goblin {} starting, PID: {}, {} threads, {} shards",
             goblin_engine::VERSION,
             std::process::id(),
             threads,
             engine.keyspace.shard_count()
         ));
-        log::notice(&format!("Ready to accept connections tcp on {}", server.local_addr()));
-        let stop = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-            tokio::select! {
-                _ = term.recv() => log::warning("Received SIGTERM scheduling shutdown..."),
-                _ = tokio::signal::ctrl_c() => log::warning("Received SIGINT scheduling shutdown..."),
+        // The data comes back before the first client is served; a file
+        // that cannot be read stops the server rather than starting empty.
+        let loader = engine.clone();
+        let loaded =
+            tokio::task::spawn_blocking(move || goblin_engine::persist::load_on_start(&loader))
+                .await
+                .expect("loading task");
+        if let Err(e) = loaded {
+            for line in e.lines() {
+                log::warning(line);
             }
-        };
-        tokio::select! {
-            mode = server.run() => log::warning(&format!("User requested shutdown ({mode:?})...")),
-            _ = stop => {}
+            std::process::exit(1);
+        }
+        log::notice(&format!(
+            "Ready to accept connections tcp on {}",
+            server.local_addr()
+        ));
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .expect("SIGINT handler");
+        let run = server.run();
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                mode = &mut run => {
+                    // SHUTDOWN already saved what it had to before replying.
+                    log::warning(&format!("User requested shutdown ({mode:?})..."));
+                    break;
+                }
+                _ = term.recv() => log::warning("Received SIGTERM scheduling shutdown..."),
+                _ = int.recv() => log::warning("Received SIGINT scheduling shutdown..."),
+            }
+            // A signal: save as SHUTDOWN without arguments would.
+            let e = engine.clone();
+            let done = tokio::task::spawn_blocking(move || {
+                goblin_engine::persist::prepare_shutdown(&e, None)
+            })
+            .await
+            .expect("shutdown task");
+            match done {
+                Ok(()) => break,
+                Err(e) => log::warning(&format!("{e} The server keeps running.")),
+            }
         }
         log::warning("Goblin is now ready to exit, bye bye...");
     });

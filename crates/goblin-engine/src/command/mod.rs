@@ -18,16 +18,6 @@ use crate::protocol::ReplyWriter;
 use crate::stats::ThreadStats;
 use crate::Error;
 
-/// A write command a script performed, recorded when the engine is asked
-/// to (`Scripting::record_effects`), so that persistence can log a script
-/// as its effects rather than as the script.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Effect {
-    /// The database the command ran against.
-    pub db: usize,
-    pub argv: Vec<Vec<u8>>,
-}
-
 /// Everything a running command may touch: the engine, the calling
 /// client's state, the reply buffer, and the shards it holds.
 pub struct Ctx<'a, 'l> {
@@ -47,14 +37,34 @@ pub struct Ctx<'a, 'l> {
     pub in_multi: bool,
     /// Running inside a script (redis.call).
     pub in_script: bool,
+    /// The command may change keys (its spec has the WRITE flag): keys it
+    /// locates are copied aside for a running snapshot first.
+    pub writes: bool,
+    /// What the command logs to the append-only file, when not the call.
+    pub effects: Effects,
     /// Set while the command runs on behalf of a blocked client being
     /// served: the key that became ready. A blocking command then takes its
     /// data from this key only, and never blocks again.
     pub serving: Option<&'a [u8]>,
-    /// Write commands run by scripts within this command, in order; empty
-    /// unless effects are recorded (see `Effect`). `Engine::call` hands
-    /// them to its caller.
-    pub effects: Vec<Effect>,
+}
+
+/// What a command leaves in the append-only file (and any other log of
+/// changes) when that is not simply the call itself.
+///
+/// A command whose replay could turn out differently (it reads the clock
+/// or randomness) describes its effect as deterministic commands instead:
+/// `SET k v EX 10` is logged as `SET k v PXAT <ms>`, SPOP as the SREM of
+/// what it popped. Scripts log the commands they ran: `Engine::call`
+/// gathers the records of commands run inside a script or a transaction
+/// and logs them together when the outermost command ends.
+#[derive(Default, Debug)]
+pub struct Effects {
+    /// Log `commands` (database, argv) instead of the call.
+    pub replaced: bool,
+    pub commands: Vec<(usize, Vec<Vec<u8>>)>,
+    /// Log the call even though it changed nothing (FLUSHDB on an empty
+    /// database, as Redis's forceCommandPropagation).
+    pub forced: bool,
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {
@@ -69,7 +79,42 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn locate_in(&mut self, db: usize, key: &[u8]) -> (&mut Db, u64) {
         let h = hash_key(key);
         let idx = self.engine.keyspace.shard_of(h);
-        (&mut self.locks.shard(idx).dbs[db], h)
+        let writes = self.writes;
+        let slice = &mut self.locks.shard(idx).dbs[db];
+        // The one place where in-place changes of values are announced to
+        // a running snapshot (see persist/snapshot.rs).
+        if writes {
+            slice.preserve(h, key);
+        }
+        (slice, h)
+    }
+
+    /// Whether this command's changes are being logged.
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.engine.persist.aof.is_on() && !self.client.replaying
+    }
+
+    /// Logs `argv` (in the current database) in place of this call; may be
+    /// called several times. See [`Effects`].
+    pub fn log_as(&mut self, argv: &[&[u8]]) {
+        if !self.logging() {
+            return;
+        }
+        self.effects.replaced = true;
+        self.effects
+            .commands
+            .push((self.client.db, argv.iter().map(|a| a.to_vec()).collect()));
+    }
+
+    /// Logs nothing for this call even though it counted changes.
+    pub fn log_nothing(&mut self) {
+        self.effects.replaced = true;
+    }
+
+    /// Logs this call even if it changed nothing.
+    pub fn force_log(&mut self) {
+        self.effects.forced = true;
     }
 
     /// Read-only view of a key's value for commands that hold several at

@@ -177,6 +177,10 @@ pub fn throttle(ctx: &mut Ctx, key: &[u8], t: &Throttle, now: i64) -> Result<Dec
 fn throttle_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let t = parse_throttle(&args[1..])?;
     let d = throttle(ctx, args[1], &t, now_ns())?;
+    // It reads the clock: the log gets the state it left.
+    if d.new_tat.is_some() {
+        crate::commands::strings::log_string_state(ctx, args[1]);
+    }
     ctx.out.array(5);
     ctx.out.int(d.limited as i64);
     ctx.out.int(d.limit);

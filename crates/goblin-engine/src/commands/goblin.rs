@@ -13,7 +13,7 @@ use goblin_family::{Reply, Store};
 /// The keyspace, at the running command's database and clock.
 pub struct CtxStore<'c, 'a, 'l>(pub &'c mut Ctx<'a, 'l>);
 
-fn zset_of<'o>(obj: Option<&'o mut Object>) -> Option<&'o mut crate::keyspace::ZSet> {
+fn zset_of(obj: Option<&mut Object>) -> Option<&mut crate::keyspace::ZSet> {
     match obj {
         Some(Object {
             value: Value::ZSet(z),
@@ -129,6 +129,12 @@ impl Store for CtxStore<'_, '_, '_> {
             &zsets::ZAddOptions::default(),
             &[(score, member)],
         );
+    }
+
+    /// The commands that read the clock describe their changes as
+    /// commands; they are logged instead of the call.
+    fn effect(&mut self, argv: &[&[u8]]) {
+        self.0.log_as(argv);
     }
 
     fn max_score(&mut self, key: &[u8]) -> Option<f64> {

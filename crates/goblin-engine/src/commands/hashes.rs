@@ -60,7 +60,10 @@ fn access_hash<'c>(
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
     let dbi = ctx.client.db;
-    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
+    // A change follows: a running snapshot keeps the hash as it was.
+    slice.preserve(h, key);
+    let (found, reaped) = slice.lookup_hash(h, key, now, true);
     ctx.dirty += reaped as u64;
     match found {
         HashLookup::Absent => Ok((None, &mut *ctx.out)),
@@ -76,7 +79,12 @@ fn lookup_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> (HashLookup<'c>, usize) {
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
     let dbi = ctx.client.db;
-    let (found, reaped) = ctx.locks.shard(idx).dbs[dbi].lookup_hash(h, key, now, true);
+    let writes = ctx.writes;
+    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
+    if writes {
+        slice.preserve(h, key);
+    }
+    let (found, reaped) = slice.lookup_hash(h, key, now, true);
     ctx.dirty += reaped as u64;
     (found, reaped)
 }
@@ -376,6 +384,8 @@ fn hincrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn hincrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = hincrbyfloat(ctx, args[1], args[2], args[3])?;
+    // Logged as the value it produced (Redis logs HSET).
+    ctx.log_as(&[b"HSET", args[1], args[2], &text]);
     ctx.out.bulk(&text);
     Ok(())
 }
@@ -650,6 +660,24 @@ fn settle_hash(ctx: &mut Ctx, key: &[u8], emptied: bool, has_ttls: bool, changes
     }
 }
 
+/// Logs field deadlines set (HPEXPIREAT with the absolute time) and
+/// fields deleted (HDEL) in place of the call; nothing when neither.
+fn log_field_ttls(ctx: &mut Ctx, key: &[u8], at: u64, set: &[&[u8]], deleted: &[&[u8]]) {
+    ctx.log_nothing();
+    if !set.is_empty() {
+        let at = at.to_string();
+        let n = set.len().to_string();
+        let mut argv: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at.as_bytes(), b"FIELDS", n.as_bytes()];
+        argv.extend_from_slice(set);
+        ctx.log_as(&argv);
+    }
+    if !deleted.is_empty() {
+        let mut argv: Vec<&[u8]> = vec![b"HDEL", key];
+        argv.extend_from_slice(deleted);
+        ctx.log_as(&argv);
+    }
+}
+
 /// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (Redis's
 /// hexpireGenericCommand): a deadline for each field, under NX | XX | GT |
 /// LT; per field -2 (no such field), 0 (condition not met), 1 (set) or 2
@@ -700,6 +728,19 @@ fn hexpire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool)
         "Parameter `numFields` should be greater than 0",
     )?;
     let results = hexpire(ctx, key, at, cond, fields)?;
+    if ctx.logging() {
+        // Logged as what happened, with an absolute time: the fields that
+        // got the deadline, and those it deleted.
+        let pick = |want: SetTtl| -> Vec<&[u8]> {
+            fields
+                .iter()
+                .zip(&results)
+                .filter(|(_, r)| **r == want)
+                .map(|(f, _)| *f)
+                .collect()
+        };
+        log_field_ttls(ctx, key, at, &pick(SetTtl::Set), &pick(SetTtl::Deleted));
+    }
     ctx.out.array(results.len());
     for r in results {
         ctx.out.int(r as i64);
@@ -951,6 +992,27 @@ pub fn hsetex(ctx: &mut Ctx, key: &[u8], opts: &HSetExOptions) -> Result<bool, E
 fn hsetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let opts = parse_hsetex(ctx, args)?;
     let set = hsetex(ctx, args[1], &opts)?;
+    if let (true, FieldExpiry::At(at)) = (set, opts.expiry) {
+        // Logged with the absolute deadline (or as the deletion a past
+        // one caused), so a replay gives the same fields their time.
+        if at <= ctx.now_ms {
+            let fields: Vec<&[u8]> = opts.pairs.iter().step_by(2).copied().collect();
+            log_field_ttls(ctx, args[1], at, &[], &fields);
+        } else {
+            let at = at.to_string();
+            let n = (opts.pairs.len() / 2).to_string();
+            let mut argv: Vec<&[u8]> = vec![
+                b"HSETEX",
+                args[1],
+                b"PXAT",
+                at.as_bytes(),
+                b"FIELDS",
+                n.as_bytes(),
+            ];
+            argv.extend_from_slice(opts.pairs);
+            ctx.log_as(&argv);
+        }
+    }
     ctx.out.int(set as i64);
     Ok(())
 }
@@ -989,6 +1051,10 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         hash.enable_field_ttls();
     }
     let mut changes = 0;
+    // What to log in place of the call: fields given the deadline or
+    // persisted, fields deleted.
+    let mut touched: Vec<&[u8]> = Vec::new();
+    let mut deleted: Vec<&[u8]> = Vec::new();
     for f in fields {
         match hash.get(f) {
             Some(v) => out.bulk(v),
@@ -998,16 +1064,42 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
         match expiry {
-            FieldExpiry::Persist => changes += hash.persist_field(f) as usize,
-            FieldExpiry::At(at) => {
-                let r = hash.set_field_expiry(f, at, TtlCondition::Always, now);
-                changes += matches!(r, SetTtl::Set | SetTtl::Deleted) as usize;
-            }
+            FieldExpiry::Persist
+                if hash.persist_field(f) => {
+                    changes += 1;
+                    touched.push(f);
+                }
+            FieldExpiry::At(at) => match hash.set_field_expiry(f, at, TtlCondition::Always, now) {
+                SetTtl::Set => {
+                    changes += 1;
+                    touched.push(f);
+                }
+                SetTtl::Deleted => {
+                    changes += 1;
+                    deleted.push(f);
+                }
+                _ => {}
+            },
             _ => {}
         }
     }
     let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
     settle_hash(ctx, key, emptied, has_ttls, changes);
+    if ctx.logging() {
+        match expiry {
+            FieldExpiry::At(at) => log_field_ttls(ctx, key, at, &touched, &deleted),
+            FieldExpiry::Persist => {
+                ctx.log_nothing();
+                if !touched.is_empty() {
+                    let n = touched.len().to_string();
+                    let mut argv: Vec<&[u8]> = vec![b"HPERSIST", key, b"FIELDS", n.as_bytes()];
+                    argv.extend_from_slice(&touched);
+                    ctx.log_as(&argv);
+                }
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 

@@ -204,11 +204,7 @@ fn keys_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let cursor = parse_cursor(args[1])?;
     let opts = parse_scan_options(&args[2..], true)?;
-    let type_filter = match opts.type_filter {
-        // An unknown type name matches nothing (Redis 7.0 behaviour).
-        Some(t) => Some(ValueType::parse(t)),
-        None => None,
-    };
+    let type_filter = opts.type_filter.map(ValueType::parse);
     let nshards = ctx.engine.keyspace.shard_count();
     let bits = nshards.trailing_zeros();
     let mut shard = (cursor & (nshards as u64 - 1)) as usize;
@@ -422,7 +418,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
     let mut when = arg_i64(args[2])?;
     let cmd = ctx.command_name();
     if seconds {
-        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
             return Err(Error::expire_time(cmd));
         }
         when *= 1000;
@@ -433,6 +429,15 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
     }
     when += base;
     let done = expire_at(ctx, args[1], when, cond);
+    if done {
+        // Logged as an absolute time in ms, or as the deletion it caused.
+        if when <= ctx.now_ms as i64 {
+            ctx.log_as(&[b"DEL", args[1]]);
+        } else if relative || seconds {
+            let when = when.to_string();
+            ctx.log_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
+        }
+    }
     ctx.out.int(done as i64);
     Ok(())
 }

@@ -632,9 +632,20 @@ fn blocking_pop(
         if !has_list(ctx, key)? {
             continue;
         }
+        // Logged as the non-blocking pop it turned out to be: a replay
+        // must never block (Redis propagates LPOP / RPOP).
+        let pop: &[u8] = match end {
+            End::Head => b"LPOP",
+            End::Tail => b"RPOP",
+        };
         match count {
-            Some(n) => pop_range_reply(ctx, key, end, n, true),
+            Some(n) => {
+                let n_text = n.to_string();
+                ctx.log_as(&[pop, key, n_text.as_bytes()]);
+                pop_range_reply(ctx, key, end, n, true)
+            }
             None => {
+                ctx.log_as(&[pop, key]);
                 ctx.out.array(2);
                 ctx.out.bulk(key);
                 pop_one_reply(ctx, key, end)?;
@@ -678,6 +689,14 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
     let (src, dst) = (args[1], args[2]);
     if has_list(ctx, src)? {
         let moved = move_element(ctx, src, dst, from, to)?;
+        let side = |e: End| -> &'static [u8] {
+            match e {
+                End::Head => b"LEFT",
+                End::Tail => b"RIGHT",
+            }
+        };
+        // Logged as LMOVE: a replay must never block.
+        ctx.log_as(&[b"LMOVE", src, dst, side(from), side(to)]);
         lmove_reply(ctx, moved);
         return Ok(());
     }

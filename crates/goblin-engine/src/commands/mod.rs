@@ -10,6 +10,7 @@ pub mod goblin;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod persistence;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -36,6 +37,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     sets::COMMANDS,
     sort::COMMANDS,
     goblin::COMMANDS,
+    persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
 ];

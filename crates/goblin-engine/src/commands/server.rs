@@ -66,14 +66,36 @@ fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let db = ctx.client.db;
     let n = flush(ctx, Some(db));
     ctx.add_dirty(n as u64);
+    // Logged even when the database was already empty (Redis forces it).
+    ctx.force_log();
     ctx.out.ok();
     Ok(())
 }
 
 fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     flush_mode(&args[1..])?;
+    // Redis's flushAllDataAndResetRDB: a snapshot being written is dropped,
+    // and with save rules the (now empty) dataset is saved at once.
+    let persist = &ctx.engine.persist;
+    if persist.running() == Some(crate::persist::JobKind::Rdb) {
+        persist.cancel(Some(crate::persist::JobKind::Rdb));
+        for shard in ctx.locks.held_mut() {
+            for db in shard.dbs.iter_mut() {
+                db.end_snapshot();
+            }
+        }
+    }
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
+    ctx.force_log();
+    let save_rules = !ctx.engine.config.get("save").trim().is_empty();
+    if !ctx.in_multi
+        && save_rules
+        && ctx.locks.holds_all()
+        && crate::persist::save_locked(ctx.engine, ctx.locks).is_ok()
+    {
+        ctx.dirty = 0;
+    }
     ctx.out.ok();
     Ok(())
 }
@@ -134,6 +156,12 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(busy);
         }
     }
+    let save = match mode {
+        ShutdownMode::Save => Some(true),
+        ShutdownMode::NoSave => Some(false),
+        ShutdownMode::Default => None,
+    };
+    crate::persist::prepare_shutdown(&ctx.engine.arc(), save).map_err(Error::err)?;
     ctx.engine.request_shutdown(mode);
     // Redis closes the connection without a reply when the shutdown proceeds.
     ctx.client.close_after_reply = true;
@@ -315,8 +343,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             .sum::<u64>()
             - engine
                 .expired_baseline
-                .load(Ordering::Relaxed)
-                .min(u64::MAX);
+                .load(Ordering::Relaxed);
         // Hash fields that expired (Redis 7.4's expired_subkeys); not reset
         // by CONFIG RESETSTAT.
         let expired_fields: u64 = ctx
@@ -451,7 +478,8 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .collect();
     match ctx.engine.config.set_many(&pairs) {
         Ok(()) => {
-            ctx.engine.config_changed(&pairs);
+            let holds_shards = ctx.in_multi || ctx.in_script || ctx.locks.held().next().is_some();
+            ctx.engine.config_changed(&pairs, holds_shards)?;
             ctx.out.ok();
             Ok(())
         }
@@ -1048,14 +1076,77 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"populate", 3..=5) => {
+            // DEBUG POPULATE count [prefix] [size]: keys "prefix:N" holding
+            // "value:N" (padded with zero bytes or cut to `size`).
+            let count = match arg_i64(args[2]) {
+                Ok(n) if n >= 0 => n as u64,
+                _ => return Err(Error::NOT_POSITIVE),
+            };
+            let size = match args.get(4) {
+                Some(a) => match arg_i64(a) {
+                    Ok(n) if n >= 0 => n as usize,
+                    _ => return Err(Error::NOT_POSITIVE),
+                },
+                None => 0,
+            };
+            let prefix = args.get(3).copied().unwrap_or(b"key");
+            let now = ctx.now_ms;
+            let mut key = Vec::new();
+            for j in 0..count {
+                key.clear();
+                key.extend_from_slice(prefix);
+                key.push(b':');
+                key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
+                let (db, h) = ctx.locate(&key);
+                if db.lookup(h, &key, now).is_some() {
+                    continue;
+                }
+                let mut val = format!("value:{j}").into_bytes();
+                if size > 0 {
+                    val.resize(size, 0);
+                }
+                db.insert_new(h, &key, crate::keyspace::Value::str(&val), now);
+            }
+            ctx.out.ok();
+        }
+        (b"aof-flush-sleep", 3) => {
+            let us = arg_i64(args[2])?.max(0) as u64;
+            ctx.engine
+                .persist
+                .aof
+                .flush_sleep_us
+                .store(us, Ordering::Relaxed);
+            ctx.out.ok();
+        }
         (b"log", 3) => {
             crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
             ctx.out.ok();
         }
-        (b"reload", _) | (b"loadaof", _) => ctx
-            .engine
-            .debug_reload(ctx.locks, sub.as_slice() == b"loadaof")
-            .map(|_| ctx.out.ok())?,
+        (b"reload", _) => {
+            let (mut save, mut flush, mut merge) = (true, true, false);
+            for opt in &args[2..] {
+                if opt.eq_ignore_ascii_case(b"merge") {
+                    merge = true;
+                } else if opt.eq_ignore_ascii_case(b"noflush") {
+                    flush = false;
+                } else if opt.eq_ignore_ascii_case(b"nosave") {
+                    save = false;
+                } else {
+                    return Err(Error::constant(
+                        "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+                    ));
+                }
+            }
+            let how = crate::persist::Reload::Rdb { save, flush, merge };
+            ctx.engine.debug_reload(ctx.locks, how)?;
+            ctx.out.ok();
+        }
+        (b"loadaof", _) => {
+            ctx.engine
+                .debug_reload(ctx.locks, crate::persist::Reload::Aof)?;
+            ctx.out.ok();
+        }
         _ => {
             return Err(Error::err(format_args!(
                 "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",

@@ -272,6 +272,12 @@ pub fn set_with(
     ctx.set_value(key, Value::str(value), opts.keep_ttl);
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
+        // A relative expiry is logged as the absolute time it gave, so a
+        // replay sets the same deadline (Redis logs SET ... PXAT).
+        if !matches!(opts.expire, Some(ExpireArg::PxAt(_))) {
+            let at = at.to_string();
+            ctx.log_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+        }
     }
     Ok(SetOutcome { written: true, old })
 }
@@ -380,7 +386,8 @@ pub fn parse_increx_options(args: &[&[u8]]) -> Result<IncrExOptions, Error> {
     let (mut by_int, mut by_float) = (None, None);
     let (mut lower, mut upper) = (None, None);
     let mut saturate = false;
-    let mut expire: Option<(fn(i64) -> ExpireArg, &[u8])> = None;
+    type ExpireOpt<'a> = Option<(fn(i64) -> ExpireArg, &'a [u8])>;
+    let mut expire: ExpireOpt = None;
     let mut persist = false;
     let mut enx = false;
     let mut existence = None;
@@ -758,8 +765,14 @@ fn getex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.bulk(&value);
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
-    } else if opts.persist {
-        ctx.persist(key);
+        if at <= ctx.now_ms as i64 {
+            ctx.log_as(&[b"DEL", key]);
+        } else {
+            let at = at.to_string();
+            ctx.log_as(&[b"PEXPIREAT", key, at.as_bytes()]);
+        }
+    } else if opts.persist && ctx.persist(key) {
+        ctx.log_as(&[b"PERSIST", key]);
     }
     Ok(())
 }
@@ -863,6 +876,9 @@ fn decrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = incr_by_float(ctx, args[1], args[2])?;
+    // Logged as the value it produced: float arithmetic may round
+    // differently elsewhere (Redis logs SET ... KEEPTTL).
+    ctx.log_as(&[b"SET", args[1], &text, b"KEEPTTL"]);
     ctx.out.bulk(&text);
     Ok(())
 }
@@ -900,9 +916,36 @@ fn digest_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Logs the string at `key` as it now is, in place of the call: SET with
+/// its absolute deadline, or DEL when the key is gone. For commands whose
+/// replay could differ (they read the clock, or compute in floating
+/// point); a key of another type leaves the call logged as it was.
+pub fn log_string_state(ctx: &mut Ctx, key: &[u8]) {
+    if !ctx.logging() || ctx.dirty == 0 {
+        return;
+    }
+    let state = ctx.lookup_no_touch(key).map(|o| match &o.value {
+        Value::Str(s) => Some((s.to_vec(), o.expire_at())),
+        _ => None,
+    });
+    match state {
+        None => ctx.log_as(&[b"DEL", key]),
+        Some(Some((v, Some(at)))) => {
+            let at = at.to_string();
+            ctx.log_as(&[b"SET", key, &v, b"PXAT", at.as_bytes()]);
+        }
+        Some(Some((v, None))) => ctx.log_as(&[b"SET", key, &v]),
+        Some(None) => {}
+    }
+}
+
 fn increx_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let opts = parse_increx_options(&args[2..])?;
-    match increx(ctx, args[1], &opts)? {
+    let outcome = increx(ctx, args[1], &opts)?;
+    // Its expiry options are relative and its floats long doubles: the
+    // log gets the result.
+    log_string_state(ctx, args[1]);
+    match outcome {
         IncrExOutcome::Int(v, d) => {
             ctx.out.array(2);
             ctx.out.int(v);

@@ -24,6 +24,8 @@ enum Repr {
         data: [u8; INLINE_CAP],
     },
     Boxed(Box<[u8]>),
+    // Boxed so that the enum stays two words.
+    #[allow(clippy::box_collection)]
     Growable(Box<Vec<u8>>),
 }
 

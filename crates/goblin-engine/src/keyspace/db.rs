@@ -20,6 +20,65 @@ use super::dict::{hash_key, Dict};
 use super::hash::Hash;
 use super::object::{Object, Value};
 use super::watch::WatchRegistry;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether expired keys are recorded for the append-only file (which logs
+/// each expiry as a DEL, as Redis propagates them).
+static LOG_EXPIRED: AtomicBool = AtomicBool::new(false);
+
+pub fn set_log_expired(on: bool) {
+    LOG_EXPIRED.store(on, Ordering::Relaxed);
+}
+
+/// What expired, for the append-only file: a key, or fields of a hash.
+pub enum Expired {
+    Key(CompactBytes),
+    Fields(CompactBytes, Vec<Vec<u8>>),
+}
+
+/// Bytes copied aside by the running snapshot (INFO's current_cow_size:
+/// Goblin's counterpart of the pages a forked child copies on write).
+pub static SNAPSHOT_COPIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// This database's part in a running point-in-time snapshot (see
+/// persist/snapshot.rs for the whole model).
+///
+/// The snapshot walks the key table bucket by bucket; `cursor` is the next
+/// bucket it will visit. The table does not resize meanwhile, so a key's
+/// bucket tells whether the walk has passed it. Before a key in a bucket
+/// not yet visited changes, its object as it was at the start is copied
+/// into `saved` (None: the key did not exist then), once; the walk skips
+/// the keys found in `saved` and writes `saved` instead.
+pub struct DbSnapshot {
+    /// The database index this data had when the snapshot started (SWAPDB
+    /// moves the state along with the data).
+    pub origin: usize,
+    pub cursor: usize,
+    pub buckets: usize,
+    pub saved: Dict<Option<Object>>,
+    /// The whole table as it was when FLUSHDB / FLUSHALL emptied the
+    /// database mid-snapshot: the walk goes on over it, and the live table
+    /// needs no more copies (all its keys are newer than the snapshot).
+    pub detached: Option<Dict<Object>>,
+}
+
+impl DbSnapshot {
+    fn preserve(&mut self, keys: &Dict<Object>, hash: u64, key: &[u8]) {
+        if self.detached.is_some() || self.buckets == 0 {
+            return;
+        }
+        if keys.bucket_of(hash) < self.cursor || self.saved.get(hash, key).is_some() {
+            return;
+        }
+        let copy = keys.get(hash, key).cloned();
+        let bytes = std::mem::size_of::<Object>()
+            + key.len()
+            + copy.as_ref().map_or(0, |o| o.value.heap_size_sampled(0));
+        SNAPSHOT_COPIED.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.saved
+            .insert_new(hash, CompactBytes::from_slice(key), copy);
+    }
+}
 
 #[derive(Default)]
 pub struct Db {
@@ -37,6 +96,11 @@ pub struct Db {
     /// Clients WATCHing keys of this database. It stays with the database
     /// index when SWAPDB exchanges the data (as in Redis).
     pub watchers: WatchRegistry,
+    /// Set while a snapshot is being written.
+    pub snapshot: Option<Box<DbSnapshot>>,
+    /// Keys (and hash fields) that expired since the last command or
+    /// cycle logged them, when the append-only file is on.
+    pub expired_log: Vec<Expired>,
     /// Clients blocked on keys of this database (BLPOP...); like
     /// `watchers`, it stays with the index on SWAPDB.
     pub blocking: crate::blocking::BlockingRegistry,
@@ -57,6 +121,91 @@ pub struct ExpireRound {
 }
 
 impl Db {
+    /// Copies the key's current object aside if a running snapshot has
+    /// not written it yet. Every change of a key passes here first (the
+    /// `Db` methods below, and `Ctx::locate_in` for write commands, which
+    /// change values in place).
+    #[inline]
+    pub fn preserve(&mut self, hash: u64, key: &[u8]) {
+        if let Some(s) = self.snapshot.as_deref_mut() {
+            s.preserve(&self.keys, hash, key);
+        }
+    }
+
+    #[inline]
+    fn layout_fixed(&self) -> bool {
+        self.snapshot
+            .as_ref()
+            .is_some_and(|s| s.detached.is_none() && s.buckets > 0)
+    }
+
+    fn table_insert(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
+        if self.layout_fixed() {
+            self.keys
+                .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
+        } else {
+            self.keys
+                .insert_new(hash, CompactBytes::from_slice(key), obj)
+        }
+    }
+
+    fn table_remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
+        if self.layout_fixed() {
+            self.keys.remove_fixed(hash, key).map(|(_, o)| o)
+        } else {
+            self.keys.remove(hash, key).map(|(_, o)| o)
+        }
+    }
+
+    /// Starts this database's part of a snapshot.
+    pub fn begin_snapshot(&mut self, origin: usize) {
+        self.snapshot = Some(Box::new(DbSnapshot {
+            origin,
+            cursor: 0,
+            buckets: self.keys.buckets(),
+            saved: Dict::new(),
+            detached: None,
+        }));
+    }
+
+    /// Ends it (done or abandoned): the table may resize again.
+    pub fn end_snapshot(&mut self) -> Option<Box<DbSnapshot>> {
+        let s = self.snapshot.take();
+        self.keys.fit();
+        s
+    }
+
+    /// One step of a snapshot's walk: visits up to `max_buckets` buckets
+    /// from the cursor, calling `f` for every key the snapshot must write
+    /// from the table (those not copied aside). Returns true when the walk
+    /// of this table is complete.
+    pub fn snapshot_walk(&mut self, max_buckets: usize, mut f: impl FnMut(&[u8], &Object)) -> bool {
+        let Some(s) = self.snapshot.as_deref_mut() else {
+            return true;
+        };
+        let table: &Dict<Object> = match &s.detached {
+            Some(d) => d,
+            None => &self.keys,
+        };
+        let stop = s.buckets.min(s.cursor.saturating_add(max_buckets));
+        while s.cursor < stop {
+            for (k, o) in table.bucket_entries(s.cursor) {
+                if s.saved.is_empty() || s.saved.get(super::dict::hash_key(k), k).is_none() {
+                    f(k, o);
+                }
+            }
+            s.cursor += 1;
+        }
+        s.cursor >= s.buckets
+    }
+
+    /// Presizes the key table for `n` keys (snapshot loading).
+    pub fn reserve(&mut self, n: usize) {
+        if self.snapshot.is_none() {
+            self.keys.expand(n);
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }
@@ -144,10 +293,14 @@ impl Db {
                 return (HashLookup::WrongType, 0);
             };
             if !h.has_expired_fields(now_ms) {
-                return (HashLookup::Found(&mut **h), 0);
+                return (HashLookup::Found(h), 0);
             }
             // All of them: a command must not see a field past its time.
-            let reaped = h.reap(now_ms, usize::MAX);
+            // (A change: a running snapshot keeps the hash as it was.)
+            let h: *mut crate::keyspace::Hash = &mut **h;
+            self.preserve(hash, key);
+            let h = &mut *h;
+            let reaped = self.reap_fields_of(h, key, now_ms);
             let emptied = h.is_empty();
             self.expired_fields += reaped as u64;
             if emptied {
@@ -208,8 +361,18 @@ impl Db {
                     value: Value::Hash(hv),
                     ..
                 }) => {
-                    let n = hv.reap(now_ms, usize::MAX);
-                    (n, hv.is_empty(), hv.has_field_ttls())
+                    if !hv.has_expired_fields(now_ms) {
+                        (0, false, hv.has_field_ttls())
+                    } else {
+                        let hv: *mut crate::keyspace::Hash = &mut **hv;
+                        self.preserve(h, &key);
+                        // SAFETY: `preserve` only reads the key table and
+                        // writes the snapshot's side list; the hash is
+                        // still where `hv` points.
+                        let hv = unsafe { &mut *hv };
+                        let n = self.reap_fields_of(hv, &key, now_ms);
+                        (n, hv.is_empty(), hv.has_field_ttls())
+                    }
                 }
                 _ => (0, false, false),
             };
@@ -228,13 +391,33 @@ impl Db {
         round
     }
 
+    /// Deletes a hash's expired fields, recording them for the log.
+    fn reap_fields_of(&mut self, h: &mut crate::keyspace::Hash, key: &[u8], now_ms: u64) -> usize {
+        if LOG_EXPIRED.load(Ordering::Relaxed) {
+            let fields = h.reap_fields(now_ms, usize::MAX);
+            let n = fields.len();
+            if n > 0 {
+                self.expired_log
+                    .push(Expired::Fields(CompactBytes::from_slice(key), fields));
+            }
+            n
+        } else {
+            h.reap(now_ms, usize::MAX)
+        }
+    }
+
     fn remove_expired(&mut self, hash: u64, key: &[u8]) {
-        self.keys.remove(hash, key);
+        self.preserve(hash, key);
+        self.table_remove(hash, key);
         self.expires.remove(hash, key);
         if !self.field_expires.is_empty() {
             self.field_expires.remove(hash, key);
         }
         self.expired_keys += 1;
+        if LOG_EXPIRED.load(Ordering::Relaxed) {
+            self.expired_log
+                .push(Expired::Key(CompactBytes::from_slice(key)));
+        }
         // An expiry is a change for WATCH (Redis signals it on deletion).
         if !self.watchers.is_empty() {
             self.watchers.touch(key, false);
@@ -295,11 +478,14 @@ impl Db {
         std::mem::swap(&mut a.expire_cursor, &mut b.expire_cursor);
         std::mem::swap(&mut a.field_expires, &mut b.field_expires);
         std::mem::swap(&mut a.field_expire_cursor, &mut b.field_expire_cursor);
+        // A running snapshot follows the data it is writing.
+        std::mem::swap(&mut a.snapshot, &mut b.snapshot);
     }
 
     /// Stores `value` at `key`. With `keep_ttl` an existing key keeps its
     /// expiry; otherwise the key becomes persistent (SET's default).
     pub fn set(&mut self, hash: u64, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
+        self.preserve(hash, key);
         if let Some(obj) = self.lookup(hash, key, now_ms) {
             obj.value = value;
             if !keep_ttl && obj.expire_at != 0 {
@@ -308,25 +494,19 @@ impl Db {
             }
             return;
         }
-        self.keys.insert_new(
-            hash,
-            CompactBytes::from_slice(key),
-            Object::new(value, now_ms),
-        );
+        self.table_insert(hash, key, Object::new(value, now_ms));
     }
 
     /// Inserts a key that `lookup` just reported absent.
     pub fn insert_new(&mut self, hash: u64, key: &[u8], value: Value, now_ms: u64) -> &mut Object {
-        self.keys.insert_new(
-            hash,
-            CompactBytes::from_slice(key),
-            Object::new(value, now_ms),
-        )
+        self.preserve(hash, key);
+        self.table_insert(hash, key, Object::new(value, now_ms))
     }
 
     /// Inserts a whole object (with its expiry), replacing any existing key.
     /// Used by RENAME, MOVE, COPY, RESTORE and snapshot loading.
     pub fn insert_object(&mut self, hash: u64, key: &[u8], obj: Object) {
+        self.preserve(hash, key);
         let expire_at = obj.expire_at;
         if matches!(&obj.value, Value::Hash(h) if h.has_field_ttls()) {
             self.track_field_expiry(hash, key);
@@ -346,8 +526,7 @@ impl Db {
             }
             return;
         }
-        self.keys
-            .insert_new(hash, CompactBytes::from_slice(key), obj);
+        self.table_insert(hash, key, obj);
         if expire_at != 0 {
             self.expires
                 .insert_new(hash, CompactBytes::from_slice(key), ());
@@ -356,7 +535,8 @@ impl Db {
 
     /// Removes a key (expired or not) and returns its object.
     pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
-        let (_, obj) = self.keys.remove(hash, key)?;
+        self.preserve(hash, key);
+        let obj = self.table_remove(hash, key)?;
         if obj.expire_at != 0 {
             self.expires.remove(hash, key);
         }
@@ -370,6 +550,7 @@ impl Db {
     /// key does not exist.
     pub fn set_expire(&mut self, hash: u64, key: &[u8], at_ms: u64) -> bool {
         debug_assert!(at_ms != 0);
+        self.preserve(hash, key);
         let Some(obj) = self.keys.get_mut(hash, key) else {
             return false;
         };
@@ -384,6 +565,7 @@ impl Db {
 
     /// Removes the expiry of an existing key; true when it had one.
     pub fn persist(&mut self, hash: u64, key: &[u8]) -> bool {
+        self.preserve(hash, key);
         let Some(obj) = self.keys.get_mut(hash, key) else {
             return false;
         };
@@ -400,7 +582,20 @@ impl Db {
         self.expire_cursor = 0;
         self.field_expires.clear();
         self.field_expire_cursor = 0;
+        if let Some(s) = self.snapshot.as_deref_mut() {
+            if s.detached.is_none() && s.buckets > 0 {
+                // The walk goes on over the old table; nothing to free now.
+                s.detached = Some(self.keys.take());
+                return Dict::new();
+            }
+        }
         self.keys.take()
+    }
+
+    /// Sets every key's access time (after an append-only file replay,
+    /// which runs without a clock).
+    pub fn touch_all(&mut self, word: u32) {
+        self.keys.for_each_mut(|o| o.access = word);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&CompactBytes, &Object)> {

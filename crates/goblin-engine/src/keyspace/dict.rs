@@ -145,6 +145,70 @@ impl<V, K: DictKey> Dict<V, K> {
         &mut self.buckets[idx].as_mut().unwrap().value
     }
 
+    /// Inserts a key known to be absent without ever resizing, so that
+    /// bucket positions stay where a running snapshot expects them (chains
+    /// grow longer meanwhile; `fit` resizes afterwards).
+    pub fn insert_new_fixed(&mut self, hash: u64, key: K, value: V) -> &mut V {
+        if self.buckets.is_empty() {
+            return self.insert_new(hash, key, value);
+        }
+        let idx = hash as usize & self.mask();
+        let next = self.buckets[idx].take();
+        self.buckets[idx] = Some(Box::new(Node { next, key, value }));
+        self.len += 1;
+        &mut self.buckets[idx].as_mut().unwrap().value
+    }
+
+    /// Removes without shrinking (see `insert_new_fixed`).
+    pub fn remove_fixed(&mut self, hash: u64, key: &[u8]) -> Option<(K, V)> {
+        if self.len == 0 {
+            return None;
+        }
+        let idx = hash as usize & self.mask();
+        let mut cur = &mut self.buckets[idx];
+        while cur.as_ref().is_some_and(|n| *n.key != *key) {
+            cur = &mut cur.as_mut().unwrap().next;
+        }
+        let mut node = cur.take()?;
+        *cur = node.next.take();
+        self.len -= 1;
+        let Node { key, value, .. } = *node;
+        Some((key, value))
+    }
+
+    /// Resizes to the size the fill calls for (after fixed-layout changes).
+    pub fn fit(&mut self) {
+        if self.len > self.buckets.len() {
+            let target = self.len.next_power_of_two().max(MIN_BUCKETS);
+            self.rehash(target);
+        } else {
+            self.maybe_shrink();
+        }
+    }
+
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(&mut V)) {
+        for link in self.buckets.iter_mut() {
+            let mut cur = link.as_deref_mut();
+            while let Some(node) = cur {
+                f(&mut node.value);
+                cur = node.next.as_deref_mut();
+            }
+        }
+    }
+
+    /// The bucket a hash falls in (only meaningful while the size is fixed).
+    #[inline]
+    pub fn bucket_of(&self, hash: u64) -> usize {
+        hash as usize & self.mask()
+    }
+
+    /// The entries of one bucket, by index.
+    pub fn bucket_entries(&self, idx: usize) -> BucketIter<'_, V, K> {
+        BucketIter {
+            cur: self.buckets.get(idx).and_then(|b| b.as_deref()),
+        }
+    }
+
     /// Inserts or replaces; returns the previous value.
     pub fn insert(&mut self, hash: u64, key: &[u8], value: V) -> Option<V> {
         if let Some(v) = self.get_mut(hash, key) {
@@ -182,7 +246,7 @@ impl<V, K: DictKey> Dict<V, K> {
     }
 
     fn rehash(&mut self, size: usize) {
-        let old = std::mem::replace(&mut self.buckets, Vec::new());
+        let old = std::mem::take(&mut self.buckets);
         self.buckets.resize_with(size, || None);
         let mask = size - 1;
         for mut link in old {
@@ -366,6 +430,19 @@ impl<V, K: DictKey> Dict<V, K> {
 impl<V, K: DictKey> Drop for Dict<V, K> {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+pub struct BucketIter<'a, V, K: DictKey = CompactBytes> {
+    cur: Option<&'a Node<V, K>>,
+}
+
+impl<'a, V, K: DictKey> Iterator for BucketIter<'a, V, K> {
+    type Item = (&'a K, &'a V);
+    fn next(&mut self) -> Option<Self::Item> {
+        let node = self.cur?;
+        self.cur = node.next.as_deref();
+        Some((&node.key, &node.value))
     }
 }
 

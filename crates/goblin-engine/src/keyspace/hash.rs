@@ -528,6 +528,35 @@ impl Hash {
         n
     }
 
+    /// `reap`, returning the deleted fields' names (for the append-only
+    /// file, which logs them as HDEL).
+    pub fn reap_fields(&mut self, now_ms: u64, limit: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while out.len() < limit {
+            match self.next_field_expiry() {
+                Some(t) if t <= now_ms => {}
+                _ => break,
+            }
+            let field = match (&mut self.repr, self.ttls.as_deref_mut()) {
+                (Repr::Compact(lp), Some(FieldTtls::Compact(ttls))) => {
+                    let f = lp.iter().next().expect("a field").to_vec();
+                    lp.remove(0, 2);
+                    ttls.remove(0);
+                    f
+                }
+                (Repr::Table(d), Some(FieldTtls::Table { by_field, by_time })) => {
+                    let (_, field) = by_time.pop_first().expect("a next expiry");
+                    by_field.remove(hash_key(&field), &field);
+                    d.remove(hash_key(&field), &field);
+                    field.to_vec()
+                }
+                _ => unreachable!("field TTLs match the representation"),
+            };
+            out.push(field);
+        }
+        out
+    }
+
     /// Field/value pairs: insertion order when compact, table order otherwise.
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {

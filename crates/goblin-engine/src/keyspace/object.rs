@@ -176,7 +176,7 @@ pub mod access {
             65535 - ldt + now
         };
         let decay = DECAY_MINUTES.load(Ordering::Relaxed);
-        let periods = if decay > 0 { elapsed / decay } else { 0 };
+        let periods = elapsed.checked_div(decay).unwrap_or(0);
         counter.saturating_sub(periods)
     }
 

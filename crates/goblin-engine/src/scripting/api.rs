@@ -10,7 +10,7 @@ use super::host::{ArgRef, Host, RunCtx, VmKind};
 use super::lua::*;
 use super::sandbox;
 use crate::command::spec::flag;
-use crate::command::{table, Effect};
+use crate::command::table;
 use crate::engine::Engine;
 use mlua::ffi::{self, lua_State};
 use std::ffi::{c_int, c_void};
@@ -175,14 +175,9 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             if spec.has(flag::WRITE) {
                 run.wrote = true;
                 engine.scripting.run.wrote.store(true, Ordering::Release);
-                if !run.effects.is_null() {
-                    (*run.effects).push(Effect {
-                        db: host.client.db,
-                        argv: argv.iter().map(|a| a.to_vec()).collect(),
-                    });
-                }
             }
             host.out.buf.clear();
+            let logged = host.client.pending_log.len();
             let locks = &mut *run.locks;
             let call = std::panic::AssertUnwindSafe(|| {
                 engine.call(
@@ -198,6 +193,11 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                 )
             });
             let result = std::panic::catch_unwind(call);
+            if run.repl_flags & PROPAGATE_AOF == 0 {
+                // redis.set_repl without REPL_AOF: the call's writes stay
+                // out of the log.
+                host.client.pending_log.truncate(logged);
+            }
             // As above: the arguments' strings were needed only by the call.
             ffi::lua_settop(l, 0);
             match result {

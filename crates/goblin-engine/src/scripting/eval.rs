@@ -291,8 +291,6 @@ pub unsafe fn run(
     let scripting = &engine.scripting;
     let is_eval = (*hp).kind == VmKind::Eval;
     let compat = inv.flags.compat();
-    let mut effects = Vec::new();
-    let record = scripting.record_effects.load(Ordering::Relaxed);
     let mut run = RunCtx {
         engine,
         // SAFETY (of the cast): the locks outlive the run, which ends
@@ -306,15 +304,11 @@ pub unsafe fn run(
         oom_at_start: ctx.client.pre_command_oom,
         wrote: false,
         repl_flags: 3,
-        effects: if record {
-            &mut effects
-        } else {
-            std::ptr::null_mut()
-        },
         start: Instant::now(),
         released: false,
     };
     (*hp).client.set_db(ctx.client.db);
+    (*hp).client.replaying = ctx.client.replaying;
     (*hp).client.resp = 2;
     (*hp).out.set_resp(2);
     let info = (!is_eval).then(|| RunInfo {
@@ -387,9 +381,10 @@ pub unsafe fn run(
     }
     (*hp).run = std::ptr::null_mut();
     scripting.end_run(is_eval);
-    if record {
-        ctx.effects.append(&mut effects);
-    }
+    // A script is logged as its effects: the records of the commands it
+    // ran join the caller's, and the call itself is not logged.
+    ctx.client.pending_log.append(&mut (*hp).client.pending_log);
+    ctx.log_nothing();
     let mem = (*hp).state.memory();
     if is_eval {
         scripting.stats.eval_vm_memory.store(mem, Ordering::Relaxed);

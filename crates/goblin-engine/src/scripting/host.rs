@@ -9,7 +9,6 @@
 
 use super::lua::LuaState;
 use crate::client::{ClientRegistry, ClientState, ConnInfo};
-use crate::command::Effect;
 use crate::engine::Engine;
 use crate::keyspace::ShardLocks;
 use crate::protocol::ReplyWriter;
@@ -41,8 +40,6 @@ pub struct RunCtx {
     pub wrote: bool,
     /// redis.set_repl flags.
     pub repl_flags: u8,
-    /// Where write commands are recorded when effects are wanted.
-    pub effects: *mut Vec<Effect>,
     pub start: Instant,
     /// The runtime worker was handed to another thread (see
     /// `util::blocking`).

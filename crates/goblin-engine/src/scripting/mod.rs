@@ -117,10 +117,6 @@ pub struct Scripting {
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
     pub disable_deny_script: AtomicBool,
-    /// When set, write commands run by scripts are recorded on the
-    /// command's `Ctx::effects` (for persistence to log scripts as their
-    /// effects). Off unless someone asks.
-    pub record_effects: AtomicBool,
 }
 
 /// How long a waiter sleeps between looks at the busy flag.
@@ -136,7 +132,6 @@ impl Scripting {
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
-            record_effects: AtomicBool::new(false),
         };
         s.refresh_stats(&mut s.vms.lock());
         s
@@ -215,6 +210,33 @@ impl Scripting {
         self.is_running() && self.run.is_eval.load(Ordering::Relaxed)
     }
 
+    /// Every function library's code, in load order (what snapshots keep).
+    /// Snapshots run with every shard held, so no script is running.
+    pub fn library_codes(&self) -> Vec<Vec<u8>> {
+        let vms = self.vms.lock();
+        vms.functions
+            .libraries
+            .iter()
+            .map(|l| l.code.clone())
+            .collect()
+    }
+
+    /// Loads a library from a snapshot or a log; `replace` as FUNCTION
+    /// LOAD REPLACE.
+    pub fn load_library(&self, code: &[u8], replace: bool) -> Result<String, Error> {
+        let mut vms = self.vms.lock();
+        let r = vms.functions.load(code, replace);
+        self.refresh_stats(&mut vms);
+        r
+    }
+
+    /// Drops every library (emptying the dataset before a reload).
+    pub fn flush_functions(&self) {
+        let mut vms = self.vms.lock();
+        vms.functions.flush();
+        self.refresh_stats(&mut vms);
+    }
+
     /// Publishes the figures INFO reads.
     pub fn refresh_stats(&self, vms: &mut Vms) {
         let st = &self.stats;
@@ -271,86 +293,15 @@ pub fn sha1_hex(data: &[u8]) -> [u8; 40] {
     out
 }
 
-/// Logs a line from a script (redis.log) through the host's logger.
+/// Logs a line from a script (redis.log, Redis's levels 0 to 3) through
+/// the engine's log.
 pub fn log(level: u8, msg: &str) {
-    if let Some(f) = LOG_SINK.get() {
-        f(level, msg);
-    }
-}
-
-static LOG_SINK: std::sync::OnceLock<fn(u8, &str)> = std::sync::OnceLock::new();
-
-/// Installs the function that writes log lines (the server's logger).
-pub fn set_log_sink(f: fn(u8, &str)) {
-    let _ = LOG_SINK.set(f);
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::command::{table, Effect};
-    use crate::{Config, ConnInfo, Engine};
-    use std::sync::atomic::Ordering;
-
-    #[test]
-    fn script_effects_are_recorded_when_asked() {
-        let engine = Engine::new(Config::new());
-        engine
-            .scripting
-            .record_effects
-            .store(true, Ordering::Relaxed);
-        let mut session = engine.session(ConnInfo::embedded());
-        let stats = engine.stats.local();
-        let id = table().lookup(b"eval").unwrap();
-        let argv: &[&[u8]] = &[
-            b"eval",
-            b"redis.call('set', KEYS[1], 'v') redis.call('get', KEYS[1]) return redis.call('incr', KEYS[2])",
-            b"2",
-            b"a",
-            b"n",
-        ];
-        let mut locks = engine.keyspace.lock_all();
-        let effects = engine.call(
-            &mut session.state,
-            &mut session.out,
-            &mut locks,
-            &stats,
-            id,
-            argv,
-            crate::util::time::now_ms(),
-            false,
-            false,
-        );
-        assert_eq!(session.out.buf, b":1\r\n");
-        let argv = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect();
-        assert_eq!(
-            effects,
-            vec![
-                Effect {
-                    db: 0,
-                    argv: argv(&["set", "a", "v"])
-                },
-                Effect {
-                    db: 0,
-                    argv: argv(&["incr", "n"])
-                },
-            ]
-        );
-        // Off unless asked for.
-        engine
-            .scripting
-            .record_effects
-            .store(false, Ordering::Relaxed);
-        let effects = engine.call(
-            &mut session.state,
-            &mut session.out,
-            &mut locks,
-            &stats,
-            id,
-            &[b"eval", b"return redis.call('set', 'k', 'v')", b"0"],
-            crate::util::time::now_ms(),
-            false,
-            false,
-        );
-        assert!(effects.is_empty());
-    }
+    use crate::log::Level;
+    let level = match level {
+        0 => Level::Debug,
+        1 => Level::Verbose,
+        2 => Level::Notice,
+        _ => Level::Warning,
+    };
+    crate::log::log(level, msg);
 }

@@ -123,7 +123,7 @@ fn match_impl(pat: &[u8], s: &[u8], nocase: bool, skip_longer: &mut bool, nestin
                 i += 1;
                 slen -= 1;
             }
-            b'\\' | _ => {
+            _ => {
                 if pat[p] == b'\\' && plen >= 2 {
                     p += 1;
                     plen -= 1;

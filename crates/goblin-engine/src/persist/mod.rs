@@ -1,0 +1,937 @@
+//! Persistence: snapshots in Redis's RDB format, the append-only file in
+//! Redis 7.0's multi-part layout, and DUMP / RESTORE payloads.
+//!
+//! - [`rdb`]: the RDB encoding of values and the file framing, both ways.
+//! - [`packed`]: Redis's listpack / ziplist / intset / zipmap blobs.
+//! - [`lzf`]: the LZF compression of long strings.
+//! - [`snapshot`]: point-in-time snapshots while clients keep writing,
+//!   without fork and without copying more than what changes.
+//! - [`aof`]: the command log, its writer thread, rewriting and loading.
+//!
+//! [`Persistence`] is the engine's state for all of it: the running
+//! background job (a snapshot for BGSAVE or an AOF rewrite; one at a time,
+//! as Redis runs one child), the `save` rules checked by the cron, and
+//! INFO's persistence figures.
+
+pub mod aof;
+pub mod lzf;
+pub mod packed;
+pub mod rdb;
+pub mod snapshot;
+
+use crate::engine::Engine;
+use crate::keyspace::{hash_key, Object, ShardLocks};
+use crate::log;
+use crate::util::time::now_ms;
+use parking_lot::Mutex;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Logs the keys that expired in a held shard as DELs (Redis propagates
+/// expiries so that a replay, which runs without a clock, deletes them at
+/// the same point in the command stream).
+pub fn log_expired(engine: &Engine, shard: &mut crate::keyspace::Shard) {
+    let mut records = Vec::new();
+    collect_expired(shard, &mut records);
+    if !records.is_empty() && engine.persist.aof.is_on() {
+        engine.persist.aof.append(&records);
+    }
+}
+
+pub(crate) fn collect_expired(shard: &mut crate::keyspace::Shard, out: &mut Vec<aof::Record>) {
+    use crate::keyspace::db::Expired;
+    for (i, db) in shard.dbs.iter_mut().enumerate() {
+        for e in db.expired_log.drain(..) {
+            let argv = match e {
+                Expired::Key(key) => vec![b"DEL".to_vec(), key.to_vec()],
+                Expired::Fields(key, fields) => {
+                    let mut argv = vec![b"HDEL".to_vec(), key.to_vec()];
+                    argv.extend(fields);
+                    argv
+                }
+            };
+            out.push(aof::Record { db: i, argv });
+        }
+    }
+}
+
+/// What a background job writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Rdb,
+    AofRewrite,
+}
+
+pub struct Job {
+    pub kind: JobKind,
+    pub started_ms: u64,
+    pub walk: snapshot::Walk,
+}
+
+pub struct Persistence {
+    pub job: Mutex<Option<Arc<Job>>>,
+    pub aof: Arc<aof::Aof>,
+    pub rdb_saves: AtomicU64,
+    pub last_bgsave_ok: AtomicBool,
+    pub last_bgsave_secs: AtomicI64,
+    pub last_bgsave_try_ms: AtomicU64,
+    pub bgsave_scheduled: AtomicBool,
+    pub aof_rewrite_scheduled: AtomicBool,
+    pub aof_rewrites: AtomicU64,
+    pub aof_last_rewrite_ok: AtomicBool,
+    pub aof_last_rewrite_secs: AtomicI64,
+    pub aof_rewrite_failures: AtomicU64,
+    pub loading: AtomicBool,
+    pub load_keys_loaded: AtomicU64,
+    pub load_keys_expired: AtomicU64,
+    /// CONFIG SET appendonly ran where it could not take every shard.
+    pub aof_toggle_pending: AtomicBool,
+    /// Bytes the last snapshot copied aside (rdb_last_cow_size).
+    pub last_copied: AtomicU64,
+    pub last_aof_copied: AtomicU64,
+    /// Changes counted when the running snapshot started.
+    pub dirty_at_start: AtomicU64,
+    /// Keeps the temp-file names of concurrent saves apart.
+    serial: AtomicU64,
+}
+
+impl Default for Persistence {
+    fn default() -> Self {
+        Persistence {
+            job: Mutex::new(None),
+            aof: Arc::new(aof::Aof::new()),
+            rdb_saves: AtomicU64::new(0),
+            last_bgsave_ok: AtomicBool::new(true),
+            last_bgsave_secs: AtomicI64::new(-1),
+            last_bgsave_try_ms: AtomicU64::new(0),
+            bgsave_scheduled: AtomicBool::new(false),
+            aof_rewrite_scheduled: AtomicBool::new(false),
+            aof_rewrites: AtomicU64::new(0),
+            aof_last_rewrite_ok: AtomicBool::new(true),
+            aof_last_rewrite_secs: AtomicI64::new(-1),
+            aof_rewrite_failures: AtomicU64::new(0),
+            loading: AtomicBool::new(false),
+            load_keys_loaded: AtomicU64::new(0),
+            load_keys_expired: AtomicU64::new(0),
+            aof_toggle_pending: AtomicBool::new(false),
+            last_copied: AtomicU64::new(0),
+            last_aof_copied: AtomicU64::new(0),
+            dirty_at_start: AtomicU64::new(0),
+            serial: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Persistence {
+    pub fn running(&self) -> Option<JobKind> {
+        self.job.lock().as_ref().map(|j| j.kind)
+    }
+
+    /// Asks the running job to stop (FLUSHALL, SHUTDOWN, appendonly no).
+    pub fn cancel(&self, kind: Option<JobKind>) {
+        if let Some(j) = self.job.lock().as_ref() {
+            if kind.is_none_or(|k| k == j.kind) {
+                j.walk.cancel.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// `dir/dbfilename`.
+pub fn rdb_path(engine: &Engine) -> PathBuf {
+    PathBuf::from(engine.config.get("dir")).join(engine.config.get("dbfilename"))
+}
+
+fn temp_path(engine: &Engine, what: &str) -> PathBuf {
+    let n = engine.persist.serial.fetch_add(1, Ordering::Relaxed);
+    PathBuf::from(engine.config.get("dir"))
+        .join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
+}
+
+/// Writes a file through a temp file, syncs and renames it into place.
+fn save_file(
+    path: &Path,
+    tmp: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let result = (|| {
+        let mut w = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        std::fs::rename(tmp, path)?;
+        if let Some(dir) = path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            aof::sync_dir(dir)?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    result
+}
+
+/// The base of an AOF rewrite, or the base created at startup, with every
+/// shard held by the caller.
+pub fn write_base(
+    engine: &Engine,
+    locks: &mut ShardLocks<'_>,
+    out: &mut dyn Write,
+    rdb_format: bool,
+) -> io::Result<()> {
+    let databases = engine.keyspace.databases();
+    let functions = engine.scripting.library_codes();
+    if rdb_format {
+        let mut fmt = snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
+    } else {
+        let mut fmt = aof::AofFormat {
+            timestamp: engine.config.get_bool("aof-timestamp-enabled"),
+        };
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
+    }
+}
+
+/// SAVE (and the saves of SHUTDOWN, FLUSHALL, DEBUG RELOAD): writes
+/// dump.rdb while the caller holds every shard.
+pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()> {
+    let path = rdb_path(engine);
+    let tmp = temp_path(engine, "save");
+    let databases = engine.keyspace.databases();
+    let functions = engine.scripting.library_codes();
+    let result = save_file(&path, &tmp, |w| {
+        let mut fmt =
+            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, w)
+    });
+    match &result {
+        Ok(()) => {
+            log::notice("DB saved on disk");
+            engine.dirty.store(0, Ordering::Relaxed);
+            engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
+            engine.persist.last_bgsave_ok.store(true, Ordering::Relaxed);
+        }
+        Err(e) => {
+            log::warning(&format!("Failed saving the DB: {e}"));
+        }
+    }
+    result
+}
+
+/// Starts a background snapshot; the caller holds every shard (the start
+/// is the snapshot's point in time). For an AOF rewrite the log switches
+/// to a new incr file at the same instant.
+pub fn start_job(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    kind: JobKind,
+) -> io::Result<()> {
+    let p = &engine.persist;
+    let mut slot = p.job.lock();
+    if slot.is_some() {
+        return Err(io::Error::other("a background job is running"));
+    }
+    // The incr file that pairs with the new base.
+    let keep_incr = if kind == JobKind::AofRewrite {
+        if p.aof.is_on() {
+            Some(p.aof.rotate(true)?)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    crate::keyspace::db::SNAPSHOT_COPIED.store(0, Ordering::Relaxed);
+    let walk = snapshot::begin(
+        locks,
+        engine.keyspace.databases(),
+        engine.scripting.library_codes(),
+    );
+    let job = Arc::new(Job {
+        kind,
+        started_ms: now_ms(),
+        walk,
+    });
+    *slot = Some(job.clone());
+    p.dirty_at_start
+        .store(engine.dirty.load(Ordering::Relaxed), Ordering::Relaxed);
+    if kind == JobKind::Rdb {
+        p.last_bgsave_try_ms.store(now_ms(), Ordering::Relaxed);
+    }
+    drop(slot);
+    let engine = engine.clone();
+    std::thread::Builder::new()
+        .name("goblin-save".into())
+        .spawn(move || run_job(engine, job, keep_incr))?;
+    match kind {
+        JobKind::Rdb => log::notice("Background saving started"),
+        JobKind::AofRewrite => log::notice("Background append only file rewriting started"),
+    }
+    Ok(())
+}
+
+fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
+    let delay = engine.config.get_i64("rdb-key-save-delay").max(0) as u64;
+    let p = &engine.persist;
+    let result = match job.kind {
+        JobKind::Rdb => {
+            let path = rdb_path(&engine);
+            let tmp = temp_path(&engine, "bgsave");
+            save_file(&path, &tmp, |w| {
+                let mut fmt =
+                    snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+                snapshot::write(&engine, &job.walk, &mut fmt, w, delay)
+            })
+        }
+        JobKind::AofRewrite => rewrite_job(&engine, &job, delay, keep_incr),
+    };
+    if result.is_err() {
+        // Whatever the walk did not finish must not stay marked.
+        snapshot::abandon(&engine);
+    }
+    let secs = (now_ms().saturating_sub(job.started_ms) / 1000) as i64;
+    let copied = crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed);
+    match job.kind {
+        JobKind::Rdb => p.last_copied.store(copied, Ordering::Relaxed),
+        JobKind::AofRewrite => p.last_aof_copied.store(copied, Ordering::Relaxed),
+    }
+    match job.kind {
+        JobKind::Rdb => {
+            p.last_bgsave_secs.store(secs, Ordering::Relaxed);
+            match &result {
+                Ok(()) => {
+                    let before = p.dirty_at_start.load(Ordering::Relaxed);
+                    let _ = engine
+                        .dirty
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
+                            Some(d.saturating_sub(before))
+                        });
+                    engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
+                    p.last_bgsave_ok.store(true, Ordering::Relaxed);
+                    p.rdb_saves.fetch_add(1, Ordering::Relaxed);
+                    log::notice("Background saving terminated with success");
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    p.last_bgsave_ok.store(false, Ordering::Relaxed);
+                    log::warning("Background saving terminated by signal 10");
+                }
+                Err(e) => {
+                    p.last_bgsave_ok.store(false, Ordering::Relaxed);
+                    log::warning(&format!("Background saving error: {e}"));
+                }
+            }
+        }
+        JobKind::AofRewrite => {
+            p.aof_last_rewrite_secs.store(secs, Ordering::Relaxed);
+            match &result {
+                Ok(()) => {
+                    p.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
+                    p.aof_rewrites.fetch_add(1, Ordering::Relaxed);
+                    p.aof_rewrite_failures.store(0, Ordering::Relaxed);
+                    log::notice("Background AOF rewrite finished successfully");
+                }
+                Err(e) => {
+                    p.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
+                    p.aof_rewrite_failures.fetch_add(1, Ordering::Relaxed);
+                    log::warning(&format!(
+                        "Background AOF rewrite terminated with error: {e}"
+                    ));
+                }
+            }
+        }
+    }
+    *p.job.lock() = None;
+}
+
+fn rewrite_job(
+    engine: &Arc<Engine>,
+    job: &Job,
+    delay: u64,
+    keep_incr: Option<String>,
+) -> io::Result<()> {
+    let p = &engine.persist;
+    let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
+    let (dir, _) = aof::paths(engine);
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
+    let written = (|| {
+        let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        if rdb_format {
+            let mut fmt =
+                snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
+            snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
+        } else {
+            let mut fmt = aof::AofFormat {
+                timestamp: engine.config.get_bool("aof-timestamp-enabled"),
+            };
+            snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
+        }
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    match keep_incr {
+        Some(incr) => p.aof.install_base(&tmp, rdb_format, &incr),
+        None if p.aof.is_on() => {
+            // The log was switched on while this rewrite was being set up:
+            // its first incr file pairs with this base.
+            let incr = p
+                .aof
+                .manifest()
+                .and_then(|(_, m)| m.incrs.last().map(|i| i.name.clone()))
+                .unwrap_or_default();
+            p.aof.install_base(&tmp, rdb_format, &incr)
+        }
+        None => {
+            // AOF off: the rewrite leaves a base and a manifest only.
+            let (dir, name) = aof::paths(engine);
+            let mut m = aof::read_manifest(&dir, &name).map_err(io::Error::other)?;
+            let seq = m.base_seq + 1;
+            let base = format!(
+                "{name}.{seq}.base.{}",
+                if rdb_format { "rdb" } else { "aof" }
+            );
+            std::fs::rename(&tmp, dir.join(&base))?;
+            let old: Vec<String> = m
+                .base
+                .iter()
+                .chain(m.incrs.iter())
+                .chain(m.history.iter())
+                .map(|f| f.name.clone())
+                .collect();
+            m = aof::Manifest {
+                base: Some(aof::ManifestFile {
+                    name: base,
+                    seq,
+                    kind: aof::FileKind::Base,
+                }),
+                base_seq: seq,
+                incr_seq: m.incr_seq,
+                ..Default::default()
+            };
+            aof::write_atomically(&dir, &format!("{name}.manifest"), m.render().as_bytes())?;
+            for f in old {
+                let _ = std::fs::remove_file(dir.join(f));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// BGSAVE / the save rules: starts a background snapshot, locking every
+/// shard for the start.
+pub fn bgsave(engine: &Arc<Engine>) -> io::Result<()> {
+    let mut locks = engine.keyspace.lock_all();
+    start_job(engine, &mut locks, JobKind::Rdb)
+}
+
+pub fn bgrewriteaof(engine: &Arc<Engine>) -> io::Result<()> {
+    let mut locks = engine.keyspace.lock_all();
+    start_job(engine, &mut locks, JobKind::AofRewrite)
+}
+
+/// Waits for the running background job to end (SHUTDOWN, tests).
+pub fn wait_job(engine: &Engine) {
+    while engine.persist.job.lock().is_some() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The periodic checks (Redis's serverCron part): the save rules, the
+/// scheduled jobs, automatic AOF rewrites.
+pub fn cron(engine: &Arc<Engine>) {
+    let p = &engine.persist;
+    if p.loading.load(Ordering::Relaxed) {
+        return;
+    }
+    let now = now_ms();
+    if p.aof_toggle_pending.swap(false, Ordering::Relaxed) {
+        if let Err(e) = config_changed(engine, &["appendonly"], false) {
+            log::warning(&format!("Switching the append-only file: {e}"));
+        }
+    }
+    if p.running().is_some() {
+        return;
+    }
+    if p.aof_rewrite_scheduled.swap(false, Ordering::Relaxed) {
+        if let Err(e) = bgrewriteaof(engine) {
+            log::warning(&format!(
+                "Can't rewrite append only file in background: {e}"
+            ));
+        }
+        return;
+    }
+    if p.bgsave_scheduled.swap(false, Ordering::Relaxed) {
+        if let Err(e) = bgsave(engine) {
+            log::warning(&format!("Can't save in background: {e}"));
+        }
+        return;
+    }
+    // save <seconds> <changes>: after a failure, retry only after 5 seconds
+    // (CONFIG_BGSAVE_RETRY_DELAY).
+    let dirty = engine.dirty.load(Ordering::Relaxed);
+    let last_save = engine.last_save_ms.load(Ordering::Relaxed);
+    let retry_ok = p.last_bgsave_ok.load(Ordering::Relaxed)
+        || now.saturating_sub(p.last_bgsave_try_ms.load(Ordering::Relaxed)) > 5000;
+    let rules = engine.config.get("save");
+    let nums: Vec<u64> = rules
+        .split_whitespace()
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    for pair in nums.chunks(2) {
+        let [secs, changes] = pair else { continue };
+        if dirty >= *changes && now.saturating_sub(last_save) >= secs * 1000 && retry_ok {
+            log::notice(&format!("{changes} changes in {secs} seconds. Saving..."));
+            if let Err(e) = bgsave(engine) {
+                log::warning(&format!("Can't save in background: {e}"));
+            }
+            return;
+        }
+    }
+    // auto-aof-rewrite-percentage / min-size.
+    if p.aof.is_on() {
+        let pct = engine.config.get_i64("auto-aof-rewrite-percentage");
+        let min = engine.config.get_i64("auto-aof-rewrite-min-size").max(0) as u64;
+        let size = p.aof.current_size.load(Ordering::Relaxed);
+        let base = p.aof.base_size.load(Ordering::Relaxed).max(1);
+        if pct > 0 && size > min {
+            let growth = (size * 100 / base).saturating_sub(100);
+            if growth >= pct as u64 {
+                log::notice(&format!(
+                    "Starting automatic rewriting of AOF on {growth}% growth"
+                ));
+                if let Err(e) = bgrewriteaof(engine) {
+                    log::warning(&format!(
+                        "Can't rewrite append only file in background: {e}"
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// What loading a snapshot stream found.
+pub struct Loaded {
+    pub offset: u64,
+    pub keys: u64,
+    pub expired: u64,
+}
+
+/// Loads RDB records into the held shards (the caller holds them all).
+/// Expired keys are skipped unless this is an AOF base (whose later
+/// commands may still refer to them, as in Redis).
+pub fn load_rdb_stream(
+    engine: &Engine,
+    locks: &mut ShardLocks<'_>,
+    input: rdb::Input<'_>,
+    aof_base: bool,
+    merge: bool,
+) -> Result<Loaded, rdb::LoadError> {
+    let limits = rdb::LoadLimits::from_config(&engine.config);
+    let mut reader = rdb::FileReader::new(input, limits)?;
+    let now = now_ms();
+    let databases = engine.keyspace.databases();
+    let shards = engine.keyspace.shard_count();
+    let mut db = 0usize;
+    let mut loaded = Loaded {
+        offset: 0,
+        keys: 0,
+        expired: 0,
+    };
+    let key_delay = engine.config.get_i64("key-load-delay");
+    loop {
+        match reader.next()? {
+            rdb::Record::Eof => break,
+            rdb::Record::SelectDb(n) => {
+                if n as usize >= databases {
+                    return reader.input.err(format!(
+                        "FATAL: Data file was created with a Redis server configured to handle more than {databases} databases. Exiting"
+                    ));
+                }
+                db = n as usize;
+            }
+            rdb::Record::ResizeDb(keys, _) => {
+                let per_shard = (keys as usize / shards).max(1);
+                for shard in locks.held_mut() {
+                    shard.dbs[db].reserve(per_shard + per_shard / 8);
+                }
+            }
+            rdb::Record::Aux(k, v) => {
+                if k == b"redis-ver" {
+                    log::notice(&format!(
+                        "Loading RDB produced by version {}",
+                        String::from_utf8_lossy(&v)
+                    ));
+                }
+            }
+            rdb::Record::Function(code) => {
+                // rdbFunctionLoad: a library that exists already fails the
+                // load unless it is a merge (DEBUG RELOAD MERGE).
+                if let Err(e) = engine.scripting.load_library(&code, merge) {
+                    let msg = format!("Failed loading library, {}", e.text());
+                    log::warning(&msg);
+                    return reader.input.err(msg);
+                }
+            }
+            rdb::Record::Key {
+                key,
+                value,
+                expire_ms,
+                idle,
+                freq,
+            } => {
+                let Some(value) = value else {
+                    log::notice(&format!(
+                        "rdbLoadObject skipping empty key: {}",
+                        String::from_utf8_lossy(&key)
+                    ));
+                    continue;
+                };
+                if let Some(at) = expire_ms {
+                    if !aof_base && at < now as i64 {
+                        loaded.expired += 1;
+                        continue;
+                    }
+                }
+                let mut obj = Object::new(value, now);
+                if let Some(at) = expire_ms {
+                    obj.expire_at = at.max(1) as u64;
+                }
+                if let Some(secs) = idle {
+                    if !crate::keyspace::object::access::lfu() {
+                        obj.set_access(crate::keyspace::object::access::idle_for(secs, now));
+                    }
+                }
+                if let Some(f) = freq {
+                    if crate::keyspace::object::access::lfu() {
+                        obj.set_access(crate::keyspace::object::access::with_counter(f, now));
+                    }
+                }
+                let h = hash_key(&key);
+                let idx = engine.keyspace.shard_of(h);
+                let d = &mut locks.shard(idx).dbs[db];
+                if d.contains(h, &key) && !merge {
+                    return reader.input.err(format!(
+                        "Duplicate key '{}' found in RDB file",
+                        String::from_utf8_lossy(&key)
+                    ));
+                }
+                let field_ttls =
+                    matches!(&obj.value, crate::keyspace::Value::Hash(hv) if hv.has_field_ttls());
+                d.insert_object(h, &key, obj);
+                if field_ttls {
+                    d.track_field_expiry(h, &key);
+                }
+                loaded.keys += 1;
+                if key_delay > 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(key_delay as u64));
+                }
+            }
+        }
+    }
+    reader.verify_checksum()?;
+    loaded.offset = reader.input.offset();
+    Ok(loaded)
+}
+
+/// Loads `dir/dbfilename` into the held shards. Ok(None) when the file
+/// does not exist.
+pub fn load_rdb_file(
+    engine: &Engine,
+    locks: &mut ShardLocks<'_>,
+    merge: bool,
+) -> Result<Option<Loaded>, String> {
+    let path = rdb_path(engine);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("Fatal error loading the DB: {e}. Exiting.")),
+    };
+    let size = file.metadata().map(|m| m.len()).ok();
+    let started = std::time::Instant::now();
+    let p = &engine.persist;
+    p.loading.store(true, Ordering::Relaxed);
+    let result = load_rdb_stream(engine, locks, rdb::Input::new(file, size), false, merge);
+    p.loading.store(false, Ordering::Relaxed);
+    match result {
+        Ok(l) => {
+            p.load_keys_loaded.store(l.keys, Ordering::Relaxed);
+            p.load_keys_expired.store(l.expired, Ordering::Relaxed);
+            log::notice(&format!(
+                "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                l.keys, l.expired
+            ));
+            log::notice(&format!(
+                "DB loaded from disk: {:.3} seconds",
+                started.elapsed().as_secs_f64()
+            ));
+            Ok(Some(l))
+        }
+        Err(e) => {
+            // Leave nothing half loaded behind.
+            for shard in locks.held_mut() {
+                for db in shard.dbs.iter_mut() {
+                    db.clear();
+                }
+            }
+            Err(format!(
+                "Internal error in RDB reading offset {}, function at rdb.rs -> {}\nFatal error loading the DB {}: {}. Exiting.",
+                e.offset,
+                e.message,
+                path.display(),
+                e.message
+            ))
+        }
+    }
+}
+
+/// Startup: loads the data (the AOF when appendonly is on and it exists,
+/// the snapshot otherwise) and opens the AOF. An error is fatal: the
+/// server must not start with less data than it was given.
+pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
+    let aof_on = engine.config.get_bool("appendonly");
+    let started = std::time::Instant::now();
+    let mut from_aof = false;
+    {
+        let mut locks = engine.keyspace.lock_all();
+        if aof_on {
+            engine.persist.loading.store(true, Ordering::Relaxed);
+            let r = aof::load_all(engine, &mut locks);
+            engine.persist.loading.store(false, Ordering::Relaxed);
+            match r {
+                Ok(true) => {
+                    from_aof = true;
+                    log::notice(&format!(
+                        "DB loaded from append only file: {:.3} seconds",
+                        started.elapsed().as_secs_f64()
+                    ));
+                }
+                Ok(false) => {}
+                Err(aof::LoadFailure(msg)) => return Err(msg),
+            }
+        }
+        if !from_aof {
+            load_rdb_file(engine, &mut locks, false)?;
+        }
+    }
+    if aof_on {
+        aof::open_on_start(engine).map_err(|e| format!("Can't open the append-only file: {e}"))?;
+    }
+    engine.dirty.store(0, Ordering::Relaxed);
+    Ok(())
+}
+
+/// CONFIG SET appendonly / appendfsync / aof-timestamp-enabled.
+pub fn config_changed(
+    engine: &Arc<Engine>,
+    names: &[&str],
+    holds_shards: bool,
+) -> Result<(), String> {
+    let p = &engine.persist;
+    for name in names {
+        if *name == "appendonly" && holds_shards {
+            // Switching needs every shard (and may wait for a running
+            // job): the cron does it once the caller has let go.
+            p.aof_toggle_pending.store(true, Ordering::Relaxed);
+            continue;
+        }
+        match *name {
+            "appendfsync" => p
+                .aof
+                .set_policy(aof::Fsync::parse(&engine.config.get("appendfsync"))),
+            "aof-timestamp-enabled" => p
+                .aof
+                .set_timestamps(engine.config.get_bool("aof-timestamp-enabled")),
+            "appendonly" => {
+                let want = engine.config.get_bool("appendonly");
+                if want && !p.aof.is_on() {
+                    // startAppendOnly: a rewrite writes the base while the
+                    // log already collects every later command.
+                    if p.running().is_some() {
+                        p.cancel(None);
+                        wait_job(engine);
+                    }
+                    let mut locks = engine.keyspace.lock_all();
+                    aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
+                    if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
+                        drop(locks);
+                        p.aof.stop();
+                        return Err(e.to_string());
+                    }
+                } else if !want && p.aof.is_on() {
+                    p.cancel(Some(JobKind::AofRewrite));
+                    wait_job(engine);
+                    p.aof.stop();
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What DEBUG RELOAD and DEBUG LOADAOF do.
+#[derive(Clone, Copy, Debug)]
+pub enum Reload {
+    /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE].
+    Rdb {
+        save: bool,
+        flush: bool,
+        merge: bool,
+    },
+    /// DEBUG LOADAOF.
+    Aof,
+}
+
+/// DEBUG RELOAD (save, empty, load the snapshot back) and DEBUG LOADAOF
+/// (write the log, empty, replay it), with every shard held. Emptying
+/// takes the function libraries too, as Redis's emptyData does.
+pub fn debug_reload(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    how: Reload,
+) -> Result<(), String> {
+    if let Reload::Rdb { save, flush, merge } = how {
+        if save {
+            save_locked(engine, locks).map_err(|e| format!("Error trying to save the DB: {e}"))?;
+        }
+        if flush {
+            flush_held(locks);
+            engine.scripting.flush_functions();
+        }
+        if let Err(e) = load_rdb_file(engine, locks, merge) {
+            log::warning(&e);
+            return Err("Error trying to load the RDB dump".into());
+        }
+        log::warning("DB reloaded by DEBUG RELOAD");
+    } else {
+        if engine.persist.aof.is_on() {
+            engine.persist.aof.flush_now().map_err(|e| e.to_string())?;
+        }
+        flush_held(locks);
+        engine.scripting.flush_functions();
+        engine.persist.loading.store(true, Ordering::Relaxed);
+        let r = aof::load_all(engine, locks);
+        engine.persist.loading.store(false, Ordering::Relaxed);
+        r.map_err(|aof::LoadFailure(m)| m)?;
+        log::warning("Append Only File loaded by DEBUG LOADAOF");
+    }
+    engine.dirty.store(0, Ordering::Relaxed);
+    Ok(())
+}
+
+fn flush_held(locks: &mut ShardLocks<'_>) {
+    for shard in locks.held_mut() {
+        for db in shard.dbs.iter_mut() {
+            // A snapshot running meanwhile keeps the old table.
+            drop(db.clear());
+        }
+    }
+}
+
+/// SHUTDOWN and SIGTERM: stop background work, write the log to disk,
+/// save a snapshot when asked to or when save rules exist.
+pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), String> {
+    let p = &engine.persist;
+    if p.running().is_some() {
+        log::warning("There is a child saving an .rdb. Killing it!");
+        p.cancel(None);
+        wait_job(engine);
+    }
+    if p.aof.is_on() {
+        log::notice("Calling fsync() on the AOF file.");
+        p.aof.flush_now().map_err(|e| e.to_string())?;
+    }
+    let save = save.unwrap_or_else(|| !engine.config.get("save").trim().is_empty());
+    if save {
+        log::notice("Saving the final RDB snapshot before exiting.");
+        let mut locks = engine.keyspace.lock_all();
+        if let Err(e) = save_locked(engine, &mut locks) {
+            log::warning(&format!("Error trying to save the DB, can't exit: {e}"));
+            return Err("Errors trying to SHUTDOWN. Check logs.".into());
+        }
+    }
+    if p.aof.is_on() {
+        p.aof.stop();
+    }
+    Ok(())
+}
+
+/// INFO persistence.
+pub fn info(engine: &Engine) -> String {
+    use std::fmt::Write as _;
+    let p = &engine.persist;
+    let job = p.job.lock().clone();
+    let now = now_ms();
+    let (rdb_running, aof_running) = match job.as_ref().map(|j| j.kind) {
+        Some(JobKind::Rdb) => (1, 0),
+        Some(JobKind::AofRewrite) => (0, 1),
+        None => (0, 0),
+    };
+    let (processed, total) = job.as_ref().map_or((0, 0), |j| {
+        (
+            j.walk.keys_processed.load(Ordering::Relaxed),
+            j.walk.keys_total,
+        )
+    });
+    let copied = if job.is_some() {
+        crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed)
+    } else {
+        0
+    };
+    let current_secs = |kind: JobKind| -> i64 {
+        match &job {
+            Some(j) if j.kind == kind => (now.saturating_sub(j.started_ms) / 1000) as i64,
+            _ => -1,
+        }
+    };
+    let ok = |b: bool| if b { "ok" } else { "err" };
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:{copied}\r\ncurrent_cow_size:{copied}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{rdb_running}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{aof_running}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        p.loading.load(Ordering::Relaxed) as u8,
+        if total > 0 { processed as f64 * 100.0 / total as f64 } else { 0.0 },
+        engine.dirty.load(Ordering::Relaxed),
+        engine.last_save_ms.load(Ordering::Relaxed) / 1000,
+        ok(p.last_bgsave_ok.load(Ordering::Relaxed)),
+        p.last_bgsave_secs.load(Ordering::Relaxed),
+        current_secs(JobKind::Rdb),
+        p.rdb_saves.load(Ordering::Relaxed),
+        p.last_copied.load(Ordering::Relaxed),
+        p.load_keys_expired.load(Ordering::Relaxed),
+        p.load_keys_loaded.load(Ordering::Relaxed),
+        p.aof.is_on() as u8,
+        p.aof_rewrite_scheduled.load(Ordering::Relaxed) as u8,
+        p.aof_last_rewrite_secs.load(Ordering::Relaxed),
+        current_secs(JobKind::AofRewrite),
+        ok(p.aof_last_rewrite_ok.load(Ordering::Relaxed)),
+        p.aof_rewrites.load(Ordering::Relaxed),
+        p.aof_rewrite_failures.load(Ordering::Relaxed),
+        ok(p.aof.last_write_ok.load(Ordering::Relaxed)),
+        p.last_aof_copied.load(Ordering::Relaxed),
+    );
+    if p.aof.is_on() {
+        let _ = write!(
+            out,
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:{}\r\n",
+            p.aof.current_size.load(Ordering::Relaxed),
+            p.aof.base_size.load(Ordering::Relaxed),
+            p.aof_rewrite_scheduled.load(Ordering::Relaxed) as u8,
+            p.aof.buffer_len(),
+            p.aof.delayed_fsync.load(Ordering::Relaxed),
+        );
+    }
+    out
+}
