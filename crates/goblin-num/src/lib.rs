@@ -81,6 +81,25 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
+/// `strtod` as SORT applies it: leading spaces allowed, the empty string
+/// is 0, trailing bytes (before any NUL) and NaN or overflow are refused.
+pub fn parse_f64_strtod(s: &[u8]) -> Option<f64> {
+    let buf = [s, b"\0"].concat();
+    let start = buf.as_ptr() as *const c_char;
+    let mut end: *mut c_char = std::ptr::null_mut();
+    // SAFETY: buf is NUL-terminated.
+    let (v, errno) = unsafe {
+        *libc::__errno_location() = 0;
+        let v = libc::strtod(start, &mut end);
+        (v, *libc::__errno_location())
+    };
+    let consumed = end as usize - start as usize;
+    if buf[consumed] != 0 || errno == libc::ERANGE || v.is_nan() {
+        return None;
+    }
+    Some(v)
+}
+
 /// printf's "%.17g", the format Redis 7.0 uses for doubles in replies.
 pub fn format_g17(v: f64, out: &mut Vec<u8>) {
     if v.is_infinite() {

@@ -12,6 +12,7 @@ pub mod lists;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -32,6 +33,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    sort::COMMANDS,
     goblin::COMMANDS,
     cell::COMMANDS,
 ];

@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use crate::blocking::{parse_timeout, BlockRequest};
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::commands::keys::{parse_cursor, parse_scan_options};
@@ -24,7 +25,7 @@ use crate::engine::Engine;
 use crate::keyspace::zset::{
     packed, AddFlags, AddOutcome, End, LexBound, LexRange, Limits, ScoreRange,
 };
-use crate::keyspace::{CompactBytes, Object, Set, Value, ZSet};
+use crate::keyspace::{CompactBytes, Object, Set, Value, ValueType, ZSet};
 use crate::protocol::ReplyWriter;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, format_g17, parse_f64, parse_i64};
@@ -105,6 +106,7 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], entries: Vec<(CompactBytes, f64)>) ->
     let z = ZSet::from_entries(entries, zset_limits(ctx.engine));
     let n = z.len();
     ctx.set_value(dst, Value::ZSet(Box::new(z)), false);
+    ctx.signal_ready(dst);
     n
 }
 
@@ -319,6 +321,7 @@ pub fn zadd(
         let now = ctx.now_ms;
         let (db, h) = ctx.locate(key);
         db.insert_new(h, key, Value::ZSet(Box::new(z)), now);
+        ctx.signal_ready(key);
     }
     let z = write_zset(ctx, key)?.expect("just created");
     let mut failed = false;
@@ -890,6 +893,79 @@ fn zmpop_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => ctx.out.null_array(),
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Blocking pops.
+
+/// BZPOPMIN / BZPOPMAX / BZMPOP (Redis's blockingGenericZpopCommand): pop
+/// from the first non-empty sorted set, else block on all the keys. With
+/// `mpop` the reply is ZMPOP's, else [key, member, score].
+fn blocking_zpop(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    keys: &[&[u8]],
+    end: End,
+    timeout: &[u8],
+    mpop: Option<usize>,
+) -> CmdResult {
+    let deadline = parse_timeout(timeout, ctx.now_ms)?;
+    for key in ctx.blocking_keys(keys) {
+        match ctx.lookup_write(key) {
+            None => continue,
+            Some(Object {
+                value: Value::ZSet(z),
+                ..
+            }) if z.is_empty() => continue,
+            Some(Object {
+                value: Value::ZSet(_),
+                ..
+            }) => {}
+            Some(_) => return Err(Error::WRONGTYPE),
+        }
+        let Some((_, popped)) = zpop(ctx, &[key], end, mpop.unwrap_or(1))? else {
+            continue;
+        };
+        match mpop {
+            Some(_) => reply_mpop(ctx.out, key, &popped),
+            None => {
+                ctx.out.array(3);
+                ctx.out.bulk(key);
+                ctx.out.bulk(&popped[0].0);
+                ctx.out.double(popped[0].1);
+            }
+        }
+        return Ok(());
+    }
+    if !ctx.may_block() {
+        ctx.out.null_array();
+        return Ok(());
+    }
+    ctx.block_on(
+        args,
+        BlockRequest {
+            keys,
+            deadline_ms: deadline,
+            value_type: ValueType::ZSet,
+        },
+    );
+    Ok(())
+}
+
+fn bzpopmin_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args.len();
+    blocking_zpop(ctx, args, &args[1..n - 1], End::Min, args[n - 1], None)
+}
+
+fn bzpopmax_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args.len();
+    blocking_zpop(ctx, args, &args[1..n - 1], End::Max, args[n - 1], None)
+}
+
+fn bzmpop_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let req = parse_zmpop(args, 2)?;
+    let keys = &args[req.first_key..req.first_key + req.numkeys];
+    blocking_zpop(ctx, args, keys, req.end, args[1], Some(req.count))
 }
 
 // ---------------------------------------------------------------------------
@@ -1766,6 +1842,45 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
         syntax: "numkeys:integer key:key... (MIN|MAX) [COUNT count:integer]",
         handler: zmpop_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "bzpopmin",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST | flag::BLOCKING,
+        keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
+        group: Group::SortedSet,
+        since: "5.0.0",
+        summary: "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        syntax: "key:key... timeout:double",
+        handler: bzpopmin_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "bzpopmax",
+        arity: -3,
+        flags: flag::WRITE | flag::FAST | flag::BLOCKING,
+        keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
+        group: Group::SortedSet,
+        since: "5.0.0",
+        summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        syntax: "key:key... timeout:double",
+        handler: bzpopmax_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "bzmpop",
+        arity: -5,
+        flags: flag::WRITE | flag::BLOCKING,
+        keys: &[KeySpec::keynum(2, RW_ACCESS_DELETE)],
+        group: Group::SortedSet,
+        since: "7.0.0",
+        summary: "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        syntax: "timeout:double numkeys:integer key:key... (MIN|MAX) [COUNT count:integer]",
+        handler: bzmpop_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
