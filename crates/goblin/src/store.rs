@@ -122,6 +122,11 @@ impl Store {
     /// A store whose data lives in `dir`, in the same files as
     /// `goblin-server --dir <dir>` keeps (snapshots and the append-only
     /// file), loaded when it opens.
+    ///
+    /// The engine of this build cannot read or write those files yet, so
+    /// after creating the directory this returns [`Error::Persistence`]:
+    /// a store that silently kept its data in memory only would lose it at
+    /// exit. Use [`Store::open_in_memory`] until then.
     pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir)?;

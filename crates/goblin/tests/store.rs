@@ -189,3 +189,14 @@ async fn concurrent_callers_share_one_keyspace() {
     }
     assert_eq!(store.execute(["GET", "n"]).await.unwrap(), bulk("3200"));
 }
+
+#[test]
+fn opening_a_directory_says_what_this_build_cannot_do() {
+    let dir = std::env::temp_dir().join(format!("goblin-store-{}", std::process::id()));
+    match Store::open(&dir) {
+        Err(Error::Persistence(text)) => assert!(text.contains("append-only"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(dir.is_dir(), "the directory is created");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
