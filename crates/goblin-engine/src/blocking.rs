@@ -46,7 +46,7 @@
 //! index, not to its data: SWAPDB leaves it in place and then signals the
 //! keys that became ready (Redis's scanDatabaseForReadyKeys).
 
-use crate::client::{ClientInfo, ClientState, ReplyMode};
+use crate::client::{ClientInfo, ClientState};
 use crate::command::table;
 use crate::engine::Engine;
 use crate::keyspace::{hash_key, CompactBytes, ShardLocks, ValueType};
@@ -388,19 +388,8 @@ impl Engine {
                 if !has_data {
                     break;
                 }
-                let mut client = ClientState {
-                    info: entry.info.clone(),
-                    db: entry.db,
-                    resp: entry.resp,
-                    authenticated: true,
-                    reply_mode: ReplyMode::On,
-                    close_after_reply: false,
-                    internal: false,
-                    multi: None,
-                    watching: None,
-                    ready_keys: Vec::new(),
-                    blocked: None,
-                };
+                let mut client =
+                    ClientState::new(entry.info.clone(), entry.db, entry.resp, true, false);
                 let mut out = ReplyWriter::new(entry.resp);
                 self.call_with(
                     &mut client,

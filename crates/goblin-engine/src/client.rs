@@ -125,9 +125,37 @@ pub struct ClientState {
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
     /// Set when the last command blocked (see `crate::blocking`).
     pub blocked: Option<Arc<crate::blocking::BlockedClient>>,
+    /// The server was out of memory when the current command started
+    /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
+    /// script's deny-oom commands are refused on it.
+    pub pre_command_oom: bool,
 }
 
 impl ClientState {
+    /// A fresh client state on database `db`, speaking RESP `resp`.
+    pub fn new(
+        info: Arc<ClientInfo>,
+        db: usize,
+        resp: u8,
+        authenticated: bool,
+        internal: bool,
+    ) -> ClientState {
+        ClientState {
+            info,
+            db,
+            resp,
+            authenticated,
+            reply_mode: ReplyMode::On,
+            close_after_reply: false,
+            internal,
+            multi: None,
+            watching: None,
+            ready_keys: Vec::new(),
+            blocked: None,
+            pre_command_oom: false,
+        }
+    }
+
     pub fn id(&self) -> u64 {
         self.info.id
     }

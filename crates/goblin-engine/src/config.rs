@@ -211,6 +211,21 @@ pub static PARAMS: &[ParamSpec] = &[
     p("list-compress-depth", int(0, INT_MAX), "0"),
     p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
     p("stream-node-max-entries", int(0, LONG_MAX), "100"),
+    // Replication safety: writes need this many good replicas (Goblin has
+    // none, so any value above 0 refuses writes, as Redis does without
+    // replicas).
+    aliased(
+        "min-replicas-to-write",
+        "min-slaves-to-write",
+        int(0, INT_MAX),
+        "0",
+    ),
+    aliased(
+        "min-replicas-max-lag",
+        "min-slaves-max-lag",
+        int(0, INT_MAX),
+        "10",
+    ),
     // Scripting.
     aliased(
         "busy-reply-threshold",
@@ -269,6 +284,8 @@ pub struct Config {
     pub busy_reply_threshold: AtomicI64,
     /// list-max-listpack-size: read by every list write.
     pub list_max_listpack_size: AtomicI64,
+    /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
+    pub min_replicas_to_write: AtomicI64,
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -437,6 +454,7 @@ impl Config {
             requirepass_set: AtomicBool::new(false),
             busy_reply_threshold: AtomicI64::new(0),
             list_max_listpack_size: AtomicI64::new(0),
+            min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
         c
@@ -460,6 +478,13 @@ impl Config {
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.list_max_listpack_size
             .store(self.get_i64("list-max-listpack-size"), Ordering::Relaxed);
+        let min_replicas = if self.get_i64("min-replicas-max-lag") != 0 {
+            self.get_i64("min-replicas-to-write")
+        } else {
+            0
+        };
+        self.min_replicas_to_write
+            .store(min_replicas, Ordering::Relaxed);
     }
 
     /// The canonical value of a parameter (by name or alias).

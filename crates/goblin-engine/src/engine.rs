@@ -8,7 +8,7 @@
 use crate::client::{ClientInfo, ClientRegistry, ClientState, ConnInfo, ReplyMode};
 use crate::command::keys::key_positions;
 use crate::command::spec::{flag, BeginSearch, CommandSpec, FindKeys};
-use crate::command::{table, Ctx};
+use crate::command::{table, Ctx, Effect};
 use crate::config::Config;
 use crate::keyspace::{Keyspace, ShardLocks};
 use crate::protocol::ReplyWriter;
@@ -51,6 +51,9 @@ pub struct Engine {
     pub watching: std::sync::atomic::AtomicUsize,
     /// Commands-per-second samples for INFO's instantaneous_ops_per_sec.
     ops_samples: parking_lot::Mutex<OpsSampler>,
+    /// Lua scripting: the interpreters, scripts, libraries, and the state
+    /// of the script in execution.
+    pub scripting: crate::scripting::Scripting,
 }
 
 /// Redis's trackInstantaneousMetric: a ring of recent rates.
@@ -76,11 +79,14 @@ impl Engine {
             .map(|_| std::char::from_digit(fastrand::u32(0..16), 16).unwrap())
             .collect();
         let (tx, _) = tokio::sync::watch::channel(None);
+        let clients = ClientRegistry::default();
+        let scripting = crate::scripting::Scripting::new(&clients);
         let engine = Arc::new(Engine {
             keyspace: Keyspace::new(databases, shards),
             stats: Stats::new(table().len()),
             config,
-            clients: ClientRegistry::default(),
+            clients,
+            scripting,
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
@@ -182,19 +188,7 @@ impl Engine {
         let authenticated = !self.config.requirepass_set.load(Ordering::Relaxed);
         Session {
             engine: self.clone(),
-            state: ClientState {
-                info,
-                db: 0,
-                resp: 2,
-                authenticated,
-                reply_mode: ReplyMode::On,
-                close_after_reply: false,
-                internal: conn.fd < 0,
-                multi: None,
-                watching: None,
-                ready_keys: Vec::new(),
-                blocked: None,
-            },
+            state: ClientState::new(info, 0, 2, authenticated, conn.fd < 0),
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
         }
@@ -211,35 +205,87 @@ impl Engine {
         argv: &[&[u8]],
         db_all: bool,
     ) -> ShardLocks<'e> {
+        self.lock_keys(spec, argv, db_all, None)
+            .expect("locking without a give-up condition always succeeds")
+    }
+
+    /// `locks_for`, giving up (None) when `give_up` turns true while it
+    /// waits for a shard.
+    pub fn lock_keys<'e>(
+        &'e self,
+        spec: &CommandSpec,
+        argv: &[&[u8]],
+        db_all: bool,
+        give_up: Option<&dyn Fn() -> bool>,
+    ) -> Option<ShardLocks<'e>> {
+        let ks = &self.keyspace;
+        let lock_set = |set: Option<Vec<usize>>| match (give_up, set) {
+            (None, None) => Some(ks.lock_all()),
+            (None, Some(v)) => Some(ks.lock_set(v)),
+            (Some(g), set) => ks.lock_polling(set, g),
+        };
         if db_all || spec.has(flag::ALL_SHARDS) {
-            return self.keyspace.lock_all();
+            return lock_set(None);
         }
         // Fast path: a single key at a fixed position.
-        if let [ks] = spec.keys {
+        if let [ks_spec] = spec.keys {
             if spec.keys_fn.is_none() {
                 if let (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }) =
-                    (ks.begin, ks.find)
+                    (ks_spec.begin, ks_spec.find)
                 {
                     return match argv.get(pos as usize) {
-                        Some(key) => self.keyspace.lock_one(self.keyspace.shard_of_key(key)),
-                        None => ShardLocks::None,
+                        Some(key) => {
+                            let idx = ks.shard_of_key(key);
+                            match give_up {
+                                None => Some(ks.lock_one(idx)),
+                                Some(g) => ks.lock_one_polling(idx, g),
+                            }
+                        }
+                        None => Some(ShardLocks::None),
                     };
                 }
             }
         }
         if spec.keys.is_empty() && spec.keys_fn.is_none() {
-            return ShardLocks::None;
+            return Some(ShardLocks::None);
         }
         match key_positions(spec, argv) {
-            Some(keys) => self.keyspace.lock_set(
+            Some(keys) => lock_set(Some(
                 keys.iter()
-                    .map(|(i, _)| self.keyspace.shard_of_key(argv[*i]))
+                    .map(|(i, _)| ks.shard_of_key(argv[*i]))
                     .collect(),
-            ),
+            )),
             // Arguments that do not fit the key specs: hold everything; the
             // command will reject them itself.
-            None => self.keyspace.lock_all(),
+            None => lock_set(None),
         }
+    }
+
+    /// Out of memory: maxmemory is set and the allocator reports more in
+    /// use (Redis's performEvictions with the noeviction policy).
+    pub fn out_of_memory(&self) -> bool {
+        let max = self.config.maxmemory.load(Ordering::Relaxed);
+        max != 0 && crate::memory::stats().allocated > max
+    }
+
+    /// Whether writes are allowed by min-replicas-to-write (Redis's
+    /// checkGoodReplicasStatus; Goblin has no replicas).
+    pub fn good_replicas_ok(&self) -> bool {
+        self.config.min_replicas_to_write.load(Ordering::Relaxed) <= 0
+    }
+
+    /// Counts a command a script tried to run and that was refused before
+    /// running (Redis's afterErrorReply plus incrCommandStatsOnError).
+    pub fn count_script_rejection(&self, stats: &ThreadStats, cmd_id: Option<usize>, err: &str) {
+        if let Some(id) = cmd_id {
+            stats.commands[id].rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        stats.error_replies.fetch_add(1, Ordering::Relaxed);
+        let code = match err.strip_prefix('-') {
+            Some(rest) => rest.split(' ').next().unwrap_or("ERR"),
+            None => "ERR",
+        };
+        self.stats.record_error(code);
     }
 
     /// Runs a resolved command with the given locks held, recording its
@@ -256,10 +302,10 @@ impl Engine {
         now_ms: u64,
         in_multi: bool,
         in_script: bool,
-    ) {
+    ) -> Vec<Effect> {
         self.call_with(
             client, out, locks, stats, cmd_id, argv, now_ms, in_multi, in_script, None,
-        );
+        )
     }
 
     /// `call`, optionally on behalf of a blocked client being served on the
@@ -278,9 +324,10 @@ impl Engine {
         in_multi: bool,
         in_script: bool,
         serving: Option<&[u8]>,
-    ) {
+    ) -> Vec<Effect> {
         let entry = table().get(cmd_id);
         let errors_before = out.errors;
+        let uncounted_before = out.errors_uncounted;
         let start = Instant::now();
         let mut ctx = Ctx {
             engine: self,
@@ -294,11 +341,13 @@ impl Engine {
             in_multi,
             in_script,
             serving,
+            effects: Vec::new(),
         };
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
         }
         let dirty = ctx.dirty;
+        let effects = std::mem::take(&mut ctx.effects);
         let elapsed = start.elapsed().as_micros() as u64;
         if dirty > 0 {
             self.dirty.fetch_add(dirty, Ordering::Relaxed);
@@ -309,10 +358,13 @@ impl Engine {
             c.calls.fetch_add(1, Ordering::Relaxed);
             stats.commands_processed.fetch_add(1, Ordering::Relaxed);
         }
-        if out.errors != errors_before {
+        if out.errors != errors_before || out.errors_uncounted != uncounted_before {
             c.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        if out.errors != errors_before {
             self.note_errors(stats, out, out.errors - errors_before);
         }
+        effects
     }
 
     fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {
@@ -462,6 +514,23 @@ impl Session {
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
+        // A script running past busy-reply-threshold: only allow-busy
+        // commands run (Redis's processCommand).
+        if !spec.has(flag::ALLOW_BUSY) {
+            if let Some(err) = engine.scripting.busy_error() {
+                self.reject_command(engine, stats, id, &err);
+                return;
+            }
+        }
+        if engine.config.maxmemory.load(Ordering::Relaxed) != 0
+            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0
+        {
+            if let Err(err) = self.check_state(engine, spec, argv) {
+                self.reject_command(engine, stats, id, &err);
+                return;
+            }
+        }
+
         if let Some(multi) = self.state.multi.as_mut() {
             if !spec.has(flag::TX_CONTROL) {
                 if spec.has(flag::NO_MULTI) {
@@ -490,10 +559,28 @@ impl Session {
 
         let mut locks = match spec.locks_fn {
             Some(f) => f(engine, &self.state, argv),
-            None => engine.locks_for(spec, argv, false),
+            None if spec.has(flag::ALLOW_BUSY) => engine.locks_for(spec, argv, false),
+            None => {
+                // Waiting behind a script: give up with BUSY once it has
+                // run too long, as if the command had arrived then.
+                let give_up = || engine.scripting.busy_error().is_some();
+                match engine.lock_keys(spec, argv, false, Some(&give_up)) {
+                    Some(l) => l,
+                    None => {
+                        let err = engine
+                            .scripting
+                            .busy_error()
+                            .unwrap_or(crate::scripting::BUSY_EVAL);
+                        self.reject_command(engine, stats, id, &err);
+                        return;
+                    }
+                }
+            }
         };
         let now = now_ms();
-        engine.call(
+        // Effects of scripts are only recorded for persistence, which
+        // collects them where it logs commands.
+        let _effects = engine.call(
             &mut self.state,
             &mut self.out,
             &mut locks,
@@ -508,6 +595,90 @@ impl Session {
 }
 
 impl Session {
+    /// The checks of Redis's processCommand that depend on the server's
+    /// state: out of memory (deny-oom commands, and anything queued inside
+    /// MULTI) and min-replicas-to-write (write commands). Scripts count
+    /// with the flags they declare; EXEC with those of its queue.
+    fn check_state(
+        &mut self,
+        engine: &Engine,
+        spec: &CommandSpec,
+        argv: &[&[u8]],
+    ) -> Result<(), Error> {
+        let is_exec = spec.name == "exec" && spec.has(flag::TX_CONTROL);
+        let is_script =
+            spec.group == crate::command::Group::Scripting && spec.has(flag::ALL_SHARDS);
+        let mut flags = spec.flags;
+        if is_script {
+            flags =
+                crate::commands::scripting::script_command_flags(engine, spec.name, argv, flags);
+        }
+        if is_exec {
+            if let Some(multi) = &self.state.multi {
+                let t = table();
+                for q in &multi.commands {
+                    let qspec = t.get(q.id).spec;
+                    let mut f = qspec.flags;
+                    if qspec.group == crate::command::Group::Scripting
+                        && qspec.has(flag::ALL_SHARDS)
+                    {
+                        let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
+                        f = crate::commands::scripting::script_command_flags(
+                            engine, qspec.name, &qargv, f,
+                        );
+                    }
+                    flags |= f & (flag::DENYOOM | flag::WRITE);
+                }
+            }
+        }
+        if engine.config.maxmemory.load(Ordering::Relaxed) != 0 {
+            let oom = engine.out_of_memory();
+            let mut reject = flags & flag::DENYOOM != 0;
+            // Queueing may use any amount of memory: inside MULTI only
+            // EXEC, DISCARD, QUIT and RESET pass.
+            if self.state.multi.is_some()
+                && !matches!(spec.name, "exec" | "discard" | "quit" | "reset")
+            {
+                reject = true;
+            }
+            if oom && reject {
+                return Err(Error::constant(
+                    "OOM command not allowed when used memory > 'maxmemory'.",
+                ));
+            }
+            if is_script || is_exec {
+                self.state.pre_command_oom = oom;
+            }
+        } else {
+            self.state.pre_command_oom = false;
+        }
+        if flags & flag::WRITE != 0 && !engine.good_replicas_ok() {
+            return Err(Error::constant(
+                "NOREPLICAS Not enough good replicas to write.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Redis's rejectCommand: the error, and inside MULTI a doomed
+    /// transaction; EXEC itself discards the transaction with EXECABORT.
+    fn reject_command(&mut self, engine: &Engine, stats: &ThreadStats, id: usize, err: &Error) {
+        let spec = table().get(id).spec;
+        if self.state.multi.is_some() && spec.name == "exec" && spec.has(flag::TX_CONTROL) {
+            self.state.multi = None;
+            self.state.info.in_multi.store(false, Ordering::Relaxed);
+            self.state.info.multi_len.store(0, Ordering::Relaxed);
+            crate::commands::transactions::unwatch_all(engine, &mut self.state, None);
+            let abort = Error::raw(format!(
+                "EXECABORT Transaction discarded because of: {}",
+                err.text()
+            ));
+            engine.reject(stats, &mut self.out, Some(id), &abort);
+            return;
+        }
+        self.reject(engine, stats, Some(id), err);
+    }
+
     /// A command refused before running; inside MULTI it also dooms the
     /// transaction (Redis's flagTransaction).
     fn reject(&mut self, engine: &Engine, stats: &ThreadStats, cmd_id: Option<usize>, err: &Error) {

@@ -17,6 +17,7 @@
 //! - [`protocol`]: the RESP request parser and the reply writer.
 //! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
 //!   timed out and unblocked.
+//! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
@@ -33,6 +34,7 @@ pub mod keyspace;
 pub mod log;
 pub mod memory;
 pub mod protocol;
+pub mod scripting;
 pub mod stats;
 pub mod util;
 

@@ -87,3 +87,15 @@ pub fn notice(msg: &str) {
 pub fn warning(msg: &str) {
     write(3, '#', msg);
 }
+
+/// A line at Redis's level 0 (debug) to 3 (warning): the form the engine's
+/// scripts log through (redis.log).
+pub fn at_level(level: u8, msg: &str) {
+    let mark = match level {
+        0 => '.',
+        1 => '-',
+        2 => '*',
+        _ => '#',
+    };
+    write(level.min(3), mark, msg);
+}

@@ -35,6 +35,7 @@ fn main() {
         }
     };
     log::configure(&config.get("logfile"), &config.get("loglevel"));
+    goblin_engine::scripting::set_log_sink(log::at_level);
     let dir = config.get("dir");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("Can't create the data directory '{dir}': {e}");

@@ -18,6 +18,16 @@ use crate::protocol::ReplyWriter;
 use crate::stats::ThreadStats;
 use crate::Error;
 
+/// A write command a script performed, recorded when the engine is asked
+/// to (`Scripting::record_effects`), so that persistence can log a script
+/// as its effects rather than as the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effect {
+    /// The database the command ran against.
+    pub db: usize,
+    pub argv: Vec<Vec<u8>>,
+}
+
 /// Everything a running command may touch: the engine, the calling
 /// client's state, the reply buffer, and the shards it holds.
 pub struct Ctx<'a, 'l> {
@@ -41,6 +51,10 @@ pub struct Ctx<'a, 'l> {
     /// served: the key that became ready. A blocking command then takes its
     /// data from this key only, and never blocks again.
     pub serving: Option<&'a [u8]>,
+    /// Write commands run by scripts within this command, in order; empty
+    /// unless effects are recorded (see `Effect`). `Engine::call` hands
+    /// them to its caller.
+    pub effects: Vec<Effect>,
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {

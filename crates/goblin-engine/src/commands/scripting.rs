@@ -1,41 +1,796 @@
-//! Scripting commands. Only FUNCTION FLUSH exists so far: with no way to
-//! load functions yet, the function library is always empty.
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO,
+//! SCRIPT and FUNCTION (Redis's eval.c and functions.c). The Lua host is
+//! in `crate::scripting`; this file parses arguments and replies.
+//!
+//! The commands that run scripts hold every shard (`flag::ALL_SHARDS`):
+//! a script may touch any key, and nothing may interleave with it.
 
-use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
+use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
+use crate::scripting::eval::{self, normalize_sha, parse_numkeys, Invocation};
+use crate::scripting::functions::RestorePolicy;
+use crate::scripting::ScriptFlags;
+use crate::util::glob::glob_match;
 use crate::Error;
 
+const NOSCRIPT: Error = Error::constant("NOSCRIPT No matching script. Please use EVAL.");
+
+fn not_from_script() -> Error {
+    Error::err("This Redis command is not allowed from script")
+}
+
+/// Redis's addReplySubcommandSyntaxError.
+fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> Error {
+    let sub = String::from_utf8_lossy(&args[1][..args[1].len().min(128)]).into_owned();
+    Error::err(format_args!(
+        "unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// EVAL and friends
+
+/// EVAL / EVALSHA / EVAL_RO / EVALSHA_RO (evalGenericCommand).
+fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdResult {
+    if ctx.in_script {
+        return Err(not_from_script());
+    }
+    if evalsha && args[1].len() != 40 {
+        return Err(NOSCRIPT);
+    }
+    let numkeys = parse_numkeys(args, Error::NOT_INTEGER)?;
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    let vms = &mut *vms;
+    let sha = if evalsha {
+        let sha = normalize_sha(args[1]).ok_or(NOSCRIPT)?;
+        if !vms.eval.scripts.contains_key(&sha) {
+            return Err(NOSCRIPT);
+        }
+        sha
+    } else {
+        let before = vms.eval.scripts.len();
+        let sha = vms.eval.create(args[1])?;
+        if vms.eval.scripts.len() != before {
+            engine.scripting.refresh_stats(vms);
+        }
+        sha
+    };
+    let script = &vms.eval.scripts[&sha];
+    let inv = Invocation {
+        func_ref: script.func_ref,
+        keys: &args[3..3 + numkeys],
+        args: &args[3 + numkeys..],
+        flags: script.flags,
+        ro,
+        name: std::str::from_utf8(&sha).unwrap_or(""),
+    };
+    eval::run(ctx, &mut vms.eval.host, inv, args)
+}
+
+fn eval_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    eval_generic(ctx, args, false, false)
+}
+
+fn evalsha_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    eval_generic(ctx, args, true, false)
+}
+
+fn eval_ro_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    eval_generic(ctx, args, false, true)
+}
+
+fn evalsha_ro_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    eval_generic(ctx, args, true, true)
+}
+
+/// FCALL / FCALL_RO (fcallCommandGeneric).
+fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
+    if ctx.in_script {
+        return Err(not_from_script());
+    }
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    let vms = &mut *vms;
+    let f = vms
+        .functions
+        .find(args[1])
+        .ok_or_else(|| Error::err("Function not found"))?;
+    let numkeys = parse_numkeys(args, Error::err("Bad number of keys provided"))?;
+    let (func_ref, flags, name) = (f.func_ref, f.flags, f.name.clone());
+    let inv = Invocation {
+        func_ref,
+        keys: &args[3..3 + numkeys],
+        args: &args[3 + numkeys..],
+        flags,
+        ro,
+        name: &name,
+    };
+    eval::run(ctx, &mut vms.functions.host, inv, args)
+}
+
+fn fcall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    fcall_generic(ctx, args, false)
+}
+
+fn fcall_ro_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    fcall_generic(ctx, args, true)
+}
+
+/// The flags a script command runs under, from its script's declared
+/// flags when known (Redis's evalGetCommandFlags / fcallGetCommandFlags):
+/// the dispatcher's OOM and write checks use them.
+pub fn script_command_flags(
+    engine: &crate::Engine,
+    cmd: &'static str,
+    args: &[&[u8]],
+    cmd_flags: u32,
+) -> u32 {
+    let Some(target) = args.get(1) else {
+        return cmd_flags;
+    };
+    match cmd {
+        "eval" | "eval_ro" => match eval::parse_shebang(target) {
+            Ok((f, _)) => f.command_flags(cmd_flags),
+            Err(_) => cmd_flags,
+        },
+        "evalsha" | "evalsha_ro" => {
+            let Some(sha) = normalize_sha(target) else {
+                return cmd_flags;
+            };
+            match engine.scripting.lock() {
+                Ok(vms) => vms
+                    .eval
+                    .scripts
+                    .get(&sha)
+                    .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags)),
+                Err(_) => cmd_flags,
+            }
+        }
+        "fcall" | "fcall_ro" => match engine.scripting.lock() {
+            Ok(vms) => vms
+                .functions
+                .find(target)
+                .map_or(cmd_flags, |f| f.flags.command_flags(cmd_flags)),
+            Err(_) => cmd_flags,
+        },
+        _ => cmd_flags,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SCRIPT
+
+fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    let sha = vms.eval.create(args[2])?;
+    engine.scripting.refresh_stats(&mut vms);
+    ctx.out.bulk(&sha);
+    Ok(())
+}
+
+fn script_exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let vms = ctx.engine.scripting.lock()?;
+    ctx.out.array(args.len() - 2);
+    for a in &args[2..] {
+        // Redis looks the argument up as given (its dict ignores case).
+        let found = normalize_sha(a).is_some_and(|s| vms.eval.scripts.contains_key(&s));
+        ctx.out.int(found as i64);
+    }
+    Ok(())
+}
+
+fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args.get(2).map(|a| a.to_ascii_lowercase()) {
+        None if args.len() == 2 => {}
+        Some(m) if args.len() == 3 && (m == b"sync" || m == b"async") => {}
+        _ => return Err(Error::err("SCRIPT FLUSH only support SYNC|ASYNC option")),
+    }
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    vms.eval.reset(&engine.clients);
+    engine.scripting.refresh_stats(&mut vms);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.engine.scripting.kill(true)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn script_debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args[2].to_ascii_lowercase().as_slice() {
+        b"no" => {
+            ctx.out.ok();
+            Ok(())
+        }
+        // The Lua debugger (LDB) is not available.
+        b"yes" | b"sync" => Err(Error::err("SCRIPT DEBUG is not supported by this server")),
+        _ => Err(Error::err("Use SCRIPT DEBUG YES/SYNC/NO")),
+    }
+}
+
+fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "SCRIPT",
+        &[
+            "DEBUG (YES|SYNC|NO)",
+            "    Set the debug mode for subsequent scripts executed.",
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the scripts cache.",
+            "    * SYNC: Synchronously flush the scripts cache.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// FUNCTION
+
+fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut replace = false;
+    let mut pos = 2;
+    while pos < args.len() - 1 {
+        if args[pos].eq_ignore_ascii_case(b"replace") {
+            replace = true;
+            pos += 1;
+            continue;
+        }
+        return Err(Error::err(format_args!(
+            "Unknown option given: {}",
+            String::from_utf8_lossy(args[pos])
+        )));
+    }
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    let name = vms.functions.load(args[pos], replace)?;
+    engine.scripting.refresh_stats(&mut vms);
+    ctx.add_dirty(1);
+    ctx.out.bulk_str(&name);
+    Ok(())
+}
+
+fn function_delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    vms.functions.delete(args[2])?;
+    engine.scripting.refresh_stats(&mut vms);
+    ctx.add_dirty(1);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut with_code = false;
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let a = args[i];
+        if !with_code && a.eq_ignore_ascii_case(b"withcode") {
+            with_code = true;
+            i += 1;
+            continue;
+        }
+        if pattern.is_none() && a.eq_ignore_ascii_case(b"libraryname") {
+            if i >= args.len() - 1 {
+                return Err(Error::err("library name argument was not given"));
+            }
+            pattern = Some(args[i + 1]);
+            i += 2;
+            continue;
+        }
+        return Err(Error::err(format_args!(
+            "Unknown argument {}",
+            String::from_utf8_lossy(a)
+        )));
+    }
+    let vms = ctx.engine.scripting.lock()?;
+    let libs: Vec<_> = vms
+        .functions
+        .libraries
+        .iter()
+        .filter(|l| pattern.is_none_or(|p| glob_match(p, l.name.as_bytes(), true)))
+        .collect();
+    let out = &mut *ctx.out;
+    out.array(libs.len());
+    for lib in libs {
+        out.map(if with_code { 4 } else { 3 });
+        out.bulk_str("library_name");
+        out.bulk_str(&lib.name);
+        out.bulk_str("engine");
+        out.bulk_str("LUA");
+        out.bulk_str("functions");
+        out.array(lib.functions.len());
+        for f in &lib.functions {
+            out.map(3);
+            out.bulk_str("name");
+            out.bulk_str(&f.name);
+            out.bulk_str("description");
+            match &f.desc {
+                Some(d) => out.bulk(d),
+                None => out.null(),
+            }
+            out.bulk_str("flags");
+            reply_flags(out, f.flags);
+        }
+        if with_code {
+            out.bulk_str("library_code");
+            out.bulk(&lib.code);
+        }
+    }
+    Ok(())
+}
+
+fn reply_flags(out: &mut crate::protocol::ReplyWriter, flags: ScriptFlags) {
+    let names: Vec<&str> = ScriptFlags::NAMES
+        .iter()
+        .filter(|(f, _)| flags.has(*f))
+        .map(|(_, n)| *n)
+        .collect();
+    out.set(names.len());
+    for n in names {
+        out.simple(n);
+    }
+}
+
+fn function_dump(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let vms = ctx.engine.scripting.lock()?;
+    ctx.out.bulk(&vms.functions.dump());
+    Ok(())
+}
+
+fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(subcommand_syntax_error(args, "FUNCTION"));
+    }
+    let policy = match args.get(3).map(|a| a.to_ascii_lowercase()) {
+        None => RestorePolicy::Append,
+        Some(p) if p == b"append" => RestorePolicy::Append,
+        Some(p) if p == b"replace" => RestorePolicy::Replace,
+        Some(p) if p == b"flush" => RestorePolicy::Flush,
+        Some(_) => {
+            return Err(Error::err(
+                "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ))
+        }
+    };
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    let r = vms.functions.restore(args[2], policy);
+    engine.scripting.refresh_stats(&mut vms);
+    r?;
+    ctx.add_dirty(1);
+    ctx.out.ok();
+    Ok(())
+}
+
 fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(subcommand_syntax_error(args, "FUNCTION"));
+    }
     match args.get(2).map(|a| a.to_ascii_lowercase()) {
         None => {}
         Some(m) if m == b"async" || m == b"sync" => {}
         Some(_) => return Err(Error::err("FUNCTION FLUSH only supports SYNC|ASYNC option")),
     }
+    let engine = ctx.engine;
+    let mut vms = engine.scripting.lock()?;
+    vms.functions.flush();
+    engine.scripting.refresh_stats(&mut vms);
+    ctx.add_dirty(1);
     ctx.out.ok();
     Ok(())
 }
 
-static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[CommandSpec {
-    name: "flush",
-    arity: -2,
-    flags: flag::WRITE | flag::NOSCRIPT,
-    group: Group::Scripting,
-    since: "7.0.0",
-    summary: "Deletes all libraries and functions.",
-    complexity: "O(N) where N is the number of functions deleted",
-    syntax: "[ASYNC|SYNC]",
-    tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
-    handler: function_flush,
-    ..CommandSpec::DEFAULT
-}];
+fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let scripting = &ctx.engine.scripting;
+    if scripting.running_eval() {
+        return Err(crate::scripting::BUSY_EVAL);
+    }
+    let out = &mut *ctx.out;
+    out.map(2);
+    out.bulk_str("running_script");
+    match scripting.running_function() {
+        None => out.null(),
+        Some(run) => {
+            out.map(3);
+            out.bulk_str("name");
+            out.bulk_str(&run.name);
+            out.bulk_str("command");
+            out.array(run.argv.len());
+            for a in &run.argv {
+                out.bulk(a);
+            }
+            out.bulk_str("duration_ms");
+            out.int(run.start.elapsed().as_millis() as i64);
+        }
+    }
+    out.bulk_str("engines");
+    out.map(1);
+    out.bulk_str("LUA");
+    out.map(2);
+    let st = &scripting.stats;
+    out.bulk_str("libraries_count");
+    out.int(st.libraries.load(std::sync::atomic::Ordering::Relaxed) as i64);
+    out.bulk_str("functions_count");
+    out.int(st.functions.load(std::sync::atomic::Ordering::Relaxed) as i64);
+    Ok(())
+}
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
-    name: "function",
-    arity: -2,
-    group: Group::Scripting,
-    since: "7.0.0",
-    summary: "A container for function commands.",
-    complexity: "Depends on subcommand.",
-    subcommands: FUNCTION_SUBCOMMANDS,
-    ..CommandSpec::DEFAULT
-}];
+fn function_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.engine.scripting.kill(false)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "FUNCTION",
+        &[
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+            "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+            "      in case of functions name collision with another library).",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+const RUN_FLAGS: u32 = flag::NOSCRIPT
+    | flag::SKIP_MONITOR
+    | flag::MAY_REPLICATE
+    | flag::NO_MANDATORY_KEYS
+    | flag::STALE
+    | flag::ALL_SHARDS;
+const RUN_RO_FLAGS: u32 = flag::NOSCRIPT
+    | flag::SKIP_MONITOR
+    | flag::NO_MANDATORY_KEYS
+    | flag::STALE
+    | flag::READONLY
+    | flag::ALL_SHARDS;
+
+const RW_KEYS: &[KeySpec] = &[KeySpec::keynum(
+    2,
+    kflag::RW | kflag::ACCESS | kflag::UPDATE,
+)];
+const RO_KEYS: &[KeySpec] = &[KeySpec::keynum(2, kflag::RO | kflag::ACCESS)];
+
+static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "debug",
+        arity: 3,
+        flags: flag::NOSCRIPT,
+        group: Group::Scripting,
+        since: "3.2.0",
+        summary: "Set the debug mode for executed scripts.",
+        syntax: "YES|SYNC|NO",
+        handler: script_debug,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "exists",
+        arity: -3,
+        flags: flag::NOSCRIPT,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Check existence of scripts in the script cache.",
+        complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+        syntax: "sha1:string...",
+        tips: &["request_policy:all_shards", "response_policy:agg_logical_and"],
+        handler: script_exists,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "flush",
+        arity: -2,
+        flags: flag::NOSCRIPT,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Remove all the scripts from the script cache.",
+        complexity: "O(N) with N being the number of scripts in cache",
+        syntax: "[ASYNC|SYNC]",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: script_flush,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Scripting,
+        since: "5.0.0",
+        summary: "Show helpful text about the different subcommands",
+        handler: script_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "kill",
+        arity: 2,
+        flags: flag::NOSCRIPT | flag::ALLOW_BUSY,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Kill the script currently in execution.",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"],
+        handler: script_kill,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "load",
+        arity: 3,
+        flags: flag::NOSCRIPT | flag::STALE,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Load the specified Lua script into the script cache.",
+        complexity: "O(N) with N being the length in bytes of the script body.",
+        syntax: "script:string",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: script_load,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "delete",
+        arity: 3,
+        flags: flag::NOSCRIPT | flag::WRITE,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Delete a function by name",
+        syntax: "library-name:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: function_delete,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "dump",
+        arity: 2,
+        flags: flag::NOSCRIPT,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Dump all functions into a serialized binary payload",
+        complexity: "O(N) where N is the number of functions",
+        handler: function_dump,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "flush",
+        arity: -2,
+        flags: flag::NOSCRIPT | flag::WRITE,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Deleting all functions",
+        complexity: "O(N) where N is the number of functions deleted",
+        syntax: "[ASYNC|SYNC]",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: function_flush,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Show helpful text about the different subcommands",
+        handler: function_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "kill",
+        arity: 2,
+        flags: flag::NOSCRIPT | flag::ALLOW_BUSY,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Kill the function currently in execution.",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"],
+        handler: function_kill,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "list",
+        arity: -2,
+        flags: flag::NOSCRIPT,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "List information about all the functions",
+        complexity: "O(N) where N is the number of functions",
+        syntax: "[LIBRARYNAME library-name-pattern:string] [WITHCODE]",
+        tips: &["nondeterministic_output_order"],
+        handler: function_list,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "load",
+        arity: -3,
+        flags: flag::NOSCRIPT | flag::WRITE | flag::DENYOOM,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Create a function with the given arguments (name, code, description)",
+        complexity: "O(1) (considering compilation time is redundant)",
+        syntax: "[REPLACE] function-code:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: function_load,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "restore",
+        arity: -3,
+        flags: flag::NOSCRIPT | flag::WRITE | flag::DENYOOM,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Restore all the functions on the given payload",
+        complexity: "O(N) where N is the number of functions on the payload",
+        syntax: "serialized-value:string [FLUSH|APPEND|REPLACE]",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: function_restore,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "stats",
+        arity: 2,
+        flags: flag::NOSCRIPT | flag::ALLOW_BUSY,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary:
+            "Return information about the function currently running (name, description, duration)",
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ],
+        handler: function_stats,
+        ..CommandSpec::DEFAULT
+    },
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "eval",
+        arity: -3,
+        flags: RUN_FLAGS,
+        keys: RW_KEYS,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Execute a Lua script server side",
+        complexity: "Depends on the script that is executed.",
+        syntax: "script:string numkeys:integer [key:key...] [arg:string...]",
+        handler: eval_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "evalsha",
+        arity: -3,
+        flags: RUN_FLAGS,
+        keys: RW_KEYS,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "Execute a Lua script server side",
+        complexity: "Depends on the script that is executed.",
+        syntax: "sha1:string numkeys:integer [key:key...] [arg:string...]",
+        handler: evalsha_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "eval_ro",
+        arity: -3,
+        flags: RUN_RO_FLAGS,
+        keys: RO_KEYS,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Execute a read-only Lua script server side",
+        complexity: "Depends on the script that is executed.",
+        syntax: "script:string numkeys:integer [key:key...] [arg:string...]",
+        handler: eval_ro_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "evalsha_ro",
+        arity: -3,
+        flags: RUN_RO_FLAGS,
+        keys: RO_KEYS,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Execute a read-only Lua script server side",
+        complexity: "Depends on the script that is executed.",
+        syntax: "sha1:string numkeys:integer [key:key...] [arg:string...]",
+        handler: evalsha_ro_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "fcall",
+        arity: -3,
+        flags: RUN_FLAGS,
+        keys: RW_KEYS,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Invoke a function",
+        complexity: "Depends on the function that is executed.",
+        syntax: "function:string numkeys:integer [key:key...] [arg:string...]",
+        handler: fcall_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "fcall_ro",
+        arity: -3,
+        flags: RUN_RO_FLAGS,
+        keys: RO_KEYS,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "Invoke a read-only function",
+        complexity: "Depends on the function that is executed.",
+        syntax: "function:string numkeys:integer [key:key...] [arg:string...]",
+        handler: fcall_ro_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "script",
+        arity: -2,
+        group: Group::Scripting,
+        since: "2.6.0",
+        summary: "A container for Lua scripts management commands",
+        complexity: "Depends on subcommand.",
+        subcommands: SCRIPT_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "function",
+        arity: -2,
+        group: Group::Scripting,
+        since: "7.0.0",
+        summary: "A container for function commands",
+        complexity: "Depends on subcommand.",
+        subcommands: FUNCTION_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -127,6 +127,13 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             _ => return Err(Error::SYNTAX),
         }
     }
+    // While a script runs too long only SHUTDOWN NOSAVE may stop the
+    // server (its data may be half changed).
+    if mode != ShutdownMode::NoSave {
+        if let Some(busy) = ctx.engine.scripting.busy_error() {
+            return Err(busy);
+        }
+    }
     ctx.engine.request_shutdown(mode);
     // Redis closes the connection without a reply when the shutdown proceeds.
     ctx.client.close_after_reply = true;
@@ -149,6 +156,28 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "cluster",
     "keyspace",
 ];
+
+/// The scripting lines of INFO memory, from figures the scripting engine
+/// publishes (readable while a script runs).
+fn scripting_memory_info(engine: &crate::Engine) -> String {
+    let st = &engine.scripting.stats;
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let vm_eval = get(&st.eval_vm_memory);
+    let vm_functions = get(&st.functions_vm_memory);
+    let scripts_eval = get(&st.cached_scripts_memory);
+    let functions = get(&st.functions_memory);
+    format!(
+        "used_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{functions}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
+        human_bytes(vm_eval),
+        get(&st.cached_scripts),
+        get(&st.functions),
+        get(&st.libraries),
+        vm_eval + vm_functions,
+        human_bytes(vm_eval + vm_functions),
+        scripts_eval + functions,
+        human_bytes(scripts_eval + functions),
+    )
+}
 
 fn human_bytes(n: u64) -> String {
     let n = n as f64;
@@ -244,7 +273,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         };
         let _ = write!(
             out,
-            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:0B\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\nnumber_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:0\r\nused_memory_vm_total_human:0B\r\nused_memory_functions:0\r\nused_memory_scripts:0\r\nused_memory_scripts_human:0B\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
             mem.allocated,
             human_bytes(mem.allocated),
             mem.resident,
@@ -260,6 +289,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             mem.resident,
             crate::memory::total_system_memory(),
             human_bytes(crate::memory::total_system_memory()),
+            scripting_memory_info(engine),
             maxmemory,
             human_bytes(maxmemory),
             engine.config.get("maxmemory-policy"),
@@ -939,7 +969,10 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .config
                 .list_max_listpack_size
                 .load(Ordering::Relaxed);
-            let Some(obj) = ctx.lookup_no_touch(args[2]) else {
+            // Redis reads the table directly: an expired key not yet
+            // deleted is still there.
+            let (db, h) = ctx.locate(args[2]);
+            let Some(obj) = db.get_raw(h, args[2]) else {
                 return Err(Error::NO_SUCH_KEY);
             };
             let mut text = format!(
@@ -1002,10 +1035,15 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
         (b"protocol", 3) => debug_protocol(ctx, args[2])?,
-        (b"quicklist-packed-threshold", 3)
-        | (b"stringmatch-len", _)
-        | (b"change-repl-id", 2)
-        | (b"set-disable-deny-scripts", 3) => {
+        (b"set-disable-deny-scripts", 3) => {
+            let on = crate::util::number::parse_i64(args[2]).unwrap_or(0) != 0;
+            ctx.engine
+                .scripting
+                .disable_deny_script
+                .store(on, std::sync::atomic::Ordering::Relaxed);
+            ctx.out.ok();
+        }
+        (b"quicklist-packed-threshold", 3) | (b"stringmatch-len", _) | (b"change-repl-id", 2) => {
             // Tunables of Redis's own encodings: accepted, nothing to change.
             ctx.out.ok();
         }

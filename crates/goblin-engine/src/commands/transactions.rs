@@ -153,7 +153,7 @@ fn exec_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(multi.commands.len());
     for q in &multi.commands {
         let argv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
-        ctx.engine.call(
+        let effects = ctx.engine.call(
             ctx.client,
             ctx.out,
             ctx.locks,
@@ -164,6 +164,7 @@ fn exec_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             true,
             ctx.in_script,
         );
+        ctx.effects.extend(effects);
     }
     Ok(())
 }

@@ -241,6 +241,12 @@ impl Db {
         }
     }
 
+    /// The object at a key, expired or not (DEBUG OBJECT looks at the
+    /// table as it is, like Redis's dictFind).
+    pub fn get_raw(&self, hash: u64, key: &[u8]) -> Option<&Object> {
+        self.keys.get(hash, key)
+    }
+
     /// Whether a key is present and expired (not yet deleted).
     pub fn is_expired_key(&self, hash: u64, key: &[u8], now_ms: u64) -> bool {
         self.keys

@@ -130,7 +130,80 @@ impl Keyspace {
     pub fn lock_one(&self, idx: usize) -> ShardLocks<'_> {
         ShardLocks::One(idx, self.shards[idx].lock())
     }
+
+    /// `lock_one` that gives up as `lock_polling` does.
+    #[inline]
+    pub fn lock_one_polling(
+        &self,
+        idx: usize,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<ShardLocks<'_>> {
+        if let Some(g) = self.shards[idx].try_lock() {
+            return Some(ShardLocks::One(idx, g));
+        }
+        self.lock_polling(Some(vec![idx]), give_up)
+    }
+
+    /// Like `lock_set` (or `lock_all` when `idx` is None), but gives up,
+    /// releasing what it holds, as soon as `give_up` says so while it
+    /// waits. A command queued behind a script uses this to answer BUSY
+    /// once the script runs too long, instead of waiting for it.
+    pub fn lock_polling(
+        &self,
+        idx: Option<Vec<usize>>,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<ShardLocks<'_>> {
+        let acquire = |i: usize| -> Option<MutexGuard<'_, Shard>> {
+            if let Some(g) = self.shards[i].try_lock() {
+                return Some(g);
+            }
+            let mut released = false;
+            loop {
+                if give_up() {
+                    return None;
+                }
+                if let Some(g) = self.shards[i].try_lock_for(LOCK_POLL) {
+                    return Some(g);
+                }
+                if !released {
+                    // A long wait (behind a script): let the runtime serve
+                    // other clients meanwhile.
+                    released = true;
+                    crate::util::blocking::release_worker();
+                }
+            }
+        };
+        let idx = match idx {
+            None => {
+                let mut guards = Vec::with_capacity(self.shards.len());
+                for i in 0..self.shards.len() {
+                    guards.push((i, acquire(i)?));
+                }
+                return Some(ShardLocks::Many { guards, all: true });
+            }
+            Some(mut idx) => {
+                idx.sort_unstable();
+                idx.dedup();
+                idx
+            }
+        };
+        Some(match idx.len() {
+            0 => ShardLocks::None,
+            1 => ShardLocks::One(idx[0], acquire(idx[0])?),
+            _ => {
+                let all = idx.len() == self.shards.len();
+                let mut guards = Vec::with_capacity(idx.len());
+                for i in idx {
+                    guards.push((i, acquire(i)?));
+                }
+                ShardLocks::Many { guards, all }
+            }
+        })
+    }
 }
+
+/// How long a lock waiter sleeps between looks at its give-up condition.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The shards a running command holds. Commands reach keys only through
 /// this, so touching a key whose shard is not held is caught at once.

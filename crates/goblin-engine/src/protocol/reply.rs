@@ -14,6 +14,10 @@ pub struct ReplyWriter {
     resp3: bool,
     /// Errors written so far (the dispatcher counts failed calls from it).
     pub errors: u64,
+    /// Errors written that were already counted in the error statistics
+    /// where they arose (a script passing on a command's error): they make
+    /// the call failed without being counted twice.
+    pub errors_uncounted: u64,
     /// The code of the last error (text up to the first space), for INFO errorstats.
     pub last_error_code: Option<String>,
 }
@@ -84,6 +88,18 @@ impl ReplyWriter {
         self.buf.extend_from_slice(b"\r\n");
         let code = msg.split(' ').next().unwrap_or("ERR");
         self.last_error_code = Some(code.to_string());
+    }
+
+    /// An error reply already counted in the error statistics (see
+    /// `errors_uncounted`).
+    pub fn error_uncounted(&mut self, msg: &str) {
+        self.errors_uncounted += 1;
+        self.buf.push(b'-');
+        self.buf.extend(
+            msg.bytes()
+                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+        );
+        self.buf.extend_from_slice(b"\r\n");
     }
 
     #[inline]

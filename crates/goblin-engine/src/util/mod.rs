@@ -1,6 +1,7 @@
 //! Small pieces shared by many commands: Redis's number parsing and
 //! formatting, glob matching, and the clock.
 
+pub mod blocking;
 pub mod glob;
 pub mod number;
 pub mod time;

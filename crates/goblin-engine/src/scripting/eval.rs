@@ -1,0 +1,453 @@
+//! EVAL scripts (Redis's eval.c): the script cache, shebang flags, and the
+//! invocation of a compiled script or function (luaCallFunction), shared
+//! with FCALL.
+
+use super::convert;
+use super::host::{Host, RunCtx, VmKind};
+use super::lua::*;
+use super::{sandbox, RunInfo};
+use crate::client::ClientRegistry;
+use crate::command::Ctx;
+use crate::Error;
+use mlua::ffi::{self, lua_State};
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Script flags (Redis's SCRIPT_FLAG_*), from an EVAL shebang or
+/// register_function's `flags`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScriptFlags(pub u32);
+
+impl ScriptFlags {
+    pub const NO_WRITES: u32 = 1 << 0;
+    pub const ALLOW_OOM: u32 = 1 << 1;
+    pub const ALLOW_STALE: u32 = 1 << 2;
+    pub const NO_CLUSTER: u32 = 1 << 3;
+    /// A script without shebang: Redis's backwards-compatible mode.
+    pub const EVAL_COMPAT_MODE: u32 = 1 << 4;
+    pub const ALLOW_CROSS_SLOT: u32 = 1 << 5;
+
+    /// Names, in Redis's order (scripts_flags_def).
+    pub const NAMES: &'static [(u32, &'static str)] = &[
+        (Self::NO_WRITES, "no-writes"),
+        (Self::ALLOW_OOM, "allow-oom"),
+        (Self::ALLOW_STALE, "allow-stale"),
+        (Self::NO_CLUSTER, "no-cluster"),
+        (Self::ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
+    ];
+
+    pub fn has(self, f: u32) -> bool {
+        self.0 & f != 0
+    }
+
+    pub fn compat(self) -> bool {
+        self.has(Self::EVAL_COMPAT_MODE)
+    }
+
+    /// Redis's scriptFlagsToCmdFlags: the command flags a script with
+    /// declared flags runs under (for the OOM and write checks made before
+    /// it runs).
+    pub fn command_flags(self, cmd_flags: u32) -> u32 {
+        use crate::command::spec::flag;
+        if self.compat() {
+            return cmd_flags;
+        }
+        let mut f = cmd_flags & !(flag::STALE | flag::DENYOOM | flag::WRITE);
+        if !self.has(Self::ALLOW_OOM | Self::NO_WRITES) {
+            f |= flag::DENYOOM;
+        }
+        if !self.has(Self::NO_WRITES) {
+            f |= flag::WRITE;
+        }
+        if self.has(Self::ALLOW_STALE) {
+            f |= flag::STALE;
+        }
+        f & !flag::MAY_REPLICATE
+    }
+}
+
+/// Redis's evalExtractShebangFlags: the flags of a script and the length
+/// of its shebang line (0 without one).
+pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((ScriptFlags(ScriptFlags::EVAL_COMPAT_MODE), 0));
+    }
+    let Some(end) = memchr::memchr(b'\n', body) else {
+        return Err("Invalid script shebang".into());
+    };
+    let parts = match crate::protocol::split_args(&body[..end]) {
+        Some(p) if !p.is_empty() => p,
+        _ => return Err("Invalid engine in script shebang".into()),
+    };
+    if parts[0] != b"#!lua" {
+        return Err(format!(
+            "Unexpected engine in script shebang: {}",
+            String::from_utf8_lossy(&parts[0])
+        ));
+    }
+    let mut flags = 0;
+    for part in &parts[1..] {
+        let Some(list) = part.strip_prefix(b"flags=") else {
+            return Err(format!(
+                "Unknown lua shebang option: {}",
+                String::from_utf8_lossy(part)
+            ));
+        };
+        if list.is_empty() {
+            continue;
+        }
+        for name in list.split(|&c| c == b',') {
+            match ScriptFlags::NAMES
+                .iter()
+                .find(|(_, n)| n.as_bytes() == name)
+            {
+                Some((f, _)) => flags |= f,
+                None => {
+                    return Err(format!(
+                        "Unexpected flag in script shebang: {}",
+                        String::from_utf8_lossy(name)
+                    ))
+                }
+            }
+        }
+    }
+    Ok((ScriptFlags(flags), end))
+}
+
+/// A cached script.
+pub struct Script {
+    pub body: Vec<u8>,
+    pub flags: ScriptFlags,
+    /// Registry reference of the compiled function.
+    pub func_ref: c_int,
+}
+
+/// The EVAL interpreter and its script cache.
+pub struct EvalVm {
+    pub host: Box<Host>,
+    /// Lower-case hex SHA1 → script. Looked up on every EVALSHA, hence
+    /// foldhash (seeded per process).
+    pub scripts: HashMap<[u8; 40], Script, foldhash::fast::RandomState>,
+}
+
+impl EvalVm {
+    pub fn new(clients: &ClientRegistry) -> EvalVm {
+        let mut host = Host::new(VmKind::Eval, clients);
+        sandbox::init(&mut host);
+        EvalVm {
+            host,
+            scripts: HashMap::default(),
+        }
+    }
+
+    /// SCRIPT FLUSH: a new interpreter and an empty cache.
+    pub fn reset(&mut self, clients: &ClientRegistry) {
+        *self = EvalVm::new(clients);
+    }
+
+    pub fn scripts_memory(&self) -> u64 {
+        self.scripts
+            .values()
+            .map(|s| (s.body.len() + 40 + 64) as u64)
+            .sum()
+    }
+
+    /// Compiles and caches a script (luaCreateFunction); returns its SHA.
+    /// A script already cached is not compiled again.
+    pub fn create(&mut self, body: &[u8]) -> Result<[u8; 40], Error> {
+        let sha = super::sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, shebang_len) = parse_shebang(body).map_err(Error::err)?;
+        let l = self.host.state.ptr();
+        // SAFETY: the state is ours (we hold the scripting mutex).
+        let func_ref = unsafe {
+            // Keep the shebang's newline so line numbers stay right.
+            let code = &body[shebang_len..];
+            if let Err(msg) = load_text(l, code, c"@user_script") {
+                return Err(Error::err(format_args!(
+                    "Error compiling script (new function): {}",
+                    String::from_utf8_lossy(&msg)
+                )));
+            }
+            ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+        };
+        self.scripts.insert(
+            sha,
+            Script {
+                body: body.to_vec(),
+                flags,
+                func_ref,
+            },
+        );
+        Ok(sha)
+    }
+}
+
+/// Loads source text (never a binary chunk, as in Redis) and pushes the
+/// function.
+pub unsafe fn load_text(
+    l: *mut lua_State,
+    code: &[u8],
+    name: &std::ffi::CStr,
+) -> Result<(), Vec<u8>> {
+    if code.first() == Some(&0x1b) {
+        let mut text = Vec::with_capacity(code.len() + 1);
+        text.push(b' ');
+        text.extend_from_slice(code);
+        load(l, &text, name)
+    } else {
+        load(l, code, name)
+    }
+}
+
+/// Lower-cases a 40-character SHA given by a client.
+pub fn normalize_sha(sha: &[u8]) -> Option<[u8; 40]> {
+    let mut out = [0u8; 40];
+    if sha.len() != 40 {
+        return None;
+    }
+    for (d, s) in out.iter_mut().zip(sha) {
+        *d = s.to_ascii_lowercase();
+    }
+    Some(out)
+}
+
+/// Redis's numkeys check for EVAL (FCALL words its first error
+/// differently, see `functions`).
+pub fn parse_numkeys(args: &[&[u8]], bad: Error) -> Result<usize, Error> {
+    let n = crate::util::number::parse_i64(args[2]).ok_or(bad)?;
+    if n > args.len() as i64 - 3 {
+        return Err(Error::err(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    if n < 0 {
+        return Err(Error::err("Number of keys can't be negative"));
+    }
+    Ok(n as usize)
+}
+
+/// One invocation of a compiled script or function.
+pub struct Invocation<'x> {
+    pub func_ref: c_int,
+    pub keys: &'x [&'x [u8]],
+    pub args: &'x [&'x [u8]],
+    pub flags: ScriptFlags,
+    /// Invoked by EVAL_RO / EVALSHA_RO / FCALL_RO.
+    pub ro: bool,
+    /// The SHA (EVAL) or the function name (FCALL), for error messages.
+    pub name: &'x str,
+}
+
+/// Redis's scriptPrepareForRun checks that depend on the script's flags.
+fn check_flags(ctx: &Ctx, inv: &Invocation) -> Result<(), Error> {
+    if inv.flags.compat() {
+        return Ok(());
+    }
+    if !inv.flags.has(ScriptFlags::NO_WRITES) {
+        if inv.ro {
+            return Err(Error::err(
+                "Can not execute a script with write flag using *_ro command.",
+            ));
+        }
+        if !ctx.engine.good_replicas_ok() {
+            return Err(Error::constant(
+                "NOREPLICAS Not enough good replicas to write.",
+            ));
+        }
+    }
+    if ctx.client.pre_command_oom
+        && ctx.engine.config.maxmemory.load(Ordering::Relaxed) != 0
+        && !inv
+            .flags
+            .has(ScriptFlags::ALLOW_OOM | ScriptFlags::NO_WRITES)
+    {
+        return Err(Error::constant("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"));
+    }
+    Ok(())
+}
+
+/// Runs a script or function and writes its reply (luaCallFunction).
+pub fn run(ctx: &mut Ctx, host: &mut Host, inv: Invocation, argv: &[&[u8]]) -> Result<(), Error> {
+    check_flags(ctx, &inv)?;
+    let engine = ctx.engine;
+    let scripting = &engine.scripting;
+    let is_eval = host.kind == VmKind::Eval;
+    let compat = inv.flags.compat();
+    let mut effects = Vec::new();
+    let record = scripting.record_effects.load(Ordering::Relaxed);
+    let mut run = RunCtx {
+        engine,
+        // SAFETY (of the cast): the locks outlive the run, which ends
+        // before this function returns.
+        locks: (ctx.locks as *mut crate::keyspace::ShardLocks<'_>).cast(),
+        stats: ctx.stats,
+        now_ms: ctx.now_ms,
+        in_multi: ctx.in_multi,
+        read_only: inv.ro || (!compat && inv.flags.has(ScriptFlags::NO_WRITES)),
+        allow_oom: !compat && inv.flags.has(ScriptFlags::ALLOW_OOM),
+        oom_at_start: ctx.client.pre_command_oom,
+        wrote: false,
+        repl_flags: 3,
+        effects: if record {
+            &mut effects
+        } else {
+            std::ptr::null_mut()
+        },
+        start: Instant::now(),
+        released: false,
+    };
+    host.client.set_db(ctx.client.db);
+    host.client.resp = 2;
+    host.out.set_resp(2);
+    let info = (!is_eval).then(|| RunInfo {
+        name: inv.name.to_string(),
+        argv: argv.iter().map(|a| a.to_vec()).collect(),
+        start: run.start,
+    });
+    scripting.begin_run(is_eval, info);
+    host.run = &mut run;
+    let threshold = engine.config.busy_reply_threshold.load(Ordering::Relaxed);
+    let l = host.state.ptr();
+    // SAFETY: we hold the scripting mutex, the run context outlives the
+    // call, and the stack is balanced.
+    unsafe {
+        ffi::lua_checkstack(l, 8);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, host.errh_ref);
+        let errh = ffi::lua_gettop(l);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, inv.func_ref);
+        if threshold > 0 {
+            ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKCOUNT, 100_000);
+        }
+        push_array(l, inv.keys);
+        if is_eval {
+            set_real_global(l, host.globals_ref, "KEYS");
+        }
+        push_array(l, inv.args);
+        if is_eval {
+            set_real_global(l, host.globals_ref, "ARGV");
+        }
+        let nargs = if is_eval { 0 } else { 2 };
+        let status = ffi::lua_pcall(l, nargs, 1, errh);
+
+        host.gc_count += 1;
+        if host.gc_count == 50 {
+            ffi::lua_gc(l, ffi::LUA_GCSTEP, 50);
+            host.gc_count = 0;
+        }
+        if status != 0 {
+            if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+                let msg = to_bytes(l, -1)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_else(|| "execution failure".into());
+                let msg: String = msg.chars().take(100).collect();
+                ctx.out
+                    .error(&format!("ERR Error running script {}, {}", inv.name, msg));
+            } else {
+                let info = convert::error_info(l);
+                let mut text = info.msg.unwrap_or_else(|| b"ERR unknown error".to_vec());
+                if let (Some(source), Some(line)) = (&info.source, &info.line) {
+                    text.extend_from_slice(
+                        format!(
+                            " script: {}, on {}:{}.",
+                            inv.name,
+                            String::from_utf8_lossy(source),
+                            String::from_utf8_lossy(line)
+                        )
+                        .as_bytes(),
+                    );
+                }
+                convert::write_error(ctx.out, &text, info.counted);
+            }
+            pop(l, 1);
+        } else {
+            convert::write_reply(l, ctx.out, host.client.resp);
+        }
+        ffi::lua_settop(l, errh - 1);
+        if threshold > 0 {
+            ffi::lua_sethook(l, None, 0, 0);
+        }
+    }
+    host.run = std::ptr::null_mut();
+    scripting.end_run(is_eval);
+    if record {
+        ctx.effects.append(&mut effects);
+    }
+    let mem = host.state.memory();
+    if is_eval {
+        scripting.stats.eval_vm_memory.store(mem, Ordering::Relaxed);
+    } else {
+        scripting
+            .stats
+            .functions_vm_memory
+            .store(mem, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+unsafe fn push_array(l: *mut lua_State, items: &[&[u8]]) {
+    ffi::lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
+    for (i, s) in items.iter().enumerate() {
+        push_bytes(l, s);
+        ffi::lua_rawseti_(l, -2, i as c_int + 1);
+    }
+}
+
+/// Sets KEYS / ARGV (the value on top) in the real globals table, which
+/// scripts cannot write.
+unsafe fn set_real_global(l: *mut lua_State, globals_ref: c_int, name: &str) {
+    ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, globals_ref);
+    ffi::lua_insert(l, -2);
+    rawset_str(l, -2, name);
+    pop(l, 1);
+}
+
+/// How long a script runs before its thread stops serving other clients'
+/// tasks (see `util::blocking`).
+pub(crate) const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The instruction hook of a running script (luaMaskCountHook with
+/// scriptInterrupt): marks the script timed out once it has run past
+/// busy-reply-threshold, and stops it when SCRIPT KILL / FUNCTION KILL
+/// asked for it.
+unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+    let host = sandbox::host_of(l);
+    if host.is_null() || (*host).run.is_null() {
+        return;
+    }
+    let run = &mut *(*host).run;
+    let engine = &*run.engine;
+    let state = &engine.scripting.run;
+    if !run.released && run.start.elapsed() >= RELEASE_AFTER {
+        run.released = true;
+        crate::util::blocking::release_worker();
+    }
+    if !state.timed_out.load(Ordering::Relaxed) {
+        let elapsed = run.start.elapsed().as_millis() as i64;
+        let threshold = engine.config.busy_reply_threshold.load(Ordering::Relaxed);
+        if elapsed < threshold {
+            return;
+        }
+        let is_eval = (*host).kind == VmKind::Eval;
+        super::log(
+            3,
+            &format!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the {} command.",
+                if is_eval { "SCRIPT KILL" } else { "FUNCTION KILL" }
+            ),
+        );
+        state.timed_out.store(true, Ordering::Release);
+    }
+    if state.killed.load(Ordering::Acquire) {
+        super::log(3, "Lua script killed by user with SCRIPT KILL.");
+        // Fire on every line from now on, so that pcall cannot swallow
+        // the error and carry on.
+        ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKLINE, 0);
+        super::api::push_error(l, b"Script killed by user with SCRIPT KILL...");
+        raise(l);
+    }
+}

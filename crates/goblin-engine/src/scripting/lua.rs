@@ -1,0 +1,204 @@
+//! A thin layer over Lua 5.1's C API (`mlua::ffi`): the owned state, and
+//! the small helpers every part of the host uses.
+//!
+//! Redis's scripting is specified in terms of this API (errors are Lua
+//! values raised with `lua_error`, often tables; `redis.pcall` is a C
+//! function around `lua_pcall`; scripts are stopped from an instruction
+//! hook), so the host speaks it directly rather than through a higher-level
+//! binding.
+//!
+//! # Raising errors
+//!
+//! `lua_error` and `luaL_error` leave a C function with a `longjmp`, which
+//! skips the Rust frames in between without running destructors. Every C
+//! function here therefore computes its outcome in ordinary Rust first,
+//! drops what it owns, and raises only as its very last step (see
+//! [`raise`] and [`raise_str`]): no value with a destructor is alive in a
+//! frame that a raise unwinds.
+
+use mlua::ffi::{self, lua_State};
+use std::ffi::{c_char, c_int, CStr};
+
+pub use mlua::ffi::lua_CFunction;
+
+/// An owned Lua state (closed on drop).
+pub struct LuaState(*mut lua_State);
+
+// SAFETY: a Lua state has no thread affinity; the host only ever uses it
+// from one thread at a time (behind the scripting mutex).
+unsafe impl Send for LuaState {}
+
+impl Default for LuaState {
+    fn default() -> LuaState {
+        LuaState::new()
+    }
+}
+
+impl LuaState {
+    pub fn new() -> LuaState {
+        // SAFETY: luaL_newstate has no preconditions; a null return means
+        // out of memory at startup, where stopping is all one can do.
+        let l = unsafe { ffi::luaL_newstate() };
+        assert!(!l.is_null(), "cannot create a Lua state");
+        LuaState(l)
+    }
+
+    #[inline]
+    pub fn ptr(&self) -> *mut lua_State {
+        self.0
+    }
+
+    /// Bytes of memory the state uses (Redis's luaMemory).
+    pub fn memory(&self) -> u64 {
+        // SAFETY: the state is valid for self's lifetime.
+        unsafe {
+            ffi::lua_gc(self.0, ffi::LUA_GCCOUNT, 0) as u64 * 1024
+                + ffi::lua_gc(self.0, ffi::LUA_GCCOUNTB, 0) as u64
+        }
+    }
+}
+
+impl Drop for LuaState {
+    fn drop(&mut self) {
+        // SAFETY: the state is owned and closed once.
+        unsafe { ffi::lua_close(self.0) }
+    }
+}
+
+/// Pushes a byte string.
+#[inline]
+pub unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
+    ffi::lua_pushlstring_(l, b.as_ptr() as *const c_char, b.len());
+}
+
+#[inline]
+pub unsafe fn push_str(l: *mut lua_State, s: &str) {
+    push_bytes(l, s.as_bytes());
+}
+
+/// The bytes of the string (or number, converted in place, as
+/// `lua_tolstring` does) at `idx`; None for other types. The slice lives as
+/// long as the value stays on the stack.
+#[inline]
+pub unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    if p.is_null() {
+        None
+    } else {
+        Some(std::slice::from_raw_parts(p as *const u8, len))
+    }
+}
+
+/// Like `to_bytes` but only for actual strings (no number conversion).
+#[inline]
+pub unsafe fn string_at<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+    if ffi::lua_type(l, idx) == ffi::LUA_TSTRING {
+        to_bytes(l, idx)
+    } else {
+        None
+    }
+}
+
+/// `t[key] = value on top` without metamethods; `t` is an absolute index.
+#[inline]
+pub unsafe fn rawset_str(l: *mut lua_State, t: c_int, key: &str) {
+    let t = abs_index(l, t);
+    push_str(l, key);
+    ffi::lua_insert(l, -2);
+    ffi::lua_rawset(l, t);
+}
+
+/// Pushes `t[key]` without metamethods; returns its type.
+#[inline]
+pub unsafe fn rawget_str(l: *mut lua_State, t: c_int, key: &str) -> c_int {
+    let t = abs_index(l, t);
+    push_str(l, key);
+    ffi::lua_rawget_(l, t);
+    ffi::lua_type(l, -1)
+}
+
+#[inline]
+pub unsafe fn abs_index(l: *mut lua_State, idx: c_int) -> c_int {
+    if idx > 0 || idx <= ffi::LUA_REGISTRYINDEX {
+        idx
+    } else {
+        ffi::lua_gettop(l) + idx + 1
+    }
+}
+
+/// Registers a C function with one light-userdata upvalue as `t[name]`.
+pub unsafe fn set_cfunction(
+    l: *mut lua_State,
+    t: c_int,
+    name: &str,
+    f: lua_CFunction,
+    upvalue: *mut std::ffi::c_void,
+) {
+    let t = abs_index(l, t);
+    if upvalue.is_null() {
+        ffi::lua_pushcclosure(l, f, 0);
+    } else {
+        ffi::lua_pushlightuserdata(l, upvalue);
+        ffi::lua_pushcclosure(l, f, 1);
+    }
+    rawset_str(l, t, name);
+}
+
+pub unsafe fn set_number(l: *mut lua_State, t: c_int, name: &str, n: f64) {
+    let t = abs_index(l, t);
+    ffi::lua_pushnumber(l, n);
+    rawset_str(l, t, name);
+}
+
+/// Raises the value on top of the stack as a Lua error. Must be the last
+/// thing a C function does (see the module documentation).
+#[inline]
+pub unsafe fn raise(l: *mut lua_State) -> c_int {
+    ffi::lua_error(l)
+}
+
+/// Raises `msg` prefixed with the position of the calling Lua code, as
+/// `luaL_error` does.
+pub unsafe fn raise_str(l: *mut lua_State, msg: &str) -> c_int {
+    ffi::luaL_where(l, 1);
+    push_str(l, msg);
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l)
+}
+
+/// Like `raise_str` for an owned message, which is freed before the
+/// raise leaves the frame.
+pub unsafe fn raise_owned(l: *mut lua_State, msg: String) -> c_int {
+    ffi::luaL_where(l, 1);
+    push_str(l, &msg);
+    drop(msg);
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l)
+}
+
+/// Raises `msg` as is (no position).
+pub unsafe fn raise_plain(l: *mut lua_State, msg: &str) -> c_int {
+    push_str(l, msg);
+    ffi::lua_error(l)
+}
+
+/// Loads a chunk; on failure returns the error message (popped).
+pub unsafe fn load(l: *mut lua_State, code: &[u8], name: &CStr) -> Result<(), Vec<u8>> {
+    if ffi::luaL_loadbuffer(l, code.as_ptr() as *const c_char, code.len(), name.as_ptr()) != 0 {
+        let msg = to_bytes(l, -1).map(|b| b.to_vec()).unwrap_or_default();
+        ffi::lua_settop(l, -2);
+        return Err(msg);
+    }
+    Ok(())
+}
+
+/// Redis's "%.17g" conversion of a Lua number into a command argument.
+pub fn format_number(n: f64, out: &mut Vec<u8>) {
+    crate::util::number::format_g17(n, out);
+}
+
+#[inline]
+pub unsafe fn pop(l: *mut lua_State, n: c_int) {
+    ffi::lua_settop(l, -n - 1);
+}

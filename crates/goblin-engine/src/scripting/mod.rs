@@ -1,0 +1,356 @@
+//! Lua scripting, as Redis 7.0 runs it: EVAL scripts and FUNCTION
+//! libraries on Lua 5.1 (src/script_lua.c, eval.c, function_lua.c,
+//! functions.c and script.c in Redis).
+//!
+//! The main types:
+//! - [`Scripting`]: the engine's scripting state. Two Lua interpreters (one
+//!   for EVAL, reset by SCRIPT FLUSH; one for FUNCTION libraries) behind one
+//!   mutex, the EVAL script cache, the function libraries, and the
+//!   [`RunState`] of the script in execution, which other clients read
+//!   without the mutex (BUSY replies, SCRIPT KILL, FUNCTION STATS).
+//! - `Host` (in [`host`]): one interpreter with the data its C functions
+//!   reach: the running script's context, the script's own client state and
+//!   reply buffer.
+//!
+//! Where things live:
+//! - [`sandbox`]: building an interpreter: the allowed globals, read-only
+//!   tables, the error handler.
+//! - [`api`]: the `redis` table (`redis.call`, `redis.pcall`, ...), the
+//!   sandbox's wrappers of Lua builtins, `math.random`.
+//! - [`convert`]: replies to Lua values and Lua values to replies.
+//! - [`eval`] and [`functions`]: the two ways to run code.
+//! - [`libs`]: cjson, cmsgpack, bit and struct, as Redis bundles them.
+//!
+//! # Atomicity
+//!
+//! A script may touch any key, so EVAL, EVALSHA, FCALL and their _RO forms
+//! hold every shard (`flag::ALL_SHARDS`) while they run: like in Redis, no
+//! other command interleaves with a script. Commands a script runs go
+//! through `Engine::call` with the script's held shards, its own client (its
+//! database, its RESP version) and `in_script` set.
+//!
+//! # Busy scripts
+//!
+//! Once a script has run longer than `busy-reply-threshold`, the Lua
+//! instruction hook marks it timed out: clients whose commands are not
+//! flagged allow-busy get a BUSY error instead of waiting for its locks
+//! (the dispatcher checks [`Scripting::busy_error`], and lock waits poll
+//! it). SCRIPT KILL / FUNCTION KILL set a flag the hook acts on.
+
+// The unsafe functions of this module all share one contract, stated once
+// here rather than on each: they take a valid Lua state that the calling
+// thread owns (under the scripting mutex), and a stack with the values
+// they document.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod api;
+pub mod convert;
+pub mod eval;
+pub mod functions;
+pub mod host;
+pub mod libs;
+pub mod lua;
+pub mod rand;
+pub mod sandbox;
+
+use crate::client::ClientRegistry;
+use crate::Error;
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub use eval::ScriptFlags;
+
+/// Redis's shared.slowevalerr.
+pub const BUSY_EVAL: Error = Error::constant(
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+);
+/// Redis's shared.slowscripterr.
+pub const BUSY_FUNCTION: Error = Error::constant(
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.",
+);
+
+/// The interpreters and everything that changes only under the mutex.
+pub struct Vms {
+    pub eval: eval::EvalVm,
+    pub functions: functions::FunctionVm,
+}
+
+/// What other clients may learn about the script in execution, without
+/// waiting for it.
+#[derive(Default)]
+pub struct RunState {
+    running: AtomicBool,
+    /// Past busy-reply-threshold: others get BUSY.
+    timed_out: AtomicBool,
+    /// SCRIPT KILL / FUNCTION KILL asked the script to stop.
+    killed: AtomicBool,
+    /// The script executed a write command (then it cannot be killed).
+    wrote: AtomicBool,
+    is_eval: AtomicBool,
+    /// FUNCTION STATS: the function's name and command line, its start.
+    info: Mutex<Option<RunInfo>>,
+}
+
+#[derive(Clone)]
+pub struct RunInfo {
+    pub name: String,
+    pub argv: Vec<Vec<u8>>,
+    pub start: Instant,
+}
+
+/// Figures INFO reads without taking the scripting mutex.
+#[derive(Default)]
+pub struct ScriptingStats {
+    pub eval_vm_memory: AtomicU64,
+    pub functions_vm_memory: AtomicU64,
+    pub cached_scripts: AtomicU64,
+    pub cached_scripts_memory: AtomicU64,
+    pub functions: AtomicU64,
+    pub libraries: AtomicU64,
+    pub functions_memory: AtomicU64,
+}
+
+pub struct Scripting {
+    vms: Mutex<Vms>,
+    pub run: RunState,
+    pub stats: ScriptingStats,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
+    pub disable_deny_script: AtomicBool,
+    /// When set, write commands run by scripts are recorded on the
+    /// command's `Ctx::effects` (for persistence to log scripts as their
+    /// effects). Off unless someone asks.
+    pub record_effects: AtomicBool,
+}
+
+/// How long a waiter sleeps between looks at the busy flag.
+const BUSY_POLL: Duration = Duration::from_millis(5);
+
+impl Scripting {
+    pub fn new(clients: &ClientRegistry) -> Scripting {
+        let s = Scripting {
+            vms: Mutex::new(Vms {
+                eval: eval::EvalVm::new(clients),
+                functions: functions::FunctionVm::new(clients),
+            }),
+            run: RunState::default(),
+            stats: ScriptingStats::default(),
+            disable_deny_script: AtomicBool::new(false),
+            record_effects: AtomicBool::new(false),
+        };
+        s.refresh_stats(&mut s.vms.lock());
+        s
+    }
+
+    /// The BUSY error other clients get while a script is timed out.
+    #[inline]
+    pub fn busy_error(&self) -> Option<Error> {
+        if !self.run.timed_out.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(if self.run.is_eval.load(Ordering::Relaxed) {
+            BUSY_EVAL
+        } else {
+            BUSY_FUNCTION
+        })
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.run.running.load(Ordering::Acquire)
+    }
+
+    /// Takes the interpreters. While a timed-out script holds them, a
+    /// waiter gives up with the BUSY error (when `allow_busy` is false)
+    /// instead of waiting for the script to end.
+    pub fn lock(&self) -> Result<MutexGuard<'_, Vms>, Error> {
+        if let Some(g) = self.vms.try_lock() {
+            return Ok(g);
+        }
+        let mut released = false;
+        loop {
+            if let Some(e) = self.busy_error() {
+                return Err(e);
+            }
+            if let Some(g) = self.vms.try_lock_for(BUSY_POLL) {
+                return Ok(g);
+            }
+            if !released {
+                released = true;
+                crate::util::blocking::release_worker();
+            }
+        }
+    }
+
+    /// SCRIPT KILL (`eval` true) and FUNCTION KILL (Redis's scriptKill).
+    pub fn kill(&self, eval: bool) -> Result<(), Error> {
+        let run = &self.run;
+        if !run.running.load(Ordering::Acquire) {
+            return Err(Error::constant(
+                "NOTBUSY No scripts in execution right now.",
+            ));
+        }
+        if run.wrote.load(Ordering::Acquire) {
+            return Err(Error::constant("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."));
+        }
+        let is_eval = run.is_eval.load(Ordering::Relaxed);
+        if eval && !is_eval {
+            return Err(BUSY_FUNCTION);
+        }
+        if !eval && is_eval {
+            return Err(BUSY_EVAL);
+        }
+        run.killed.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// FUNCTION STATS's view of the running function, None when none runs.
+    pub fn running_function(&self) -> Option<RunInfo> {
+        if !self.is_running() {
+            return None;
+        }
+        self.run.info.lock().clone()
+    }
+
+    pub fn running_eval(&self) -> bool {
+        self.is_running() && self.run.is_eval.load(Ordering::Relaxed)
+    }
+
+    /// Publishes the figures INFO reads.
+    pub fn refresh_stats(&self, vms: &mut Vms) {
+        let st = &self.stats;
+        st.eval_vm_memory
+            .store(vms.eval.host.state.memory(), Ordering::Relaxed);
+        st.functions_vm_memory
+            .store(vms.functions.host.state.memory(), Ordering::Relaxed);
+        st.cached_scripts
+            .store(vms.eval.scripts.len() as u64, Ordering::Relaxed);
+        st.cached_scripts_memory
+            .store(vms.eval.scripts_memory(), Ordering::Relaxed);
+        st.functions
+            .store(vms.functions.function_count() as u64, Ordering::Relaxed);
+        st.libraries
+            .store(vms.functions.libraries.len() as u64, Ordering::Relaxed);
+        st.functions_memory
+            .store(vms.functions.memory_overhead(), Ordering::Relaxed);
+    }
+
+    /// Marks a script as started (Redis's scriptPrepareForRun bookkeeping).
+    pub(crate) fn begin_run(&self, is_eval: bool, info: Option<RunInfo>) {
+        let run = &self.run;
+        run.killed.store(false, Ordering::Relaxed);
+        run.wrote.store(false, Ordering::Relaxed);
+        run.is_eval.store(is_eval, Ordering::Relaxed);
+        if info.is_some() {
+            *run.info.lock() = info;
+        }
+        run.running.store(true, Ordering::Release);
+    }
+
+    /// Marks the end of a script (scriptResetRun): others stop getting BUSY.
+    pub(crate) fn end_run(&self, is_eval: bool) {
+        let run = &self.run;
+        run.running.store(false, Ordering::Release);
+        run.timed_out.store(false, Ordering::Release);
+        run.killed.store(false, Ordering::Relaxed);
+        if !is_eval {
+            *run.info.lock() = None;
+        }
+    }
+}
+
+/// Redis's sha1hex: the lower-case hex SHA1 of `data`.
+pub fn sha1_hex(data: &[u8]) -> [u8; 40] {
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(data);
+    let mut out = [0u8; 40];
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in digest.iter().enumerate() {
+        out[i * 2] = HEX[(b >> 4) as usize];
+        out[i * 2 + 1] = HEX[(b & 0xf) as usize];
+    }
+    out
+}
+
+/// Logs a line from a script (redis.log) through the host's logger.
+pub fn log(level: u8, msg: &str) {
+    if let Some(f) = LOG_SINK.get() {
+        f(level, msg);
+    }
+}
+
+static LOG_SINK: std::sync::OnceLock<fn(u8, &str)> = std::sync::OnceLock::new();
+
+/// Installs the function that writes log lines (the server's logger).
+pub fn set_log_sink(f: fn(u8, &str)) {
+    let _ = LOG_SINK.set(f);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::command::{table, Effect};
+    use crate::{Config, ConnInfo, Engine};
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn script_effects_are_recorded_when_asked() {
+        let engine = Engine::new(Config::new());
+        engine
+            .scripting
+            .record_effects
+            .store(true, Ordering::Relaxed);
+        let mut session = engine.session(ConnInfo::embedded());
+        let stats = engine.stats.local();
+        let id = table().lookup(b"eval").unwrap();
+        let argv: &[&[u8]] = &[
+            b"eval",
+            b"redis.call('set', KEYS[1], 'v') redis.call('get', KEYS[1]) return redis.call('incr', KEYS[2])",
+            b"2",
+            b"a",
+            b"n",
+        ];
+        let mut locks = engine.keyspace.lock_all();
+        let effects = engine.call(
+            &mut session.state,
+            &mut session.out,
+            &mut locks,
+            &stats,
+            id,
+            argv,
+            crate::util::time::now_ms(),
+            false,
+            false,
+        );
+        assert_eq!(session.out.buf, b":1\r\n");
+        let argv = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect();
+        assert_eq!(
+            effects,
+            vec![
+                Effect {
+                    db: 0,
+                    argv: argv(&["set", "a", "v"])
+                },
+                Effect {
+                    db: 0,
+                    argv: argv(&["incr", "n"])
+                },
+            ]
+        );
+        // Off unless asked for.
+        engine
+            .scripting
+            .record_effects
+            .store(false, Ordering::Relaxed);
+        let effects = engine.call(
+            &mut session.state,
+            &mut session.out,
+            &mut locks,
+            &stats,
+            id,
+            &[b"eval", b"return redis.call('set', 'k', 'v')", b"0"],
+            crate::util::time::now_ms(),
+            false,
+            false,
+        );
+        assert!(effects.is_empty());
+    }
+}

@@ -1,0 +1,269 @@
+//! Scripts and transactions under concurrent clients, busy scripts and
+//! SCRIPT KILL, through a real client (the `redis` crate).
+
+mod common;
+use common::TestServer;
+use redis::{Commands, RedisResult};
+use std::time::{Duration, Instant};
+
+const STOCK: i64 = 1000;
+const CLIENTS: usize = 20;
+
+/// Takes `ARGV[1]` units when that many remain; returns what is left, or
+/// -1 when there are not enough.
+const TAKE: &str = "local v = tonumber(redis.call('get', KEYS[1]) or '0') \
+     if v >= tonumber(ARGV[1]) then return redis.call('decrby', KEYS[1], ARGV[1]) end \
+     return -1";
+
+/// Polls `cond` until it holds or `limit` passes (then panics).
+fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < limit,
+            "condition not reached within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
+    let e = r.expect_err("expected an error");
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        _ => e.to_string(),
+    }
+}
+
+/// Runs `CLIENTS` threads, each taking random amounts (1 to 5) with `take`
+/// until the stock is exhausted; `take(conn, amount)` returns whether the
+/// units were taken. Returns the units each client took.
+fn drain_concurrently(s: &TestServer, take: fn(&mut redis::Connection, i64) -> bool) -> Vec<i64> {
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let mut c = s.client();
+            std::thread::spawn(move || {
+                let mut taken = 0;
+                let mut amount = fastrand::i64(1..=5);
+                // Bounded: each round takes at least one unit or shrinks
+                // the request, so STOCK * 2 rounds always suffice.
+                for _ in 0..STOCK * 2 {
+                    if take(&mut c, amount) {
+                        taken += amount;
+                        amount = fastrand::i64(1..=5);
+                    } else if amount > 1 {
+                        // Not enough left for this amount: ask for less.
+                        amount = 1;
+                    } else {
+                        return taken;
+                    }
+                }
+                panic!("the stock was not exhausted in time");
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
+fn check_stock(s: &TestServer, taken: &[i64]) {
+    let mut c = s.client();
+    let left: i64 = c.get("stock").unwrap();
+    assert!(left >= 0, "stock went negative: {left}");
+    assert_eq!(left, 0, "clients stopped while units remained");
+    assert_eq!(taken.iter().sum::<i64>(), STOCK - left);
+}
+
+#[test]
+fn lua_decrement_never_oversells() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = c.set("stock", STOCK).unwrap();
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(TAKE)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(sha.len(), 40);
+    let taken = drain_concurrently(&s, |c, amount| {
+        let left: i64 = redis::cmd("EVAL")
+            .arg(TAKE)
+            .arg(1)
+            .arg("stock")
+            .arg(amount)
+            .query(c)
+            .unwrap();
+        assert!(left >= -1);
+        left >= 0
+    });
+    check_stock(&s, &taken);
+}
+
+#[test]
+fn watch_multi_exec_decrement_never_oversells() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = c.set("stock", STOCK).unwrap();
+    let taken = drain_concurrently(&s, |c, amount| loop {
+        let _: () = redis::cmd("WATCH").arg("stock").query(c).unwrap();
+        let left: i64 = c.get("stock").unwrap();
+        if left < amount {
+            let _: () = redis::cmd("UNWATCH").query(c).unwrap();
+            return false;
+        }
+        let r: Option<(i64,)> = redis::pipe()
+            .atomic()
+            .cmd("DECRBY")
+            .arg("stock")
+            .arg(amount)
+            .query(c)
+            .unwrap();
+        match r {
+            Some((after,)) => {
+                assert!(after >= 0, "EXEC took more than there was");
+                return true;
+            }
+            // A concurrent write touched the key: try again.
+            None => continue,
+        }
+    });
+    check_stock(&s, &taken);
+}
+
+#[test]
+fn evalsha_of_unknown_script_is_noscript() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let r: RedisResult<i64> = redis::cmd("EVALSHA")
+        .arg("ffd632c7d33e571e9f24556ebed26c3479a87130")
+        .arg(0)
+        .query(&mut c);
+    assert_eq!(err_text(r), "NOSCRIPT No matching script. Please use EVAL.");
+}
+
+#[test]
+fn busy_script_answers_busy_and_script_kill_stops_it() {
+    let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
+    let mut runner = s.client();
+    let script = std::thread::spawn(move || {
+        let r: RedisResult<i64> = redis::cmd("EVAL")
+            .arg("while true do end")
+            .arg(0)
+            .query(&mut runner);
+        err_text(r)
+    });
+    let mut other = s.client();
+    wait_until(Duration::from_secs(10), || {
+        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+        r.is_err()
+    });
+    let r: RedisResult<String> = redis::cmd("GET").arg("k").query(&mut other);
+    assert_eq!(
+        err_text(r),
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+    );
+    // FUNCTION KILL does not stop an EVAL.
+    let r: RedisResult<String> = redis::cmd("FUNCTION").arg("KILL").query(&mut other);
+    assert!(err_text(r).starts_with("BUSY"));
+    let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
+    assert_eq!(ok, "OK");
+    let killed = script.join().unwrap();
+    assert!(
+        killed.contains("Script killed by user with SCRIPT KILL"),
+        "{killed}"
+    );
+    let pong: String = redis::cmd("PING").query(&mut other).unwrap();
+    assert_eq!(pong, "PONG");
+    let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
+    assert_eq!(err_text(r), "NOTBUSY No scripts in execution right now.");
+}
+
+#[test]
+fn busy_script_that_wrote_is_unkillable() {
+    let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
+    let mut runner = s.client();
+    // Writes, then runs until a deadline of its own: it cannot be killed.
+    let script = std::thread::spawn(move || {
+        let r: String = redis::cmd("EVAL")
+            .arg(
+                "redis.call('set', KEYS[1], 'y') \
+                 local t = redis.call('time') \
+                 local start = t[1] * 1000000 + t[2] \
+                 repeat t = redis.call('time') until t[1] * 1000000 + t[2] - start > 300000 \
+                 return 'done'",
+            )
+            .arg(1)
+            .arg("x")
+            .query(&mut runner)
+            .unwrap();
+        r
+    });
+    let mut other = s.client();
+    wait_until(Duration::from_secs(10), || {
+        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+        r.is_err()
+    });
+    let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
+    assert!(err_text(r).starts_with("UNKILLABLE Sorry the script already executed write commands"));
+    assert_eq!(script.join().unwrap(), "done");
+    let v: String = other.get("x").unwrap();
+    assert_eq!(v, "y");
+}
+
+#[test]
+fn function_kill_stops_a_busy_function() {
+    let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
+    let mut c = s.client();
+    let name: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=spin\nredis.register_function('spin', function() while true do end end)")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(name, "spin");
+    let script = std::thread::spawn(move || {
+        let r: RedisResult<i64> = redis::cmd("FCALL").arg("spin").arg(0).query(&mut c);
+        err_text(r)
+    });
+    let mut other = s.client();
+    wait_until(Duration::from_secs(10), || {
+        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+        r.is_err()
+    });
+    let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+    assert_eq!(
+        err_text(r),
+        "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+    );
+    let stats: redis::Value = redis::cmd("FUNCTION")
+        .arg("STATS")
+        .query(&mut other)
+        .unwrap();
+    assert!(format!("{stats:?}").contains("spin"), "{stats:?}");
+    let ok: String = redis::cmd("FUNCTION")
+        .arg("KILL")
+        .query(&mut other)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    assert!(script.join().unwrap().contains("Script killed by user"));
+}
+
+#[test]
+fn eval_inside_multi_runs_atomically_with_the_transaction() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let (a, b): (i64, i64) = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg("n")
+        .arg(10)
+        .ignore()
+        .cmd("EVAL")
+        .arg("return redis.call('incrby', KEYS[1], ARGV[1])")
+        .arg(1)
+        .arg("n")
+        .arg(5)
+        .cmd("INCR")
+        .arg("n")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!((a, b), (15, 16));
+}
