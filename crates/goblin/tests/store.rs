@@ -200,3 +200,17 @@ fn opening_a_directory_says_what_this_build_cannot_do() {
     assert!(dir.is_dir(), "the directory is created");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn caches_share_counts_only_through_a_shared_store() {
+    use goblin::cache::{Cache, Key};
+    let views = Key::<i64>::new("views");
+    let shared = Store::open_in_memory();
+    let (a, b) = (Cache::embedded(shared.clone()), Cache::embedded(shared));
+    assert_eq!(a.increment(&views, 1).await.unwrap(), 1);
+    assert_eq!(b.increment(&views, 1).await.unwrap(), 2);
+    // A separate store keeps its own total.
+    let separate = Cache::embedded(Store::open_in_memory());
+    assert_eq!(separate.increment(&views, 1).await.unwrap(), 1);
+    assert_eq!(a.get(&views).await.unwrap(), Some(2));
+}
