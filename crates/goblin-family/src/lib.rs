@@ -143,6 +143,7 @@ pub trait Store {
 pub const COMMANDS: &[&str] = &[
     "goblin.decrpos",
     "goblin.decrbypos",
+    "goblin.decrby",
     "goblin.incrbound",
     "goblin.incrttl",
     "goblin.cad",
@@ -180,6 +181,10 @@ pub fn execute<S: Store>(store: &mut S, name: &[u8], args: &[&[u8]]) -> Result<R
         b"goblin.decrbypos" => {
             arity(2, "goblin.decrbypos")?;
             decrbypos(store, args[0], args[1])
+        }
+        b"goblin.decrby" => {
+            arity(2, "goblin.decrby")?;
+            decrby(store, args[0], args[1])
         }
         b"goblin.incrbound" => {
             arity(3, "goblin.incrbound")?;
@@ -281,6 +286,22 @@ pub fn decrbypos<S: Store>(store: &mut S, key: &[u8], amount: &[u8]) -> Result<R
         }
         _ => Ok(Reply::Int(-1)),
     }
+}
+
+/// GOBLIN.DECRBY key decrement: subtract any signed 64-bit `decrement`,
+/// checked on the mathematical result. DECRBY refuses a decrement of
+/// i64::MIN because it negates its argument before adding; here
+/// -9223372036854775807 - i64::MIN = 1 is a subtraction like any other.
+/// Absent is 0; an out-of-range result is the overflow error and changes
+/// nothing (an absent key stays absent); the TTL is kept.
+pub fn decrby<S: Store>(store: &mut S, key: &[u8], decrement: &[u8]) -> Result<Reply, Error> {
+    let decrement = integer(decrement)?;
+    let current = stored_integer(store, key)?.unwrap_or(0);
+    let result = current as i128 - decrement as i128;
+    let result = i64::try_from(result).map_err(|_| Error::Overflow)?;
+    let text = itoa(result);
+    store.write_string(key, text.as_bytes());
+    Ok(Reply::Int(result))
 }
 
 /// GOBLIN.INCRBOUND key increment ceiling: add when the result stays at or

@@ -273,6 +273,76 @@ fn decrbypos_takes_only_what_remains() {
 }
 
 #[test]
+fn decrby_checks_the_mathematical_result() {
+    const MIN: &str = "-9223372036854775808";
+    const MAX: &str = "9223372036854775807";
+    let mut m = Model {
+        now: 1000,
+        ..Default::default()
+    };
+    // Subtracting i64::MIN, which DECRBY refuses, is exact here.
+    m.set_str("adj", MIN, Some(9000));
+    assert_eq!(
+        run(&mut m, "GOBLIN.DECRBY", &["adj", MIN]),
+        Ok(Reply::Int(0))
+    );
+    assert_eq!(m.string("adj").as_deref(), Some("0"));
+    assert_eq!(m.ttl("adj"), Some(9000), "the TTL is kept");
+    // 0 - i64::MIN is 2^63: out of range, nothing changes.
+    assert_rejected(&mut m, "goblin.decrby", &["adj", MIN], Error::Overflow);
+    m.set_str("neg", "-1", None);
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["neg", MIN]),
+        Ok(Reply::Int(i64::MAX))
+    );
+    m.set_str("low", MIN, None);
+    assert_rejected(&mut m, "goblin.decrby", &["low", "1"], Error::Overflow);
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["low", "-1"]),
+        Ok(Reply::Int(i64::MIN + 1))
+    );
+    m.set_str("high", MAX, None);
+    assert_rejected(&mut m, "goblin.decrby", &["high", "-1"], Error::Overflow);
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["high", MAX]),
+        Ok(Reply::Int(0))
+    );
+    // An absent key counts from 0; a rejected call does not create it.
+    assert_rejected(&mut m, "goblin.decrby", &["absent", MIN], Error::Overflow);
+    assert!(!m.keys.contains_key(&b"absent"[..]));
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["fresh", "3"]),
+        Ok(Reply::Int(-3))
+    );
+    assert_eq!(m.ttl("fresh"), None, "a new counter has no TTL");
+    // An expired key is absent.
+    m.set_str("old", "40", Some(1000));
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["old", "1"]),
+        Ok(Reply::Int(-1))
+    );
+    assert_eq!(m.ttl("old"), None);
+    // The argument is checked before the key.
+    m.set_str("text", "abc", None);
+    assert_rejected(&mut m, "goblin.decrby", &["text", "1"], Error::NotInteger);
+    assert_rejected(&mut m, "goblin.decrby", &["adj", "1.5"], Error::NotInteger);
+    assert_rejected(
+        &mut m,
+        "goblin.decrby",
+        &["adj", "-9223372036854775809"],
+        Error::NotInteger,
+    );
+    m.write_hash_field(b"h", b"f", b"1");
+    assert_rejected(&mut m, "goblin.decrby", &["h", "1"], Error::WrongType);
+    assert_rejected(&mut m, "goblin.decrby", &["h", "x"], Error::NotInteger);
+    assert_eq!(
+        run(&mut m, "goblin.decrby", &["adj"]),
+        Err(Error::Arity("goblin.decrby"))
+    );
+    assert!(m.effects.is_empty(), "the call itself is what is logged");
+}
+
+#[test]
 fn incrbound_ceiling_and_edges() {
     let mut m = Model::default();
     assert_eq!(

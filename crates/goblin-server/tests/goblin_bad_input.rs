@@ -96,6 +96,7 @@ impl Fixture {
 const VALID: &[(&str, &[&str])] = &[
     ("goblin.decrpos", &["counter"]),
     ("goblin.decrbypos", &["counter", "1"]),
+    ("goblin.decrby", &["counter", "1"]),
     ("goblin.incrbound", &["counter", "1", "100"]),
     ("goblin.incrttl", &["counter", "1", "1000"]),
     ("goblin.cad", &["lock", "owner-a"]),
@@ -144,6 +145,8 @@ fn stored_values_that_are_not_integers_are_rejected() {
         for call in [
             &["goblin.decrpos", "text"][..],
             &["goblin.decrbypos", "text", "1"],
+            &["goblin.decrby", "text", "1"],
+            &["goblin.decrby", "text", "-9223372036854775808"],
             &["goblin.incrbound", "text", "1", "100"],
             &["goblin.incrbound", "text", "-1", "100"],
             &["goblin.incrttl", "text", "1", "1000"],
@@ -323,6 +326,8 @@ fn decrpos_and_incrbound_reject_other_types() {
     for key in ["hash", "set", "zset"] {
         f.rejects(&["goblin.decrpos", key], WRONGTYPE);
         f.rejects(&["goblin.decrbypos", key, "1"], WRONGTYPE);
+        f.rejects(&["goblin.decrby", key, "1"], WRONGTYPE);
+        f.rejects(&["goblin.decrby", key, "x"], NOT_INTEGER);
         f.rejects(&["goblin.incrbound", key, "1", "100"], WRONGTYPE);
         f.rejects(&["goblin.incrttl", key, "1", "1000"], WRONGTYPE);
     }

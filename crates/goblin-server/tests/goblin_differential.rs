@@ -144,6 +144,25 @@ if cmp(v, ARGV[1]) >= 0 then return redis.call('decrby', KEYS[1], ARGV[1]) end
 return -1
 "#;
 
+/// DECRBY, and for the one decrement DECRBY refuses (-2^63): value + 2^63,
+/// in range only for a negative value, added in two INCRBYs that cannot
+/// overflow (INCRBY refuses a value that is not an integer before writing).
+const DECRBY: &str = r#"
+if ARGV[1] ~= '-9223372036854775808' then
+  return redis.call('DECRBY', KEYS[1], ARGV[1])
+end
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, 1) == '-' then
+  redis.call('INCRBY', KEYS[1], '9223372036854775807')
+  return redis.call('INCRBY', KEYS[1], '1')
+end
+if v and not (v == '0' or (string.match(v, '^[1-9]%d*$')
+    and (#v < 19 or (#v == 19 and v <= '9223372036854775807')))) then
+  return redis.error_reply('ERR value is not an integer or out of range')
+end
+return redis.error_reply('ERR increment or decrement would overflow')
+"#;
+
 /// GET, then INCRBY if the result <= ceiling (INCRBY itself raises the
 /// overflow of a result below the 64-bit minimum).
 const INCRBOUND: &str = r#"
@@ -614,6 +633,22 @@ fn decrbypos_matches_its_idiom() {
         |d| {
             vec![if d.rng.bool() {
                 d.rng.i64(-1..=5).to_string()
+            } else {
+                integer(&mut d.rng)
+            }]
+        },
+    );
+}
+
+#[test]
+fn decrby_matches_its_idiom() {
+    let d = Differ::new("goblin.decrby", DECRBY, &["counter", "other"], None, 0xdecb);
+    run(
+        d,
+        |d| string_setup(d, integer),
+        |d| {
+            vec![if d.rng.u32(..4) == 0 {
+                i64::MIN.to_string()
             } else {
                 integer(&mut d.rng)
             }]

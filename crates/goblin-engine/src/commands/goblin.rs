@@ -191,6 +191,19 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
+        name: "goblin.decrby",
+        arity: 3,
+        flags: GROWS,
+        acl: &["string"],
+        keys: &[KeySpec::at(1, RW)],
+        group: Group::Goblin,
+        since: "0.1.0",
+        summary: "Subtracts any signed 64-bit integer from the integer value of a key, checked on the mathematical result (DECRBY refuses -9223372036854775808).",
+        syntax: "key:key decrement:integer",
+        handler: goblin_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
         name: "goblin.incrbound",
         arity: 4,
         flags: GROWS,

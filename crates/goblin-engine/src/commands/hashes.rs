@@ -1064,11 +1064,10 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
         match expiry {
-            FieldExpiry::Persist
-                if hash.persist_field(f) => {
-                    changes += 1;
-                    touched.push(f);
-                }
+            FieldExpiry::Persist if hash.persist_field(f) => {
+                changes += 1;
+                touched.push(f);
+            }
             FieldExpiry::At(at) => match hash.set_field_expiry(f, at, TtlCondition::Always, now) {
                 SetTtl::Set => {
                     changes += 1;

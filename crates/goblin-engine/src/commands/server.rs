@@ -341,9 +341,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             .held()
             .map(|s| s.dbs.iter().map(|d| d.expired_keys).sum::<u64>())
             .sum::<u64>()
-            - engine
-                .expired_baseline
-                .load(Ordering::Relaxed);
+            - engine.expired_baseline.load(Ordering::Relaxed);
         // Hash fields that expired (Redis 7.4's expired_subkeys); not reset
         // by CONFIG RESETSTAT.
         let expired_fields: u64 = ctx

@@ -1,0 +1,284 @@
+//! `Store::execute`: the server's semantics in-process, one fresh client
+//! per call, and blocking commands that wait without blocking the caller.
+
+use goblin::{Error, Reply, Store};
+use std::time::Duration;
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(s.as_bytes().to_vec())
+}
+
+#[tokio::test]
+async fn commands_reply_as_over_the_network() {
+    let store = Store::open_in_memory();
+    assert_eq!(
+        store.execute(["PING"]).await.unwrap(),
+        Reply::Status("PONG".into())
+    );
+    assert_eq!(
+        store.execute(["SET", "k", "v"]).await.unwrap(),
+        Reply::Status("OK".into())
+    );
+    assert_eq!(store.execute(["GET", "k"]).await.unwrap(), bulk("v"));
+    assert_eq!(store.execute(["GET", "absent"]).await.unwrap(), Reply::Nil);
+    assert_eq!(
+        store
+            .execute(vec![b"APPEND".to_vec(), b"k".to_vec(), b"w".to_vec()])
+            .await
+            .unwrap(),
+        Reply::Int(2)
+    );
+    // RESP3: a map and a double, as HELLO 3 clients get them.
+    store.execute(["HSET", "h", "f", "1"]).await.unwrap();
+    assert_eq!(
+        store.execute(["HGETALL", "h"]).await.unwrap(),
+        Reply::Map(vec![(bulk("f"), bulk("1"))])
+    );
+    store.execute(["ZADD", "z", "1.5", "m"]).await.unwrap();
+    assert_eq!(
+        store.execute(["ZSCORE", "z", "m"]).await.unwrap(),
+        Reply::Double(1.5)
+    );
+    // Errors carry Redis's text.
+    match store.execute(["INCR", "k"]).await {
+        Err(Error::Reply(text)) => assert_eq!(text, "ERR value is not an integer or out of range"),
+        other => panic!("{other:?}"),
+    }
+    match store.execute(["NOSUCH", "a"]).await {
+        Err(Error::Reply(text)) => {
+            assert!(text.starts_with("ERR unknown command 'NOSUCH'"), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+    match store.execute(["GET"]).await {
+        Err(Error::Reply(text)) => {
+            assert_eq!(text, "ERR wrong number of arguments for 'get' command")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        store.execute(Vec::<&str>::new()).await,
+        Err(Error::NoReply)
+    ));
+    // A clone is the same store.
+    let other = store.clone();
+    assert_eq!(other.execute(["GET", "k"]).await.unwrap(), bulk("vw"));
+}
+
+#[tokio::test]
+async fn nothing_carries_over_from_one_call_to_the_next() {
+    let store = Store::open_in_memory();
+    store.execute(["SET", "k", "db0"]).await.unwrap();
+    // SELECT applies to its own call only.
+    store.execute(["SELECT", "1"]).await.unwrap();
+    assert_eq!(store.execute(["GET", "k"]).await.unwrap(), bulk("db0"));
+    // A MULTI left open does not queue the next call's command.
+    assert_eq!(
+        store.execute(["MULTI"]).await.unwrap(),
+        Reply::Status("OK".into())
+    );
+    assert_eq!(store.execute(["INCR", "n"]).await.unwrap(), Reply::Int(1));
+    match store.execute(["EXEC"]).await {
+        Err(Error::Reply(text)) => assert_eq!(text, "ERR EXEC without MULTI"),
+        other => panic!("{other:?}"),
+    }
+    // HELLO 2 does not turn later replies into RESP2.
+    store.execute(["HELLO", "2"]).await.unwrap();
+    store.execute(["HSET", "h", "f", "v"]).await.unwrap();
+    assert!(matches!(
+        store.execute(["HGETALL", "h"]).await.unwrap(),
+        Reply::Map(_)
+    ));
+    // CLIENT REPLY OFF silences its own call only.
+    assert!(matches!(
+        store.execute(["CLIENT", "REPLY", "OFF"]).await,
+        Err(Error::NoReply)
+    ));
+    assert_eq!(store.execute(["GET", "k"]).await.unwrap(), bulk("db0"));
+    store.execute(["CLIENT", "SETNAME", "named"]).await.unwrap();
+    assert_eq!(
+        store.execute(["CLIENT", "GETNAME"]).await.unwrap(),
+        Reply::Nil
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_pop_waits_for_a_push_from_another_task() {
+    let store = Store::open_in_memory();
+    let waiter = {
+        let store = store.clone();
+        tokio::spawn(async move { store.execute(["BLPOP", "jobs", "0"]).await })
+    };
+    // Wait until the pop is registered as blocked, then push.
+    loop {
+        let info = match store.execute(["INFO", "clients"]).await.unwrap() {
+            Reply::Verbatim { text, .. } | Reply::Bulk(text) => String::from_utf8(text).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        if info.contains("blocked_clients:1") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        store.execute(["RPUSH", "jobs", "job-1"]).await.unwrap(),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        waiter.await.unwrap().unwrap(),
+        Reply::Array(vec![bulk("jobs"), bulk("job-1")])
+    );
+    // The popped element is gone: the waiter took it.
+    assert_eq!(
+        store.execute(["LLEN", "jobs"]).await.unwrap(),
+        Reply::Int(0)
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_pop_times_out_with_a_null_reply() {
+    let store = Store::open_in_memory();
+    assert_eq!(
+        store.execute(["BLPOP", "empty", "0.01"]).await.unwrap(),
+        Reply::Nil
+    );
+    // With data present it does not block at all.
+    store.execute(["RPUSH", "full", "x"]).await.unwrap();
+    assert_eq!(
+        store.execute(["BLPOP", "full", "0"]).await.unwrap(),
+        Reply::Array(vec![bulk("full"), bulk("x")])
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_waiting_call_gives_the_wait_up() {
+    let store = Store::open_in_memory();
+    let wait = store.execute(["BLPOP", "jobs", "0"]);
+    // Poll it until it waits, then drop it.
+    assert!(tokio::time::timeout(Duration::from_millis(20), wait)
+        .await
+        .is_err());
+    let info = match store.execute(["INFO", "clients"]).await.unwrap() {
+        Reply::Verbatim { text, .. } | Reply::Bulk(text) => String::from_utf8(text).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(info.contains("blocked_clients:0"), "{info}");
+    // A push now stays in the list: nobody is waiting for it.
+    store.execute(["RPUSH", "jobs", "j"]).await.unwrap();
+    assert_eq!(
+        store.execute(["LLEN", "jobs"]).await.unwrap(),
+        Reply::Int(1)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_callers_share_one_keyspace() {
+    let store = Store::open_in_memory();
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for _ in 0..100 {
+                    store.execute(["INCR", "n"]).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(store.execute(["GET", "n"]).await.unwrap(), bulk("3200"));
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("goblin-store-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn a_store_opened_on_a_directory_keeps_its_data_across_reopening() {
+    let dir = temp_dir("reopen");
+    {
+        let store = Store::open(&dir).unwrap();
+        assert!(dir.is_dir(), "the directory is created");
+        store.execute(["SET", "kept", "v"]).await.unwrap();
+        store
+            .execute(["SET", "ttl", "v", "EX", "1000"])
+            .await
+            .unwrap();
+        store.execute(["HSET", "h", "f", "1"]).await.unwrap();
+        store.execute(["INCRBY", "n", "41"]).await.unwrap();
+        store.execute(["INCR", "n"]).await.unwrap();
+    }
+    assert!(dir.join("appendonlydir").is_dir(), "an append-only file");
+    assert!(dir.join("dump.rdb").is_file(), "a snapshot on close");
+    let store = Store::open(&dir).unwrap();
+    assert_eq!(store.execute(["GET", "kept"]).await.unwrap(), bulk("v"));
+    assert_eq!(store.execute(["GET", "n"]).await.unwrap(), bulk("42"));
+    assert_eq!(store.execute(["HGET", "h", "f"]).await.unwrap(), bulk("1"));
+    match store.execute(["TTL", "ttl"]).await.unwrap() {
+        Reply::Int(t) => assert!((990..=1000).contains(&t), "{t}"),
+        other => panic!("{other:?}"),
+    }
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_store_under_appendfsync_always_has_every_write_in_its_log() {
+    let dir = temp_dir("always");
+    let open = || {
+        let config = goblin::Config::new();
+        config.set_initial("dir", dir.to_str().unwrap()).unwrap();
+        config.set_initial("appendfsync", "always").unwrap();
+        config.set_initial("save", "").unwrap();
+        Store::open_with_config(config).unwrap()
+    };
+    let store = open();
+    for i in 0..100 {
+        store
+            .execute(["RPUSH", "log", &i.to_string()])
+            .await
+            .unwrap();
+    }
+    // Without the close (no snapshot, no final flush): the log alone has
+    // them, as after a crash.
+    std::mem::forget(store);
+    let store = open();
+    assert_eq!(
+        store.execute(["LLEN", "log"]).await.unwrap(),
+        Reply::Int(100)
+    );
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_directory_holding_a_corrupt_file_is_refused() {
+    let dir = temp_dir("corrupt");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dump.rdb"), b"REDIS0010garbage").unwrap();
+    let config = goblin::Config::new();
+    config.set_initial("dir", dir.to_str().unwrap()).unwrap();
+    config.set_initial("appendonly", "no").unwrap();
+    match Store::open_with_config(config) {
+        Err(Error::Persistence(text)) => assert!(text.contains("RDB"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn caches_share_counts_only_through_a_shared_store() {
+    use goblin::cache::{Cache, Key};
+    let views = Key::<i64>::new("views");
+    let shared = Store::open_in_memory();
+    let (a, b) = (Cache::embedded(shared.clone()), Cache::embedded(shared));
+    assert_eq!(a.increment(&views, 1).await.unwrap(), 1);
+    assert_eq!(b.increment(&views, 1).await.unwrap(), 2);
+    // A separate store keeps its own total.
+    let separate = Cache::embedded(Store::open_in_memory());
+    assert_eq!(separate.increment(&views, 1).await.unwrap(), 1);
+    assert_eq!(a.get(&views).await.unwrap(), Some(2));
+}
