@@ -610,6 +610,16 @@ impl Session {
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
+        // While the dataset loads (DEBUG RELOAD, DEBUG LOADAOF) only
+        // commands flagged loading run; the log being replayed does.
+        if engine.persist.loading.load(Ordering::Relaxed)
+            && !spec.has(flag::LOADING)
+            && !self.state.replaying
+        {
+            let err = Error::constant("LOADING Redis is loading the dataset in memory");
+            self.reject_command(engine, stats, id, &err);
+            return;
+        }
         // A script running past busy-reply-threshold: only allow-busy
         // commands run (Redis's processCommand).
         if !spec.has(flag::ALLOW_BUSY) {

@@ -364,7 +364,12 @@ impl Aof {
             encode_command(&mut p.data, &r.argv);
             p.appended += (p.data.len() - before) as u64;
         }
-        if p.writer_waiting {
+        // Under `always` the writer thread syncs for the waiting replies at
+        // once (group commit). Otherwise connections write their records
+        // themselves before replying (write_through) and the writer only
+        // syncs once a second: waking it for every record would have it
+        // compete with them for the file.
+        if p.writer_waiting && self.policy() == Fsync::Always {
             self.wake.notify_one();
         }
         p.appended
@@ -501,10 +506,12 @@ impl Aof {
 
     fn writer_loop(self: Arc<Self>) {
         loop {
-            // Wait for data, or for a second to pass (the everysec sync).
+            // Under `always`, wait for data; otherwise for a second to pass
+            // (the everysec sync, and what no connection wrote meanwhile).
             {
                 let mut p = self.pending.lock();
-                if p.data.is_empty() && !p.stop {
+                let always = self.policy() == Fsync::Always;
+                if !p.stop && (p.data.is_empty() || !always) {
                     p.writer_waiting = true;
                     self.wake.wait_for(&mut p, Duration::from_millis(1000));
                     p.writer_waiting = false;
