@@ -84,7 +84,9 @@ fn remove_key(ctx: &mut Ctx, key: &[u8]) {
 
 /// set-max-intset-entries.
 fn max_intset(ctx: &Ctx) -> usize {
-    ctx.engine.config.get_i64("set-max-intset-entries").max(0) as usize
+    ctx.engine
+        .config
+        .encoding_limit(crate::config::limit::SET_INTSET_ENTRIES)
 }
 
 fn reply_member(out: &mut ReplyWriter, m: Member<'_>) {

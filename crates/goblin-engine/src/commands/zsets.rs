@@ -46,8 +46,12 @@ const REPLY_HARD_LIMIT: usize = 512 << 20;
 /// The packed-form limits from the configuration.
 pub fn zset_limits(engine: &Engine) -> Limits {
     Limits {
-        entries: engine.config.get_i64("zset-max-listpack-entries").max(0) as usize,
-        value: engine.config.get_i64("zset-max-listpack-value").max(0) as usize,
+        entries: engine
+            .config
+            .encoding_limit(crate::config::limit::ZSET_ENTRIES),
+        value: engine
+            .config
+            .encoding_limit(crate::config::limit::ZSET_VALUE),
     }
 }
 

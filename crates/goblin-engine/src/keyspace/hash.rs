@@ -54,8 +54,8 @@ pub struct HashLimits {
 impl HashLimits {
     pub fn from_config(config: &crate::config::Config) -> HashLimits {
         HashLimits {
-            max_entries: config.get_i64("hash-max-listpack-entries").max(0) as usize,
-            max_value: config.get_i64("hash-max-listpack-value").max(0) as usize,
+            max_entries: config.encoding_limit(crate::config::limit::HASH_ENTRIES),
+            max_value: config.encoding_limit(crate::config::limit::HASH_VALUE),
         }
     }
 }
