@@ -302,3 +302,42 @@ fn call_with_massive_arguments_still_gets_its_reply() {
         b"local a = {} for i=1,7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))";
     c.roundtrip(&common::resp(&[b"EVAL", script, b"0"]), b":7999\r\n");
 }
+
+#[test]
+fn a_script_allowed_persistence_commands_saves_with_its_libraries_but_cannot_reload() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-DISABLE-DENY-SCRIPTS")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=kept\nredis.register_function('kept', function() return 1 end)")
+        .query(&mut c)
+        .unwrap();
+    // A snapshot reads the libraries while the script holds the
+    // interpreter: it must not wait for it.
+    let saved: String = redis::cmd("EVAL")
+        .arg("return redis.call('SAVE')")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(saved, "OK");
+    let text = err_text(
+        redis::cmd("EVAL")
+            .arg("return redis.call('DEBUG', 'RELOAD')")
+            .arg(0)
+            .query::<String>(&mut c),
+    );
+    assert!(text.contains("cannot run inside a script"), "{text}");
+    // The snapshot has the library: a reload outside a script brings it back.
+    let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut c).unwrap();
+    let one: i64 = redis::cmd("FCALL")
+        .arg("kept")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(one, 1);
+}

@@ -1121,6 +1121,13 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
             ctx.out.ok();
         }
+        (b"reload", _) | (b"loadaof", _) if ctx.in_script => {
+            // Reloading replaces the function libraries, which the running
+            // script's interpreter holds.
+            return Err(Error::err(
+                "DEBUG RELOAD and LOADAOF cannot run inside a script",
+            ));
+        }
         (b"reload", _) => {
             let (mut save, mut flush, mut merge) = (true, true, false);
             for opt in &args[2..] {

@@ -60,6 +60,8 @@ pub struct FunctionVm {
     pub libraries: Vec<Library>,
     /// Lower-case function name → library name.
     index: HashMap<String, String>,
+    /// Changes whenever a library is added or removed.
+    pub generation: u64,
 }
 
 /// Redis's functionsVerifyName.
@@ -75,6 +77,7 @@ impl FunctionVm {
             host,
             libraries: Vec::new(),
             index: HashMap::new(),
+            generation: 0,
         }
     }
 
@@ -118,6 +121,7 @@ impl FunctionVm {
     }
 
     fn link(&mut self, lib: Library) {
+        self.generation += 1;
         for f in &lib.functions {
             self.index.insert(f.name.to_lowercase(), lib.name.clone());
         }
@@ -126,6 +130,7 @@ impl FunctionVm {
 
     fn unlink(&mut self, name: &str) -> Option<Library> {
         let pos = self.libraries.iter().position(|l| l.name == name)?;
+        self.generation += 1;
         let lib = self.libraries.remove(pos);
         for f in &lib.functions {
             self.index.remove(&f.name.to_lowercase());
@@ -145,6 +150,7 @@ impl FunctionVm {
 
     /// FUNCTION FLUSH.
     pub fn flush(&mut self) {
+        self.generation += 1;
         for lib in std::mem::take(&mut self.libraries) {
             self.free(lib);
         }

@@ -117,6 +117,10 @@ pub struct Scripting {
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
     pub disable_deny_script: AtomicBool,
+    /// The function libraries' code (and the generation it is of), kept
+    /// apart from the interpreters so that a snapshot can read it while a
+    /// script holds them.
+    library_codes: parking_lot::Mutex<(u64, Vec<Vec<u8>>)>,
 }
 
 /// How long a waiter sleeps between looks at the busy flag.
@@ -132,6 +136,7 @@ impl Scripting {
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
+            library_codes: parking_lot::Mutex::new((0, Vec::new())),
         };
         s.refresh_stats(&mut s.vms.lock());
         s
@@ -211,14 +216,8 @@ impl Scripting {
     }
 
     /// Every function library's code, in load order (what snapshots keep).
-    /// Snapshots run with every shard held, so no script is running.
     pub fn library_codes(&self) -> Vec<Vec<u8>> {
-        let vms = self.vms.lock();
-        vms.functions
-            .libraries
-            .iter()
-            .map(|l| l.code.clone())
-            .collect()
+        self.library_codes.lock().1.clone()
     }
 
     /// Loads a library from a snapshot or a log; `replace` as FUNCTION
@@ -239,6 +238,18 @@ impl Scripting {
 
     /// Publishes the figures INFO reads.
     pub fn refresh_stats(&self, vms: &mut Vms) {
+        let mut codes = self.library_codes.lock();
+        if codes.0 != vms.functions.generation {
+            *codes = (
+                vms.functions.generation,
+                vms.functions
+                    .libraries
+                    .iter()
+                    .map(|l| l.code.clone())
+                    .collect(),
+            );
+        }
+        drop(codes);
         let st = &self.stats;
         st.eval_vm_memory
             .store(vms.eval.host.state.memory(), Ordering::Relaxed);
