@@ -116,7 +116,7 @@ impl Store {
         // directory; an in-memory store writes nothing anywhere.
         let _ = config.set_initial("save", "");
         let _ = config.set_initial("appendonly", "no");
-        Store::with_config(config)
+        Store::start(Engine::new(config))
     }
 
     /// A store whose data lives in `dir`, in the same files as
@@ -127,7 +127,7 @@ impl Store {
     /// never an empty store. When the last handle is dropped the log is
     /// written to disk and, as on SHUTDOWN, a snapshot is taken.
     ///
-    /// Use [`Store::with_config`] for other settings (`appendfsync always`,
+    /// Use [`Store::open_with_config`] for other settings (`appendfsync always`,
     /// no snapshots...). Two stores, or a store and a server, must not
     /// share a directory.
     pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
@@ -149,22 +149,13 @@ impl Store {
 
     /// A store with the given configuration (the parameters of
     /// `goblin-server`'s configuration file, set with
-    /// [`Config::set_initial`]), loading what its `dir` holds when
-    /// persistence is on (`appendonly yes` or `save` rules).
+    /// [`Config::set_initial`]), loading what its `dir` holds as the
+    /// server does at startup: the append-only file when `appendonly` is
+    /// yes and it exists, `dump.rdb` otherwise.
     pub fn open_with_config(config: Config) -> Result<Store, Error> {
         let engine = Engine::new(config);
         goblin_engine::persist::load_on_start(&engine).map_err(Error::Persistence)?;
         Ok(Store::start(engine))
-    }
-
-    /// A store with the given configuration (the parameters of
-    /// `goblin-server`'s configuration file, set with
-    /// [`Config::set_initial`]).
-    ///
-    /// Nothing is loaded from `dir`: use [`Store::open_with_config`] for a
-    /// persistent store.
-    pub fn with_config(config: Config) -> Store {
-        Store::start(Engine::new(config))
     }
 
     fn start(engine: Arc<Engine>) -> Store {
