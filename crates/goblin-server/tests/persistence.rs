@@ -573,6 +573,20 @@ fn wait_bgsave_done(c: &mut Connection) {
     }
 }
 
+/// Waits until the server's first AOF rewrite (since it started) is done.
+fn wait_first_rewrite(c: &mut Connection, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO").arg("persistence").query(c).unwrap();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1") {
+            assert!(info.contains("aof_last_bgrewrite_status:ok"), "{info}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}:\n{info}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
     let server = common::TestServer::start();
@@ -962,15 +976,7 @@ fn the_append_only_file_replays_to_the_same_data() {
     );
     // And after a rewrite of the log into a new base.
     let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_first_rewrite(&mut c, "rewrite did not finish");
     server.kill9();
     let server = Proc::goblin(&dir, &args);
     let mut c = server.client();
@@ -1025,15 +1031,7 @@ fn the_append_only_file_is_rewritten_when_it_grows() {
             .set("key", format!("value-{i}-{}", "x".repeat(50)))
             .unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
-        if info.contains("aof_rewrites:1") && info.contains("aof_rewrite_in_progress:0") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no automatic rewrite:\n{info}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_first_rewrite(&mut c, "no automatic rewrite");
     let manifest =
         std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
     assert!(manifest.contains("appendonly.aof.2.base.rdb"), "{manifest}");
@@ -1131,15 +1129,7 @@ fn function_libraries_and_script_effects_survive_restarts_rewrites_and_redis() {
             .query(&mut c)
             .unwrap();
         let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
-            if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1") {
-                break;
-            }
-            assert!(Instant::now() < deadline, "rewrite did not finish");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_first_rewrite(&mut c, "rewrite did not finish");
         server.kill9();
         server = Proc::goblin(&dir, &args);
         calls += 1;
