@@ -176,9 +176,9 @@ impl RedisProcess {
             let mut child = match child {
                 Ok(c) => c,
                 Err(e) => panic!(
-                    "cannot run `redis-server` ({e}): the GOBLIN.* differential tests \
-                     compare Goblin with a real Redis 7.0 and need Debian's redis-server \
-                     on the PATH (apt-get install redis-server)"
+                    "cannot run `redis-server` ({e}): these tests compare Goblin with a \
+                     real Redis 7.0 and need Debian's redis-server on the PATH \
+                     (apt-get install redis-server, or scripts/setup)"
                 ),
             };
             let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();

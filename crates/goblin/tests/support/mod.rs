@@ -7,9 +7,14 @@
 
 use goblin::cache::Cache;
 use goblin::{Reply, Store};
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+// The reference Redis server of goblin-server's tests, shared rather than
+// copied.
+#[path = "../../../goblin-server/tests/goblin_support/mod.rs"]
+mod goblin_support;
+use goblin_support::RedisProcess;
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Direct access to the data behind a cache.
 pub enum Raw {
@@ -211,74 +216,6 @@ impl Fixture {
             driver,
             _guard: guard,
         }
-    }
-}
-
-/// redis-server as a child process on a free port, killed when dropped.
-pub struct RedisProcess {
-    pub addr: SocketAddr,
-    child: Child,
-}
-
-impl RedisProcess {
-    pub fn start() -> RedisProcess {
-        let mut last_error = String::new();
-        // A port found free can be taken before redis-server binds it: try
-        // a few.
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut child = Command::new("redis-server")
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "cannot run `redis-server` ({e}): the conformance tests run every case \
-                         against Debian's redis-server 7.0 and need it on the PATH \
-                         (apt-get install redis-server, or scripts/setup)"
-                    )
-                });
-            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-            let start = Instant::now();
-            loop {
-                if let Some(status) = child.try_wait().unwrap() {
-                    last_error = format!("redis-server exited with {status}");
-                    break;
-                }
-                if std::net::TcpStream::connect(addr).is_ok() {
-                    return RedisProcess { addr, child };
-                }
-                if start.elapsed() > Duration::from_secs(30) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!("redis-server did not start listening on {addr} within 30 s");
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-        panic!("could not start redis-server: {last_error}");
-    }
-}
-
-impl Drop for RedisProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
