@@ -324,9 +324,18 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// Blocks the calling client until one of `req.keys` receives data of
     /// `req.value_type`, the deadline passes, or it is unblocked. The
     /// command writes no reply: the reply comes when the client is served
-    /// (its command runs again) or times out. Call only when `may_block()`.
-    pub fn block_on(&mut self, argv: &[&[u8]], req: crate::blocking::BlockRequest<'_>) {
-        debug_assert!(self.may_block());
+    /// (its command runs again) or times out. When the command may not
+    /// block (see `may_block`), `timed_out` writes the timeout's reply now.
+    pub fn block_on(
+        &mut self,
+        argv: &[&[u8]],
+        req: crate::blocking::BlockRequest<'_>,
+        timed_out: impl FnOnce(&mut ReplyWriter),
+    ) {
+        if !self.may_block() {
+            timed_out(self.out);
+            return;
+        }
         self.engine
             .register_block(self.locks, self.client, self.cmd_id, argv, req);
     }

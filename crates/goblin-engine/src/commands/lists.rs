@@ -653,10 +653,6 @@ fn blocking_pop(
         }
         return Ok(());
     }
-    if !ctx.may_block() {
-        ctx.out.null_array();
-        return Ok(());
-    }
     ctx.block_on(
         args,
         BlockRequest {
@@ -664,6 +660,7 @@ fn blocking_pop(
             deadline_ms: deadline,
             value_type: ValueType::List,
         },
+        ReplyWriter::null_array,
     );
     Ok(())
 }
@@ -700,10 +697,6 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
         lmove_reply(ctx, moved);
         return Ok(());
     }
-    if !ctx.may_block() {
-        ctx.out.null();
-        return Ok(());
-    }
     ctx.block_on(
         args,
         BlockRequest {
@@ -711,6 +704,7 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
             deadline_ms: deadline,
             value_type: ValueType::List,
         },
+        ReplyWriter::null,
     );
     Ok(())
 }

@@ -941,10 +941,6 @@ fn blocking_zpop(
         }
         return Ok(());
     }
-    if !ctx.may_block() {
-        ctx.out.null_array();
-        return Ok(());
-    }
     ctx.block_on(
         args,
         BlockRequest {
@@ -952,6 +948,7 @@ fn blocking_zpop(
             deadline_ms: deadline,
             value_type: ValueType::ZSet,
         },
+        ReplyWriter::null_array,
     );
     Ok(())
 }
