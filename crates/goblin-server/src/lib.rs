@@ -49,10 +49,15 @@ impl Server {
                 Ok(l) => listeners.push(l),
                 Err(e) if optional => log::warning(&format!("Could not bind {addr}: {e}")),
                 Err(e) => {
+                    // Redis's two lines; the second is what tools (the Tcl
+                    // suite among them) look for to retry on another port.
                     return Err(io::Error::new(
                         e.kind(),
-                        format!("Could not create server TCP listening socket {addr}: {e}"),
-                    ))
+                        format!(
+                            "Warning: Could not create server TCP listening socket {addr}: bind: {e}\n\
+                             Failed listening on port {port} (TCP), aborting."
+                        ),
+                    ));
                 }
             }
         }

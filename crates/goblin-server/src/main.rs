@@ -64,7 +64,9 @@ fn main() {
         let server = match Server::bind(engine.clone()).await {
             Ok(s) => s,
             Err(e) => {
-                log::warning(&e.to_string());
+                for line in e.to_string().lines() {
+                    log::warning(line);
+                }
                 std::process::exit(1);
             }
         };
