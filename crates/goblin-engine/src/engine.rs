@@ -514,21 +514,17 @@ impl Session {
         &self.state.info
     }
 
-    /// Records client activity (CLIENT LIST idle=); the connection calls it
-    /// once per read rather than once per command.
-    pub fn touch(&self) {
-        self.state
-            .info
-            .last_interaction_ms
-            .store(now_ms(), Ordering::Relaxed);
-    }
-
     /// Runs one command and appends its reply to `self.out`.
     pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
         let engine = self.engine.clone();
         let stats = engine.stats.local();
         let reply_start = self.out.len();
-        self.dispatch(&engine, &stats, argv);
+        if !self.dispatch(&engine, &stats, argv) {
+            self.state
+                .info
+                .last_interaction_ms
+                .store(now_ms(), Ordering::Relaxed);
+        }
 
         // Clients blocked on keys this command (or transaction) made ready
         // are served now that its locks are released.
@@ -553,10 +549,6 @@ impl Session {
         if discard {
             self.out.truncate(reply_start);
         }
-        self.state
-            .info
-            .last_interaction_ms
-            .store(now_ms(), Ordering::Relaxed);
         if self.state.blocked.is_some() {
             self.block_reply_discarded = discard;
             return Flow::Block;
@@ -568,20 +560,24 @@ impl Session {
         }
     }
 
-    fn dispatch(&mut self, engine: &Engine, stats: &ThreadStats, argv: &[&[u8]]) {
-        let Some(&name) = argv.first() else { return };
+    /// Runs or refuses one command; true when it ran (and so recorded the
+    /// client's last interaction).
+    fn dispatch(&mut self, engine: &Engine, stats: &ThreadStats, argv: &[&[u8]]) -> bool {
+        let Some(&name) = argv.first() else {
+            return false;
+        };
         let t = table();
         let Some(mut id) = t.lookup(name) else {
             let err = unknown_command(argv);
             self.reject(engine, stats, None, &err);
-            return;
+            return false;
         };
         let mut spec = t.get(id).spec;
         if !spec.subcommands.is_empty() {
             if argv.len() < 2 {
                 let err = Error::arity(&t.get(id).fullname);
                 self.reject(engine, stats, Some(id), &err);
-                return;
+                return false;
             }
             match t.subcommand(id, argv[1]) {
                 Some(sub) => {
@@ -595,18 +591,18 @@ impl Session {
                         spec.name.to_ascii_uppercase()
                     ));
                     self.reject(engine, stats, None, &err);
-                    return;
+                    return false;
                 }
             }
         }
         if !spec.arity_ok(argv.len()) {
             let err = Error::arity(&t.get(id).fullname);
             self.reject(engine, stats, Some(id), &err);
-            return;
+            return false;
         }
         if !self.state.authenticated && !spec.has(flag::NO_AUTH) {
             self.reject(engine, stats, Some(id), &Error::NOAUTH);
-            return;
+            return false;
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
@@ -618,14 +614,14 @@ impl Session {
         {
             let err = Error::constant("LOADING Redis is loading the dataset in memory");
             self.reject_command(engine, stats, id, &err);
-            return;
+            return false;
         }
         // A script running past busy-reply-threshold: only allow-busy
         // commands run (Redis's processCommand).
         if !spec.has(flag::ALLOW_BUSY) {
             if let Some(err) = engine.scripting.busy_error() {
                 self.reject_command(engine, stats, id, &err);
-                return;
+                return false;
             }
         }
         if engine.config.maxmemory.load(Ordering::Relaxed) != 0
@@ -633,7 +629,7 @@ impl Session {
         {
             if let Err(err) = self.check_state(engine, spec, argv) {
                 self.reject_command(engine, stats, id, &err);
-                return;
+                return false;
             }
         }
 
@@ -646,7 +642,7 @@ impl Session {
                         Some(id),
                         &Error::err("Command not allowed inside a transaction"),
                     );
-                    return;
+                    return false;
                 }
                 if !multi.aborted {
                     multi.commands.push(crate::client::QueuedCommand {
@@ -659,7 +655,7 @@ impl Session {
                         .store(multi.commands.len() as u64, Ordering::Relaxed);
                 }
                 self.out.simple("QUEUED");
-                return;
+                return false;
             }
         }
 
@@ -678,12 +674,18 @@ impl Session {
                             .busy_error()
                             .unwrap_or(crate::scripting::BUSY_EVAL);
                         self.reject_command(engine, stats, id, &err);
-                        return;
+                        return false;
                     }
                 }
             }
         };
+        // Read once the shards are held, as the command's time and the
+        // client's last interaction (CLIENT LIST idle=).
         let now = now_ms();
+        self.state
+            .info
+            .last_interaction_ms
+            .store(now, Ordering::Relaxed);
         // Effects of scripts are only recorded for persistence, which
         // collects them where it logs commands.
         engine.call(
@@ -697,6 +699,7 @@ impl Session {
             false,
             false,
         );
+        true
     }
 }
 

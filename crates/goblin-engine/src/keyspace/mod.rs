@@ -157,9 +157,18 @@ impl Keyspace {
             if let Some(g) = self.shards[i].try_lock() {
                 return Some(g);
             }
-            // Most holders (a script, a transaction) finish within
-            // microseconds: yield the core a few times before sleeping on
-            // the lock, which costs two context switches per wait.
+            // A command holds its shard for well under a microsecond:
+            // spin briefly (no system call), then, for longer holders (a
+            // script, a transaction), yield the core a few times before
+            // sleeping on the lock, which costs two context switches.
+            for round in 0..SPINS {
+                for _ in 0..(2 << round) {
+                    std::hint::spin_loop();
+                }
+                if let Some(g) = self.shards[i].try_lock() {
+                    return Some(g);
+                }
+            }
             for _ in 0..SPIN_YIELDS {
                 std::thread::yield_now();
                 if let Some(g) = self.shards[i].try_lock() {
@@ -211,7 +220,11 @@ impl Keyspace {
     }
 }
 
-/// How many times a lock waiter yields its core before it sleeps.
+/// How many rounds a lock waiter busy-spins (2, 4, ... 32 pauses, one to
+/// two microseconds in all) before it starts yielding its core.
+const SPINS: u32 = 5;
+
+/// How many times a lock waiter then yields its core before it sleeps.
 const SPIN_YIELDS: usize = 16;
 
 /// How long a lock waiter sleeps between looks at its give-up condition.
