@@ -35,8 +35,10 @@ pub struct Engine {
     pub started: Instant,
     pub started_ms: u64,
     pub run_id: String,
-    /// Changes since the last snapshot.
-    pub dirty: AtomicU64,
+    /// `stats.dirty_total()` at the last snapshot: the changes since then
+    /// are the difference (`dirty`). Writers count in their own thread's
+    /// block, so they never share a cache line for it.
+    dirty_base: AtomicU64,
     pub last_save_ms: AtomicU64,
     /// Active expiry can be paused (DEBUG SET-ACTIVE-EXPIRE 0).
     pub active_expire_enabled: AtomicBool,
@@ -95,7 +97,7 @@ impl Engine {
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
-            dirty: AtomicU64::new(0),
+            dirty_base: AtomicU64::new(0),
             last_save_ms: AtomicU64::new(now_ms()),
             active_expire_enabled: AtomicBool::new(true),
             expired_baseline: AtomicU64::new(0),
@@ -215,6 +217,29 @@ impl Engine {
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
         }
+    }
+
+    /// Changes since the last snapshot (Redis's server.dirty).
+    pub fn dirty(&self) -> u64 {
+        let base = self.dirty_base.load(Ordering::Relaxed);
+        self.stats.dirty_total().saturating_sub(base)
+    }
+
+    /// A snapshot of everything: no changes since.
+    pub fn reset_dirty(&self) {
+        self.dirty_base
+            .store(self.stats.dirty_total(), Ordering::Relaxed);
+    }
+
+    /// A snapshot of the first `changes` changes was taken (a background
+    /// save that started when `dirty` was `changes`).
+    pub fn discount_dirty(&self, changes: u64) {
+        let total = self.stats.dirty_total();
+        let _ = self
+            .dirty_base
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |base| {
+                Some(base.saturating_add(changes).min(total))
+            });
     }
 
     pub fn request_shutdown(&self, mode: ShutdownMode) {
@@ -386,7 +411,7 @@ impl Engine {
         }
         let elapsed = start.elapsed().as_micros() as u64;
         if dirty > 0 {
-            self.dirty.fetch_add(dirty, Ordering::Relaxed);
+            stats.dirty.fetch_add(dirty, Ordering::Relaxed);
         }
         let c = &stats.commands[cmd_id];
         c.usec.fetch_add(elapsed, Ordering::Relaxed);

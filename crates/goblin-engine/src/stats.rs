@@ -24,6 +24,9 @@ pub struct ThreadStats {
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
     pub error_replies: AtomicU64,
+    /// Changes made by this thread's commands (summed into Redis's dirty
+    /// counter by `Engine::dirty`).
+    pub dirty: AtomicU64,
 }
 
 impl ThreadStats {
@@ -34,6 +37,7 @@ impl ThreadStats {
             keyspace_hits: AtomicU64::new(0),
             keyspace_misses: AtomicU64::new(0),
             error_replies: AtomicU64::new(0),
+            dirty: AtomicU64::new(0),
         }
     }
 
@@ -106,6 +110,15 @@ impl Stats {
             *slot = Some((self.id, block.clone()));
             block
         })
+    }
+
+    /// Every thread's `dirty` summed: changes since the server started.
+    pub fn dirty_total(&self) -> u64 {
+        self.threads
+            .lock()
+            .iter()
+            .map(|t| t.dirty.load(Ordering::Relaxed))
+            .sum()
     }
 
     pub fn record_error(&self, code: &str) {

@@ -215,7 +215,7 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     match &result {
         Ok(()) => {
             log::notice("DB saved on disk");
-            engine.dirty.store(0, Ordering::Relaxed);
+            engine.reset_dirty();
             engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
             engine.persist.last_bgsave_ok.store(true, Ordering::Relaxed);
         }
@@ -261,8 +261,7 @@ pub fn start_job(
         walk,
     });
     *slot = Some(job.clone());
-    p.dirty_at_start
-        .store(engine.dirty.load(Ordering::Relaxed), Ordering::Relaxed);
+    p.dirty_at_start.store(engine.dirty(), Ordering::Relaxed);
     if kind == JobKind::Rdb {
         p.last_bgsave_try_ms.store(now_ms(), Ordering::Relaxed);
     }
@@ -309,11 +308,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
             match &result {
                 Ok(()) => {
                     let before = p.dirty_at_start.load(Ordering::Relaxed);
-                    let _ = engine
-                        .dirty
-                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
-                            Some(d.saturating_sub(before))
-                        });
+                    engine.discount_dirty(before);
                     engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
                     p.last_bgsave_ok.store(true, Ordering::Relaxed);
                     p.rdb_saves.fetch_add(1, Ordering::Relaxed);
@@ -480,7 +475,7 @@ pub fn cron(engine: &Arc<Engine>) {
     }
     // save <seconds> <changes>: after a failure, retry only after 5 seconds
     // (CONFIG_BGSAVE_RETRY_DELAY).
-    let dirty = engine.dirty.load(Ordering::Relaxed);
+    let dirty = engine.dirty();
     let last_save = engine.last_save_ms.load(Ordering::Relaxed);
     let retry_ok = p.last_bgsave_ok.load(Ordering::Relaxed)
         || now.saturating_sub(p.last_bgsave_try_ms.load(Ordering::Relaxed)) > 5000;
@@ -728,7 +723,7 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
     if aof_on {
         aof::open_on_start(engine).map_err(|e| format!("Can't open the append-only file: {e}"))?;
     }
-    engine.dirty.store(0, Ordering::Relaxed);
+    engine.reset_dirty();
     Ok(())
 }
 
@@ -827,7 +822,7 @@ pub fn debug_reload(
         r.map_err(|aof::LoadFailure(m)| m)?;
         log::warning("Append Only File loaded by DEBUG LOADAOF");
     }
-    engine.dirty.store(0, Ordering::Relaxed);
+    engine.reset_dirty();
     Ok(())
 }
 
@@ -903,7 +898,7 @@ pub fn info(engine: &Engine) -> String {
         "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:{copied}\r\ncurrent_cow_size:{copied}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{rdb_running}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{aof_running}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         p.loading.load(Ordering::Relaxed) as u8,
         if total > 0 { processed as f64 * 100.0 / total as f64 } else { 0.0 },
-        engine.dirty.load(Ordering::Relaxed),
+        engine.dirty(),
         engine.last_save_ms.load(Ordering::Relaxed) / 1000,
         ok(p.last_bgsave_ok.load(Ordering::Relaxed)),
         p.last_bgsave_secs.load(Ordering::Relaxed),
