@@ -27,6 +27,8 @@ pub struct ThreadStats {
     /// Changes made by this thread's commands (summed into Redis's dirty
     /// counter by `Engine::dirty`).
     pub dirty: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
 }
 
 impl ThreadStats {
@@ -38,6 +40,8 @@ impl ThreadStats {
             keyspace_misses: AtomicU64::new(0),
             error_replies: AtomicU64::new(0),
             dirty: AtomicU64::new(0),
+            net_input_bytes: AtomicU64::new(0),
+            net_output_bytes: AtomicU64::new(0),
         }
     }
 
@@ -57,8 +61,6 @@ pub struct Stats {
     threads: Mutex<Vec<Arc<ThreadStats>>>,
     pub connections_received: AtomicU64,
     pub rejected_connections: AtomicU64,
-    pub net_input_bytes: AtomicU64,
-    pub net_output_bytes: AtomicU64,
     pub expired_keys: AtomicU64,
     pub expired_stale_perc: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
@@ -71,6 +73,8 @@ pub struct Totals {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub error_replies: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
 }
 
 thread_local! {
@@ -87,8 +91,6 @@ impl Stats {
             threads: Mutex::new(Vec::new()),
             connections_received: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
-            net_input_bytes: AtomicU64::new(0),
-            net_output_bytes: AtomicU64::new(0),
             expired_keys: AtomicU64::new(0),
             expired_stale_perc: AtomicU64::new(0),
             errors: Mutex::new(BTreeMap::new()),
@@ -110,6 +112,22 @@ impl Stats {
             *slot = Some((self.id, block.clone()));
             block
         })
+    }
+
+    /// Bytes read from clients (by this thread).
+    #[inline]
+    pub fn add_net_input(&self, n: usize) {
+        self.local()
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Bytes written to clients (by this thread).
+    #[inline]
+    pub fn add_net_output(&self, n: usize) {
+        self.local()
+            .net_output_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// Every thread's `dirty` summed: changes since the server started.
@@ -147,6 +165,8 @@ impl Stats {
             t.keyspace_hits += b.keyspace_hits.load(Ordering::Relaxed);
             t.keyspace_misses += b.keyspace_misses.load(Ordering::Relaxed);
             t.error_replies += b.error_replies.load(Ordering::Relaxed);
+            t.net_input_bytes += b.net_input_bytes.load(Ordering::Relaxed);
+            t.net_output_bytes += b.net_output_bytes.load(Ordering::Relaxed);
         }
         t
     }
@@ -164,11 +184,11 @@ impl Stats {
             b.keyspace_hits.store(0, Ordering::Relaxed);
             b.keyspace_misses.store(0, Ordering::Relaxed);
             b.error_replies.store(0, Ordering::Relaxed);
+            b.net_input_bytes.store(0, Ordering::Relaxed);
+            b.net_output_bytes.store(0, Ordering::Relaxed);
         }
         self.connections_received.store(0, Ordering::Relaxed);
         self.rejected_connections.store(0, Ordering::Relaxed);
-        self.net_input_bytes.store(0, Ordering::Relaxed);
-        self.net_output_bytes.store(0, Ordering::Relaxed);
         self.expired_keys.store(0, Ordering::Relaxed);
         self.errors.lock().clear();
     }

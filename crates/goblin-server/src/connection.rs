@@ -137,10 +137,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         if info.is_killed() {
             break;
         }
-        engine
-            .stats
-            .net_input_bytes
-            .fetch_add(n as u64, Ordering::Relaxed);
+        engine.stats.add_net_input(n);
         parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
     }
     let _ = stream.shutdown().await;
@@ -178,10 +175,7 @@ async fn flush(
         }
     }
     let out = &session.out.buf;
-    engine
-        .stats
-        .net_output_bytes
-        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    engine.stats.add_net_output(out.len());
     stream.write_all(out).await?;
     session.out.buf.clear();
     if session.out.buf.capacity() > KEEP_CAPACITY {
@@ -235,7 +229,7 @@ async fn wait_blocked(
             r = stream.read_buf(rbuf) => match r {
                 Ok(0) | Err(_) => return Wait::Gone,
                 Ok(n) => {
-                    engine.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    engine.stats.add_net_input(n);
                     let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
                     if rbuf.len() > limit {
                         return Wait::Gone;
