@@ -8,7 +8,7 @@
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -284,38 +284,15 @@ pub struct Config {
     pub busy_reply_threshold: AtomicI64,
     /// list-max-listpack-size: read by every list write.
     pub list_max_listpack_size: AtomicI64,
-    /// The compact-encoding limits of hashes, sets and sorted sets, read
-    /// by every write to one: hash-max-listpack-entries/-value,
-    /// set-max-intset-entries, zset-max-listpack-entries/-value.
-    pub encoding_limits: [AtomicI64; 5],
+    /// The compact-encoding limits of hashes, sets and sorted sets (read by
+    /// every write to one), negative values as 0.
+    pub hash_max_listpack_entries: AtomicUsize,
+    pub hash_max_listpack_value: AtomicUsize,
+    pub set_max_intset_entries: AtomicUsize,
+    pub zset_max_listpack_entries: AtomicUsize,
+    pub zset_max_listpack_value: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
-}
-
-/// The parameters of `Config::encoding_limits`, in order.
-const ENCODING_LIMITS: [&str; 5] = [
-    "hash-max-listpack-entries",
-    "hash-max-listpack-value",
-    "set-max-intset-entries",
-    "zset-max-listpack-entries",
-    "zset-max-listpack-value",
-];
-
-/// Indices into `Config::encoding_limits`.
-pub mod limit {
-    pub const HASH_ENTRIES: usize = 0;
-    pub const HASH_VALUE: usize = 1;
-    pub const SET_INTSET_ENTRIES: usize = 2;
-    pub const ZSET_ENTRIES: usize = 3;
-    pub const ZSET_VALUE: usize = 4;
-}
-
-impl Config {
-    /// One of `encoding_limits` (see `limit`).
-    #[inline]
-    pub fn encoding_limit(&self, which: usize) -> usize {
-        self.encoding_limits[which].load(Ordering::Relaxed) as usize
-    }
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -484,7 +461,11 @@ impl Config {
             requirepass_set: AtomicBool::new(false),
             busy_reply_threshold: AtomicI64::new(0),
             list_max_listpack_size: AtomicI64::new(0),
-            encoding_limits: Default::default(),
+            hash_max_listpack_entries: AtomicUsize::new(0),
+            hash_max_listpack_value: AtomicUsize::new(0),
+            set_max_intset_entries: AtomicUsize::new(0),
+            zset_max_listpack_entries: AtomicUsize::new(0),
+            zset_max_listpack_value: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
@@ -509,8 +490,14 @@ impl Config {
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.list_max_listpack_size
             .store(self.get_i64("list-max-listpack-size"), Ordering::Relaxed);
-        for (slot, name) in self.encoding_limits.iter().zip(ENCODING_LIMITS) {
-            slot.store(self.get_i64(name).max(0), Ordering::Relaxed);
+        for (slot, name) in [
+            (&self.hash_max_listpack_entries, "hash-max-listpack-entries"),
+            (&self.hash_max_listpack_value, "hash-max-listpack-value"),
+            (&self.set_max_intset_entries, "set-max-intset-entries"),
+            (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
+            (&self.zset_max_listpack_value, "zset-max-listpack-value"),
+        ] {
+            slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }
         let min_replicas = if self.get_i64("min-replicas-max-lag") != 0 {
             self.get_i64("min-replicas-to-write")

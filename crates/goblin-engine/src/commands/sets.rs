@@ -16,6 +16,7 @@ use crate::protocol::ReplyWriter;
 use crate::util::glob_match;
 use crate::util::number::arg_i64;
 use crate::Error;
+use std::sync::atomic::Ordering::Relaxed;
 
 // ---------------------------------------------------------------------------
 // Access to the sets at keys.
@@ -84,9 +85,7 @@ fn remove_key(ctx: &mut Ctx, key: &[u8]) {
 
 /// set-max-intset-entries.
 fn max_intset(ctx: &Ctx) -> usize {
-    ctx.engine
-        .config
-        .encoding_limit(crate::config::limit::SET_INTSET_ENTRIES)
+    ctx.engine.config.set_max_intset_entries.load(Relaxed)
 }
 
 fn reply_member(out: &mut ReplyWriter, m: Member<'_>) {

@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::blocking::{parse_timeout, BlockRequest};
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
@@ -46,12 +47,8 @@ const REPLY_HARD_LIMIT: usize = 512 << 20;
 /// The packed-form limits from the configuration.
 pub fn zset_limits(engine: &Engine) -> Limits {
     Limits {
-        entries: engine
-            .config
-            .encoding_limit(crate::config::limit::ZSET_ENTRIES),
-        value: engine
-            .config
-            .encoding_limit(crate::config::limit::ZSET_VALUE),
+        entries: engine.config.zset_max_listpack_entries.load(Relaxed),
+        value: engine.config.zset_max_listpack_value.load(Relaxed),
     }
 }
 

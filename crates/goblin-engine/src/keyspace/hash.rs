@@ -41,6 +41,7 @@ use super::listpack::Listpack;
 use super::small_bytes::SmallBytes;
 use super::thin_bytes::ThinBytes;
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// The conversion thresholds, read from the configuration once per command.
 #[derive(Clone, Copy, Debug)]
@@ -54,8 +55,8 @@ pub struct HashLimits {
 impl HashLimits {
     pub fn from_config(config: &crate::config::Config) -> HashLimits {
         HashLimits {
-            max_entries: config.encoding_limit(crate::config::limit::HASH_ENTRIES),
-            max_value: config.encoding_limit(crate::config::limit::HASH_VALUE),
+            max_entries: config.hash_max_listpack_entries.load(Relaxed),
+            max_value: config.hash_max_listpack_value.load(Relaxed),
         }
     }
 }
