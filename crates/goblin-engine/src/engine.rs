@@ -272,7 +272,13 @@ impl Engine {
             (None, Some(v)) => Some(ks.lock_set(v)),
             (Some(g), set) => ks.lock_polling(set, g),
         };
-        if db_all || spec.has(flag::ALL_SHARDS) {
+        // A keyed EVAL script (see scripting::keyed) holds only the shards
+        // of its KEYS, found below from EVAL's key spec.
+        if db_all
+            || (spec.has(flag::ALL_SHARDS)
+                && !(spec.group == crate::command::Group::Scripting
+                    && self.scripting.runs_keyed(spec.name, argv)))
+        {
             return lock_set(None);
         }
         // Fast path: a single key at a fixed position.

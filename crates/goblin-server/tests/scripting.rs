@@ -129,6 +129,121 @@ fn watch_multi_exec_decrement_never_oversells() {
     check_stock(&s, &taken);
 }
 
+/// Read, then write: two commands that lose updates unless the script
+/// runs alone against its key.
+const BUMP_DECLARED: &str = "local v = tonumber(redis.call('get', KEYS[1]) or '0') \
+     redis.call('set', KEYS[1], v + 1) return v + 1";
+/// The same on a key the script does not declare: it holds every shard.
+const BUMP_UNDECLARED: &str = "local v = tonumber(redis.call('get', ARGV[1]) or '0') \
+     redis.call('set', ARGV[1], v + 1) return v + 1";
+
+#[test]
+fn keyed_and_undeclared_scripts_on_shared_keys_lose_no_update() {
+    // Scripts that declare their key hold only its shard and run in
+    // parallel with each other; scripts that do not hold every shard.
+    // Mixed on a few shared keys, every increment must survive.
+    const KEYS: usize = 6;
+    const ROUNDS: usize = 300;
+    let s = TestServer::start();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let mut c = s.client();
+            std::thread::spawn(move || {
+                for i in 0..ROUNDS {
+                    let key = format!("counter:{}", (t + i) % KEYS);
+                    let (script, numkeys) = if (t + i) % 3 == 0 {
+                        (BUMP_UNDECLARED, 0)
+                    } else {
+                        (BUMP_DECLARED, 1)
+                    };
+                    let v: i64 = redis::cmd("EVAL")
+                        .arg(script)
+                        .arg(numkeys)
+                        .arg(&key)
+                        .query(&mut c)
+                        .unwrap();
+                    assert!(v >= 1);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut c = s.client();
+    let total: i64 = (0..KEYS)
+        .map(|k| c.get::<_, i64>(format!("counter:{k}")).unwrap())
+        .sum();
+    assert_eq!(total, (8 * ROUNDS) as i64);
+}
+
+#[test]
+fn a_keyed_script_that_rewrites_keys_still_reaches_the_new_key() {
+    // The look at the source cannot follow this rewrite of KEYS[1] (it
+    // takes the script for keyed); the script then takes the undeclared
+    // key's shard as it runs, since nobody else holds it.
+    let s = TestServer::start();
+    let mut c = s.client();
+    let script = "local x x, KEYS[1], x = 1, ARGV[1], 2 \
+                  redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])";
+    for i in 0..50 {
+        let key = format!("other:{i}");
+        let v: String = redis::cmd("EVAL")
+            .arg(script)
+            .arg(1)
+            .arg("declared")
+            .arg(&key)
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(v, "v");
+        let stored: String = c.get(&key).unwrap();
+        assert_eq!(stored, "v");
+    }
+    let declared: Option<String> = c.get("declared").unwrap();
+    assert_eq!(declared, None);
+}
+
+#[test]
+fn script_flush_reaches_the_interpreters_of_keyed_scripts() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(BUMP_DECLARED)
+        .query(&mut c)
+        .unwrap();
+    for _ in 0..3 {
+        let _: i64 = redis::cmd("EVALSHA")
+            .arg(&sha)
+            .arg(1)
+            .arg("k")
+            .query(&mut c)
+            .unwrap();
+    }
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut c).unwrap();
+    let err = err_text(
+        redis::cmd("EVALSHA")
+            .arg(&sha)
+            .arg(1)
+            .arg("k")
+            .query::<i64>(&mut c),
+    );
+    assert!(err.starts_with("NOSCRIPT"), "{err}");
+    let exists: Vec<i64> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(&sha)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(exists, vec![0]);
+    let v: i64 = redis::cmd("EVAL")
+        .arg(BUMP_DECLARED)
+        .arg(1)
+        .arg("k")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(v, 4);
+}
+
 #[test]
 fn evalsha_of_unknown_script_is_noscript() {
     let s = TestServer::start();

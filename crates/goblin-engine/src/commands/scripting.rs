@@ -3,7 +3,8 @@
 //! in `crate::scripting`; this file parses arguments and replies.
 //!
 //! The commands that run scripts hold every shard (`flag::ALL_SHARDS`):
-//! a script may touch any key, and nothing may interleave with it.
+//! a script may touch any key, and nothing may interleave with it. Keyed
+//! EVAL scripts (`crate::scripting::keyed`) hold only their KEYS' shards.
 
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
@@ -31,6 +32,11 @@ fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> Error {
 // EVAL and friends
 
 /// EVAL / EVALSHA / EVAL_RO / EVALSHA_RO (evalGenericCommand).
+///
+/// A call holding every shard runs on the main EVAL interpreter, under
+/// the scripting mutex; one holding fewer runs a keyed script (the
+/// dispatcher took only its KEYS' shards, see `Scripting::runs_keyed`) on
+/// an interpreter of the pool.
 fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdResult {
     if ctx.in_script {
         return Err(not_from_script());
@@ -40,34 +46,49 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdRe
     }
     let numkeys = parse_numkeys(args, Error::NOT_INTEGER)?;
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
-    let vms = &mut *vms;
-    let sha = if evalsha {
+    let scripting = &engine.scripting;
+    if !ctx.locks.holds_all() {
+        let mut vm = scripting.take_vm(&engine.clients);
+        let r = eval_on(ctx, &mut vm, args, numkeys, evalsha, ro, true);
+        scripting.give_back(vm);
+        return r;
+    }
+    let mut vms = scripting.lock()?;
+    eval_on(ctx, &mut vms.eval, args, numkeys, evalsha, ro, false)
+}
+
+/// Runs an EVAL-family call on `vm`.
+fn eval_on(
+    ctx: &mut Ctx,
+    vm: &mut eval::EvalVm,
+    args: &[&[u8]],
+    numkeys: usize,
+    evalsha: bool,
+    ro: bool,
+    keyed: bool,
+) -> CmdResult {
+    let scripting = &ctx.engine.scripting;
+    let (sha, script) = if evalsha {
         let sha = normalize_sha(args[1]).ok_or(NOSCRIPT)?;
-        if !vms.eval.scripts.contains_key(&sha) {
-            return Err(NOSCRIPT);
-        }
-        sha
+        let script = scripting.script(&sha).ok_or(NOSCRIPT)?;
+        (sha, script)
     } else {
-        let before = vms.eval.scripts.len();
-        let sha = vms.eval.create(args[1])?;
-        if vms.eval.scripts.len() != before {
-            engine.scripting.refresh_stats(vms);
-        }
-        sha
+        let (sha, script, _) = scripting.create(vm, args[1])?;
+        (sha, script)
     };
-    let script = &vms.eval.scripts[&sha];
     let inv = Invocation {
-        func_ref: script.func_ref,
+        func_ref: vm.function(&sha, &script)?,
         keys: &args[3..3 + numkeys],
         args: &args[3 + numkeys..],
         flags: script.flags,
         ro,
         name: std::str::from_utf8(&sha).unwrap_or(""),
+        keyed,
     };
-    // SAFETY: `vms` (the scripting mutex's guard) owns the host; no other
-    // reference to it exists during the call.
-    unsafe { eval::run(ctx, &mut *vms.eval.host as *mut _, inv, args) }
+    // SAFETY: `vm` is borrowed mutably for the call (under the scripting
+    // mutex, or taken out of the pool); no other reference to its host
+    // exists during the call.
+    unsafe { eval::run(ctx, &mut *vm.host as *mut _, inv, args) }
 }
 
 fn eval_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -107,6 +128,7 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
         flags,
         ro,
         name: &name,
+        keyed: false,
     };
     // SAFETY: as above.
     unsafe { eval::run(ctx, &mut *vms.functions.host as *mut _, inv, args) }
@@ -137,19 +159,9 @@ pub fn script_command_flags(
             Ok((f, _)) => f.command_flags(cmd_flags),
             Err(_) => cmd_flags,
         },
-        "evalsha" | "evalsha_ro" => {
-            let Some(sha) = normalize_sha(target) else {
-                return cmd_flags;
-            };
-            match engine.scripting.lock() {
-                Ok(vms) => vms
-                    .eval
-                    .scripts
-                    .get(&sha)
-                    .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags)),
-                Err(_) => cmd_flags,
-            }
-        }
+        "evalsha" | "evalsha_ro" => normalize_sha(target)
+            .and_then(|sha| engine.scripting.script(&sha))
+            .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags)),
         "fcall" | "fcall_ro" => match engine.scripting.lock() {
             Ok(vms) => vms
                 .functions
@@ -167,18 +179,18 @@ pub fn script_command_flags(
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
-    let sha = vms.eval.create(args[2])?;
+    let (sha, _, _) = engine.scripting.create(&mut vms.eval, args[2])?;
     engine.scripting.refresh_stats(&mut vms);
     ctx.out.bulk(&sha);
     Ok(())
 }
 
 fn script_exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let vms = ctx.engine.scripting.lock()?;
+    let scripting = &ctx.engine.scripting;
     ctx.out.array(args.len() - 2);
     for a in &args[2..] {
         // Redis looks the argument up as given (its dict ignores case).
-        let found = normalize_sha(a).is_some_and(|s| vms.eval.scripts.contains_key(&s));
+        let found = normalize_sha(a).is_some_and(|s| scripting.script_exists(&s));
         ctx.out.int(found as i64);
     }
     Ok(())
@@ -192,8 +204,7 @@ fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
-    vms.eval.reset(&engine.clients);
-    engine.scripting.refresh_stats(&mut vms);
+    engine.scripting.flush_scripts(&mut vms, &engine.clients);
     ctx.out.ok();
     Ok(())
 }

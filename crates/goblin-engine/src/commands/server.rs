@@ -190,7 +190,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
 fn scripting_memory_info(engine: &crate::Engine) -> String {
     let st = &engine.scripting.stats;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let vm_eval = get(&st.eval_vm_memory);
+    let vm_eval = get(&st.eval_vm_memory) + get(&st.pool_vm_memory);
     let vm_functions = get(&st.functions_vm_memory);
     let scripts_eval = get(&st.cached_scripts_memory);
     let functions = get(&st.functions_memory);

@@ -127,6 +127,36 @@ impl Keyspace {
         }
     }
 
+    /// Adds shard `idx` to `locks` if it is free now, without waiting (so
+    /// without the ascending order that keeps waits deadlock-free).
+    /// Whether `locks` holds it afterwards.
+    pub fn try_add<'a>(&'a self, locks: &mut ShardLocks<'a>, idx: usize) -> bool {
+        if locks.holds(idx) {
+            return true;
+        }
+        let Some(guard) = self.shards[idx].try_lock() else {
+            return false;
+        };
+        let mut guards = match std::mem::replace(locks, ShardLocks::None) {
+            ShardLocks::None => Vec::with_capacity(1),
+            ShardLocks::One(i, g) => vec![(i, g)],
+            ShardLocks::Many { guards, .. } => guards,
+        };
+        let at = guards.partition_point(|(i, _)| *i < idx);
+        guards.insert(at, (idx, guard));
+        *locks = match guards.len() {
+            1 => {
+                let (i, g) = guards.pop().expect("one guard");
+                ShardLocks::One(i, g)
+            }
+            n => ShardLocks::Many {
+                all: n == self.shards.len(),
+                guards,
+            },
+        };
+        true
+    }
+
     pub fn lock_one(&self, idx: usize) -> ShardLocks<'_> {
         ShardLocks::One(idx, self.shards[idx].lock())
     }

@@ -179,6 +179,17 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             host.out.buf.clear();
             let logged = host.client.pending_log.len();
             let locks = &mut *run.locks;
+            if run.keyed && !locks.holds_all() {
+                if let Err(e) = take_undeclared(engine, locks, spec, &argv) {
+                    engine.count_script_rejection(stats, Some(id), e);
+                    ffi::lua_settop(l, 0);
+                    push_error(l, e.as_bytes());
+                    mark_error_counted(l);
+                    host.argv = argv;
+                    host.argv.clear();
+                    return CallOutcome::Error;
+                }
+            }
             let call = std::panic::AssertUnwindSafe(|| {
                 engine.call(
                     &mut host.client,
@@ -227,6 +238,32 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
     host.argv = argv;
     host.argv.clear();
     outcome
+}
+
+/// A keyed script holds only the shards of its KEYS, and the look at its
+/// source showed that each command it runs passes KEYS entries as keys. A
+/// command that touches another shard all the same (the script rewrote an
+/// entry of KEYS) takes that shard if it is free now; it cannot wait for
+/// it, which could deadlock against a holder waiting for this script's.
+fn take_undeclared<'a>(
+    engine: &'a Engine,
+    locks: &mut crate::keyspace::ShardLocks<'a>,
+    spec: &crate::command::CommandSpec,
+    argv: &[&[u8]],
+) -> Result<(), &'static str> {
+    const BUSY: &str = "ERR a script that holds only the shards of its declared keys \
+                        touched another key whose shard is in use; pass every key in KEYS";
+    let ks = &engine.keyspace;
+    if spec.has(flag::ALL_SHARDS) || spec.locks_fn.is_some() {
+        return Err(BUSY);
+    }
+    let keys = crate::command::keys::key_positions(spec, argv).ok_or(BUSY)?;
+    for (i, _) in keys {
+        if !ks.try_add(locks, ks.shard_of_key(argv[i])) {
+            return Err(BUSY);
+        }
+    }
+    Ok(())
 }
 
 /// scriptCall's checks: the command exists with a valid arity, may run from

@@ -116,57 +116,68 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
     Ok((ScriptFlags(flags), end))
 }
 
-/// A cached script.
+/// A cached script (the cache is shared by every EVAL interpreter, see
+/// [`super::Scripting`]).
 pub struct Script {
     pub body: Vec<u8>,
     pub flags: ScriptFlags,
-    /// Registry reference of the compiled function.
-    pub func_ref: c_int,
+    /// Length of the shebang line: the code starts there.
+    pub shebang_len: usize,
+    /// Touches only its declared keys (see [`super::keyed`]).
+    pub keyed: bool,
 }
 
-/// The EVAL interpreter and its script cache.
+impl Script {
+    /// Reads a script's shebang and looks at its code; the code is not
+    /// compiled here.
+    pub fn new(body: &[u8]) -> Result<Script, Error> {
+        let (flags, shebang_len) = parse_shebang(body).map_err(Error::err)?;
+        Ok(Script {
+            body: body.to_vec(),
+            flags,
+            shebang_len,
+            keyed: super::keyed::is_keyed(&body[shebang_len..]),
+        })
+    }
+
+    pub fn memory(&self) -> u64 {
+        (self.body.len() + 40 + 64) as u64
+    }
+}
+
+/// An EVAL interpreter and the scripts compiled in it.
 pub struct EvalVm {
     pub host: Box<Host>,
-    /// Lower-case hex SHA1 → script. Looked up on every EVALSHA, hence
-    /// foldhash (seeded per process).
-    pub scripts: HashMap<[u8; 40], Script, foldhash::fast::RandomState>,
+    /// SHA → registry reference of the compiled function.
+    compiled: HashMap<[u8; 40], c_int, foldhash::fast::RandomState>,
+    /// The script cache's generation this interpreter was made in (a
+    /// pooled interpreter from before a SCRIPT FLUSH is dropped).
+    pub generation: u64,
 }
 
 impl EvalVm {
-    pub fn new(clients: &ClientRegistry) -> EvalVm {
+    pub fn new(clients: &ClientRegistry, generation: u64) -> EvalVm {
         let mut host = Host::new(VmKind::Eval, clients);
         sandbox::init(&mut host);
         EvalVm {
             host,
-            scripts: HashMap::default(),
+            compiled: HashMap::default(),
+            generation,
         }
     }
 
-    /// SCRIPT FLUSH: a new interpreter and an empty cache.
-    pub fn reset(&mut self, clients: &ClientRegistry) {
-        *self = EvalVm::new(clients);
-    }
-
-    pub fn scripts_memory(&self) -> u64 {
-        self.scripts
-            .values()
-            .map(|s| (s.body.len() + 40 + 64) as u64)
-            .sum()
-    }
-
-    /// Compiles and caches a script (luaCreateFunction); returns its SHA.
-    /// A script already cached is not compiled again.
-    pub fn create(&mut self, body: &[u8]) -> Result<[u8; 40], Error> {
-        let sha = super::sha1_hex(body);
-        if self.scripts.contains_key(&sha) {
-            return Ok(sha);
+    /// The compiled function of a script (luaCreateFunction), compiling it
+    /// the first time this interpreter runs it.
+    pub fn function(&mut self, sha: &[u8; 40], script: &Script) -> Result<c_int, Error> {
+        if let Some(&r) = self.compiled.get(sha) {
+            return Ok(r);
         }
-        let (flags, shebang_len) = parse_shebang(body).map_err(Error::err)?;
         let l = self.host.state.ptr();
-        // SAFETY: the state is ours (we hold the scripting mutex).
+        // SAFETY: the state is ours (we hold the scripting mutex, or took
+        // this interpreter out of the pool).
         let func_ref = unsafe {
             // Keep the shebang's newline so line numbers stay right.
-            let code = &body[shebang_len..];
+            let code = &script.body[script.shebang_len..];
             if let Err(msg) = load_text(l, code, c"@user_script") {
                 return Err(Error::err(format_args!(
                     "Error compiling script (new function): {}",
@@ -175,15 +186,8 @@ impl EvalVm {
             }
             ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
         };
-        self.scripts.insert(
-            sha,
-            Script {
-                body: body.to_vec(),
-                flags,
-                func_ref,
-            },
-        );
-        Ok(sha)
+        self.compiled.insert(*sha, func_ref);
+        Ok(func_ref)
     }
 }
 
@@ -241,6 +245,10 @@ pub struct Invocation<'x> {
     pub ro: bool,
     /// The SHA (EVAL) or the function name (FCALL), for error messages.
     pub name: &'x str,
+    /// A keyed script holding only its keys' shards (see `super::keyed`):
+    /// it cannot run long, so it is not tracked as the running script
+    /// (never BUSY, nothing for SCRIPT KILL) and has no instruction hook.
+    pub keyed: bool,
 }
 
 /// Redis's scriptPrepareForRun checks that depend on the script's flags.
@@ -290,6 +298,7 @@ pub unsafe fn run(
     let engine = ctx.engine;
     let scripting = &engine.scripting;
     let is_eval = (*hp).kind == VmKind::Eval;
+    let tracked = !inv.keyed;
     let compat = inv.flags.compat();
     let mut run = RunCtx {
         engine,
@@ -306,19 +315,26 @@ pub unsafe fn run(
         repl_flags: 3,
         start: Instant::now(),
         released: false,
+        keyed: inv.keyed,
     };
     (*hp).client.set_db(ctx.client.db);
     (*hp).client.replaying = ctx.client.replaying;
     (*hp).client.resp = 2;
     (*hp).out.set_resp(2);
-    let info = (!is_eval).then(|| RunInfo {
-        name: inv.name.to_string(),
-        argv: argv.iter().map(|a| a.to_vec()).collect(),
-        start: run.start,
-    });
-    scripting.begin_run(is_eval, info);
+    if tracked {
+        let info = (!is_eval).then(|| RunInfo {
+            name: inv.name.to_string(),
+            argv: argv.iter().map(|a| a.to_vec()).collect(),
+            start: run.start,
+        });
+        scripting.begin_run(is_eval, info);
+    }
     (*hp).run = &mut run;
-    let threshold = engine.config.busy_reply_threshold.load(Ordering::Relaxed);
+    let threshold = if tracked {
+        engine.config.busy_reply_threshold.load(Ordering::Relaxed)
+    } else {
+        0
+    };
     let l = (*hp).state.ptr();
     // SAFETY: we hold the scripting mutex, the run context outlives the
     // call, and the stack is balanced.
@@ -380,19 +396,22 @@ pub unsafe fn run(
         }
     }
     (*hp).run = std::ptr::null_mut();
-    scripting.end_run(is_eval);
+    if tracked {
+        scripting.end_run(is_eval);
+    }
     // A script is logged as its effects: the records of the commands it
     // ran join the caller's, and the call itself is not logged.
     ctx.client.pending_log.append(&mut (*hp).client.pending_log);
     ctx.log_nothing();
-    let mem = (*hp).state.memory();
-    if is_eval {
-        scripting.stats.eval_vm_memory.store(mem, Ordering::Relaxed);
-    } else {
-        scripting
-            .stats
-            .functions_vm_memory
-            .store(mem, Ordering::Relaxed);
+    // A pooled interpreter's memory is counted when it returns to the pool.
+    if tracked {
+        let mem = (*hp).state.memory();
+        let stat = if is_eval {
+            &scripting.stats.eval_vm_memory
+        } else {
+            &scripting.stats.functions_vm_memory
+        };
+        stat.store(mem, Ordering::Relaxed);
     }
     Ok(())
 }

@@ -44,6 +44,8 @@ pub struct RunCtx {
     /// The runtime worker was handed to another thread (see
     /// `util::blocking`).
     pub released: bool,
+    /// A keyed script (see `super::keyed`): it holds only its keys' shards.
+    pub keyed: bool,
 }
 
 pub struct Host {

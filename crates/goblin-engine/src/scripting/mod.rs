@@ -5,9 +5,10 @@
 //! The main types:
 //! - [`Scripting`]: the engine's scripting state. Two Lua interpreters (one
 //!   for EVAL, reset by SCRIPT FLUSH; one for FUNCTION libraries) behind one
-//!   mutex, the EVAL script cache, the function libraries, and the
-//!   [`RunState`] of the script in execution, which other clients read
-//!   without the mutex (BUSY replies, SCRIPT KILL, FUNCTION STATS).
+//!   mutex with the function libraries; the EVAL script cache; a pool of
+//!   further EVAL interpreters for keyed scripts; and the [`RunState`] of
+//!   the script in execution, which other clients read without the mutex
+//!   (BUSY replies, SCRIPT KILL, FUNCTION STATS).
 //! - `Host` (in [`host`]): one interpreter with the data its C functions
 //!   reach: the running script's context, the script's own client state and
 //!   reply buffer.
@@ -19,14 +20,19 @@
 //!   sandbox's wrappers of Lua builtins, `math.random`.
 //! - [`convert`]: replies to Lua values and Lua values to replies.
 //! - [`eval`] and [`functions`]: the two ways to run code.
+//! - [`keyed`]: which EVAL scripts touch only the keys they declare.
 //! - [`libs`]: cjson, cmsgpack, bit and struct, as Redis bundles them.
 //!
 //! # Atomicity
 //!
 //! A script may touch any key, so EVAL, EVALSHA, FCALL and their _RO forms
 //! hold every shard (`flag::ALL_SHARDS`) while they run: like in Redis, no
-//! other command interleaves with a script. Commands a script runs go
-//! through `Engine::call` with the script's held shards, its own client (its
+//! other command interleaves with a script. The exception is an EVAL
+//! script that [`keyed`] shows to touch only its KEYS and to run in bounded
+//! time: it holds only the shards of its KEYS and runs on an interpreter
+//! of the pool, so such scripts run in parallel on different shards (each
+//! still alone against its keys). Commands a script runs go through
+//! `Engine::call` with the script's held shards, its own client (its
 //! database, its RESP version) and `in_script` set.
 //!
 //! # Busy scripts
@@ -48,6 +54,7 @@ pub mod convert;
 pub mod eval;
 pub mod functions;
 pub mod host;
+pub mod keyed;
 pub mod libs;
 pub mod lua;
 pub mod rand;
@@ -55,8 +62,11 @@ pub mod sandbox;
 
 use crate::client::ClientRegistry;
 use crate::Error;
-use parking_lot::{Mutex, MutexGuard};
+use eval::{EvalVm, Script};
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use eval::ScriptFlags;
@@ -72,7 +82,7 @@ pub const BUSY_FUNCTION: Error = Error::constant(
 
 /// The interpreters and everything that changes only under the mutex.
 pub struct Vms {
-    pub eval: eval::EvalVm,
+    pub eval: EvalVm,
     pub functions: functions::FunctionVm,
 }
 
@@ -102,7 +112,9 @@ pub struct RunInfo {
 /// Figures INFO reads without taking the scripting mutex.
 #[derive(Default)]
 pub struct ScriptingStats {
+    /// The main EVAL interpreter's memory, and the idle pooled ones'.
     pub eval_vm_memory: AtomicU64,
+    pub pool_vm_memory: AtomicU64,
     pub functions_vm_memory: AtomicU64,
     pub cached_scripts: AtomicU64,
     pub cached_scripts_memory: AtomicU64,
@@ -111,8 +123,21 @@ pub struct ScriptingStats {
     pub functions_memory: AtomicU64,
 }
 
+/// The EVAL script cache: SHA → script. Looked up on every EVALSHA, hence
+/// foldhash (seeded per process).
+type ScriptCache = HashMap<[u8; 40], Arc<Script>, foldhash::fast::RandomState>;
+
 pub struct Scripting {
     vms: Mutex<Vms>,
+    /// Shared by the main EVAL interpreter and the pool; written by EVAL
+    /// of a new script, SCRIPT LOAD and SCRIPT FLUSH.
+    scripts: RwLock<ScriptCache>,
+    /// Idle EVAL interpreters for keyed scripts: a keyed script takes one
+    /// (or makes one) and gives it back, so there are as many as keyed
+    /// scripts ever ran at once.
+    pool: Mutex<Vec<EvalVm>>,
+    /// Bumped by SCRIPT FLUSH: pooled interpreters from before are dropped.
+    generation: AtomicU64,
     pub run: RunState,
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
@@ -130,9 +155,12 @@ impl Scripting {
     pub fn new(clients: &ClientRegistry) -> Scripting {
         let s = Scripting {
             vms: Mutex::new(Vms {
-                eval: eval::EvalVm::new(clients),
+                eval: EvalVm::new(clients, 0),
                 functions: functions::FunctionVm::new(clients),
             }),
+            scripts: RwLock::new(ScriptCache::default()),
+            pool: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
@@ -255,16 +283,111 @@ impl Scripting {
             .store(vms.eval.host.state.memory(), Ordering::Relaxed);
         st.functions_vm_memory
             .store(vms.functions.host.state.memory(), Ordering::Relaxed);
+        let scripts = self.scripts.read();
         st.cached_scripts
-            .store(vms.eval.scripts.len() as u64, Ordering::Relaxed);
-        st.cached_scripts_memory
-            .store(vms.eval.scripts_memory(), Ordering::Relaxed);
+            .store(scripts.len() as u64, Ordering::Relaxed);
+        st.cached_scripts_memory.store(
+            scripts.values().map(|s| s.memory()).sum(),
+            Ordering::Relaxed,
+        );
+        drop(scripts);
         st.functions
             .store(vms.functions.function_count() as u64, Ordering::Relaxed);
         st.libraries
             .store(vms.functions.libraries.len() as u64, Ordering::Relaxed);
         st.functions_memory
             .store(vms.functions.memory_overhead(), Ordering::Relaxed);
+    }
+
+    /// A cached EVAL script.
+    pub fn script(&self, sha: &[u8; 40]) -> Option<Arc<Script>> {
+        self.scripts.read().get(sha).cloned()
+    }
+
+    pub fn script_exists(&self, sha: &[u8; 40]) -> bool {
+        self.scripts.read().contains_key(sha)
+    }
+
+    /// Caches a script (EVAL of a new script, SCRIPT LOAD), compiled in
+    /// `vm` first so that a script that does not compile is refused and
+    /// not cached. Returns its SHA, the script and whether it was new.
+    pub fn create(
+        &self,
+        vm: &mut EvalVm,
+        body: &[u8],
+    ) -> Result<([u8; 40], Arc<Script>, bool), Error> {
+        let sha = sha1_hex(body);
+        if let Some(s) = self.script(&sha) {
+            vm.function(&sha, &s)?;
+            return Ok((sha, s, false));
+        }
+        let script = Script::new(body)?;
+        vm.function(&sha, &script)?;
+        let mut scripts = self.scripts.write();
+        let entry = scripts.entry(sha);
+        let new = matches!(entry, std::collections::hash_map::Entry::Vacant(_));
+        let script = entry.or_insert_with(|| Arc::new(script)).clone();
+        drop(scripts);
+        if new {
+            self.stats.cached_scripts.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .cached_scripts_memory
+                .fetch_add(script.memory(), Ordering::Relaxed);
+        }
+        Ok((sha, script, new))
+    }
+
+    /// SCRIPT FLUSH: an empty cache and new interpreters.
+    pub fn flush_scripts(&self, vms: &mut Vms, clients: &ClientRegistry) {
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        self.scripts.write().clear();
+        vms.eval = EvalVm::new(clients, generation);
+        self.pool.lock().clear();
+        self.stats.pool_vm_memory.store(0, Ordering::Relaxed);
+        self.refresh_stats(vms);
+    }
+
+    /// Whether an EVAL-family call runs keyed (holding only the shards of
+    /// its KEYS): its script is cached, or given, and keyed.
+    pub fn runs_keyed(&self, cmd: &str, argv: &[&[u8]]) -> bool {
+        let Some(target) = argv.get(1) else {
+            return false;
+        };
+        match cmd {
+            "evalsha" | "evalsha_ro" => eval::normalize_sha(target)
+                .and_then(|sha| self.script(&sha))
+                .is_some_and(|s| s.keyed),
+            "eval" | "eval_ro" => match self.script(&sha1_hex(target)) {
+                Some(s) => s.keyed,
+                None => eval::parse_shebang(target)
+                    .is_ok_and(|(_, len)| keyed::is_keyed(&target[len..])),
+            },
+            _ => false,
+        }
+    }
+
+    /// An interpreter for a keyed script, from the pool or new.
+    pub(crate) fn take_vm(&self, clients: &ClientRegistry) -> EvalVm {
+        let generation = self.generation.load(Ordering::Acquire);
+        let mut pool = self.pool.lock();
+        while let Some(vm) = pool.pop() {
+            if vm.generation == generation {
+                return vm;
+            }
+        }
+        drop(pool);
+        EvalVm::new(clients, generation)
+    }
+
+    /// Returns an interpreter to the pool (unless SCRIPT FLUSH ran
+    /// meanwhile) and publishes the pool's memory.
+    pub(crate) fn give_back(&self, vm: EvalVm) {
+        let mut pool = self.pool.lock();
+        if vm.generation == self.generation.load(Ordering::Acquire) {
+            pool.push(vm);
+        }
+        let mem = pool.iter().map(|vm| vm.host.state.memory()).sum();
+        self.stats.pool_vm_memory.store(mem, Ordering::Relaxed);
     }
 
     /// Marks a script as started (Redis's scriptPrepareForRun bookkeeping).

@@ -20,11 +20,11 @@ static STATE: AtomicU64 = AtomicU64::new(INITIAL);
 
 /// The next value in [0, 2^31).
 pub fn lrand48() -> i32 {
-    // Only a script holding the scripting lock draws numbers, so a plain
-    // load and store are enough.
-    let x = step(STATE.load(Ordering::Relaxed));
-    STATE.store(x, Ordering::Relaxed);
-    (x >> 17) as i32
+    // Keyed scripts run in parallel: each draw advances the state once.
+    let prev = STATE
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
+        .unwrap_or_else(|x| x);
+    (step(prev) >> 17) as i32
 }
 
 fn step(x: u64) -> u64 {
