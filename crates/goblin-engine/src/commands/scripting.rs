@@ -68,19 +68,29 @@ fn eval_on(
     keyed: bool,
 ) -> CmdResult {
     let scripting = &ctx.engine.scripting;
-    let (sha, script) = if evalsha {
-        let sha = normalize_sha(args[1]).ok_or(NOSCRIPT)?;
-        let script = scripting.script(&sha).ok_or(NOSCRIPT)?;
-        (sha, script)
+    let sha = if evalsha {
+        normalize_sha(args[1]).ok_or(NOSCRIPT)?
     } else {
-        let (sha, script, _) = scripting.create(vm, args[1])?;
-        (sha, script)
+        crate::scripting::sha1_hex(args[1])
+    };
+    // Compiled in this interpreter already, or from the cache (EVALSHA)
+    // or the body (EVAL).
+    let (func_ref, flags) = match vm.compiled(&sha) {
+        Some(known) => known,
+        None if evalsha => {
+            let script = scripting.script(&sha).ok_or(NOSCRIPT)?;
+            (vm.function(&sha, &script)?, script.flags)
+        }
+        None => {
+            let (sha, script, _) = scripting.create(vm, args[1])?;
+            (vm.function(&sha, &script)?, script.flags)
+        }
     };
     let inv = Invocation {
-        func_ref: vm.function(&sha, &script)?,
+        func_ref,
         keys: &args[3..3 + numkeys],
         args: &args[3 + numkeys..],
-        flags: script.flags,
+        flags,
         ro,
         name: std::str::from_utf8(&sha).unwrap_or(""),
         keyed,

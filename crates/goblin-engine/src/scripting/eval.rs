@@ -148,11 +148,14 @@ impl Script {
 /// An EVAL interpreter and the scripts compiled in it.
 pub struct EvalVm {
     pub host: Box<Host>,
-    /// SHA → registry reference of the compiled function.
-    compiled: HashMap<[u8; 40], c_int, foldhash::fast::RandomState>,
+    /// SHA → registry reference of the compiled function, and the
+    /// script's flags.
+    compiled: HashMap<[u8; 40], (c_int, ScriptFlags), foldhash::fast::RandomState>,
     /// The script cache's generation this interpreter was made in (a
     /// pooled interpreter from before a SCRIPT FLUSH is dropped).
     pub generation: u64,
+    /// The memory last counted in the pool's figure.
+    pub counted_memory: u64,
 }
 
 impl EvalVm {
@@ -163,13 +166,20 @@ impl EvalVm {
             host,
             compiled: HashMap::default(),
             generation,
+            counted_memory: 0,
         }
+    }
+
+    /// A script this interpreter compiled: its function and flags.
+    #[inline]
+    pub fn compiled(&self, sha: &[u8; 40]) -> Option<(c_int, ScriptFlags)> {
+        self.compiled.get(sha).copied()
     }
 
     /// The compiled function of a script (luaCreateFunction), compiling it
     /// the first time this interpreter runs it.
     pub fn function(&mut self, sha: &[u8; 40], script: &Script) -> Result<c_int, Error> {
-        if let Some(&r) = self.compiled.get(sha) {
+        if let Some(&(r, _)) = self.compiled.get(sha) {
             return Ok(r);
         }
         let l = self.host.state.ptr();
@@ -186,7 +196,7 @@ impl EvalVm {
             }
             ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
         };
-        self.compiled.insert(*sha, func_ref);
+        self.compiled.insert(*sha, (func_ref, script.flags));
         Ok(func_ref)
     }
 }

@@ -138,6 +138,8 @@ pub struct Scripting {
     pool: Mutex<Vec<EvalVm>>,
     /// Bumped by SCRIPT FLUSH: pooled interpreters from before are dropped.
     generation: AtomicU64,
+    /// Tells this engine's interpreters from others' in `LOCAL_VM`.
+    id: u64,
     pub run: RunState,
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
@@ -147,6 +149,20 @@ pub struct Scripting {
     /// script holds them.
     library_codes: parking_lot::Mutex<(u64, Vec<Vec<u8>>)>,
 }
+
+thread_local! {
+    /// This thread's interpreter for keyed scripts, with its engine's
+    /// scripting id: a thread that runs keyed scripts one after another
+    /// reuses it without touching anything another thread writes (the
+    /// pool's lock, the script cache's lock, the scripts' reference
+    /// counts), so threads do not contend for those cache lines.
+    static LOCAL_VM: std::cell::RefCell<Option<(u64, EvalVm)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// How much a pooled interpreter's memory may drift before the figure
+/// INFO reads is updated (each update writes a shared counter).
+const MEMORY_SLACK: u64 = 16 * 1024;
 
 /// How long a waiter sleeps between looks at the busy flag.
 const BUSY_POLL: Duration = Duration::from_millis(5);
@@ -161,6 +177,10 @@ impl Scripting {
             scripts: RwLock::new(ScriptCache::default()),
             pool: Mutex::new(Vec::new()),
             generation: AtomicU64::new(0),
+            id: {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
@@ -348,27 +368,52 @@ impl Scripting {
     }
 
     /// Whether an EVAL-family call runs keyed (holding only the shards of
-    /// its KEYS): its script is cached, or given, and keyed.
+    /// its KEYS): its script is keyed, as this thread's interpreter
+    /// already knows, or as the cache or a look at the given body says.
     pub fn runs_keyed(&self, cmd: &str, argv: &[&[u8]]) -> bool {
         let Some(target) = argv.get(1) else {
             return false;
         };
-        match cmd {
-            "evalsha" | "evalsha_ro" => eval::normalize_sha(target)
-                .and_then(|sha| self.script(&sha))
-                .is_some_and(|s| s.keyed),
-            "eval" | "eval_ro" => match self.script(&sha1_hex(target)) {
-                Some(s) => s.keyed,
-                None => eval::parse_shebang(target)
-                    .is_ok_and(|(_, len)| keyed::is_keyed(&target[len..])),
+        let (sha, body) = match cmd {
+            "evalsha" | "evalsha_ro" => match eval::normalize_sha(target) {
+                Some(sha) => (sha, None),
+                None => return false,
             },
-            _ => false,
+            "eval" | "eval_ro" => (sha1_hex(target), Some(*target)),
+            _ => return false,
+        };
+        // Only keyed scripts are compiled in the local interpreter.
+        let generation = self.generation.load(Ordering::Acquire);
+        let local = LOCAL_VM.with(|l| {
+            matches!(&*l.borrow(), Some((id, vm))
+                if *id == self.id && vm.generation == generation && vm.compiled(&sha).is_some())
+        });
+        if local {
+            return true;
+        }
+        match (self.script(&sha), body) {
+            (Some(s), _) => s.keyed,
+            (None, Some(body)) => {
+                eval::parse_shebang(body).is_ok_and(|(_, len)| keyed::is_keyed(&body[len..]))
+            }
+            (None, None) => false,
         }
     }
 
-    /// An interpreter for a keyed script, from the pool or new.
+    /// An interpreter for a keyed script: this thread's, one from the
+    /// pool, or a new one.
     pub(crate) fn take_vm(&self, clients: &ClientRegistry) -> EvalVm {
         let generation = self.generation.load(Ordering::Acquire);
+        let local = LOCAL_VM.with(|l| {
+            let mut slot = l.borrow_mut();
+            match &*slot {
+                Some((id, _)) if *id == self.id => slot.take().map(|(_, vm)| vm),
+                _ => None,
+            }
+        });
+        if let Some(vm) = local.filter(|vm| vm.generation == generation) {
+            return vm;
+        }
         let mut pool = self.pool.lock();
         while let Some(vm) = pool.pop() {
             if vm.generation == generation {
@@ -379,15 +424,32 @@ impl Scripting {
         EvalVm::new(clients, generation)
     }
 
-    /// Returns an interpreter to the pool (unless SCRIPT FLUSH ran
-    /// meanwhile) and publishes the pool's memory.
-    pub(crate) fn give_back(&self, vm: EvalVm) {
-        let mut pool = self.pool.lock();
-        if vm.generation == self.generation.load(Ordering::Acquire) {
-            pool.push(vm);
+    /// Returns an interpreter to this thread's slot or to the pool (or
+    /// drops it when SCRIPT FLUSH ran meanwhile), keeping the figure of
+    /// the interpreters' memory that INFO reads roughly current.
+    pub(crate) fn give_back(&self, mut vm: EvalVm) {
+        if vm.generation != self.generation.load(Ordering::Acquire) {
+            // Its memory left the figure when SCRIPT FLUSH zeroed it.
+            return;
         }
-        let mem = pool.iter().map(|vm| vm.host.state.memory()).sum();
-        self.stats.pool_vm_memory.store(mem, Ordering::Relaxed);
+        let mem = vm.host.state.memory();
+        if mem.abs_diff(vm.counted_memory) > MEMORY_SLACK {
+            let stat = &self.stats.pool_vm_memory;
+            stat.fetch_add(mem, Ordering::Relaxed);
+            stat.fetch_sub(vm.counted_memory, Ordering::Relaxed);
+            vm.counted_memory = mem;
+        }
+        let vm = LOCAL_VM.with(|l| {
+            let mut slot = l.borrow_mut();
+            if slot.is_some() {
+                return Some(vm);
+            }
+            *slot = Some((self.id, vm));
+            None
+        });
+        if let Some(vm) = vm {
+            self.pool.lock().push(vm);
+        }
     }
 
     /// Marks a script as started (Redis's scriptPrepareForRun bookkeeping).
