@@ -244,6 +244,41 @@ fn script_flush_reaches_the_interpreters_of_keyed_scripts() {
     assert_eq!(v, 4);
 }
 
+fn info_field(c: &mut redis::Connection, name: &str) -> u64 {
+    let info: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("{name} missing from INFO memory"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let main = info_field(&mut c, "used_memory_lua");
+    assert!(main > 0);
+    assert_eq!(info_field(&mut c, "used_memory_vm_eval_keyed"), 0);
+    for _ in 0..10 {
+        let _: i64 = redis::cmd("EVAL")
+            .arg(BUMP_DECLARED)
+            .arg(1)
+            .arg("k")
+            .query(&mut c)
+            .unwrap();
+    }
+    // A keyed script ran on a worker thread's interpreter, not the main one.
+    assert_eq!(info_field(&mut c, "used_memory_lua"), main);
+    let keyed = info_field(&mut c, "used_memory_vm_eval_keyed");
+    assert!(keyed > 0);
+    let total = info_field(&mut c, "used_memory_vm_total");
+    assert!(total >= main + keyed, "{total} < {main} + {keyed}");
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut c).unwrap();
+    assert_eq!(info_field(&mut c, "used_memory_vm_eval_keyed"), 0);
+}
+
 #[test]
 fn evalsha_of_unknown_script_is_noscript() {
     let s = TestServer::start();

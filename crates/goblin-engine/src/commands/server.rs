@@ -186,22 +186,26 @@ const DEFAULT_SECTIONS: &[&str] = &[
 ];
 
 /// The scripting lines of INFO memory, from figures the scripting engine
-/// publishes (readable while a script runs).
+/// publishes (readable while a script runs). used_memory_lua and
+/// used_memory_vm_eval are the main EVAL interpreter, Redis's one;
+/// used_memory_vm_eval_keyed (Goblin's) is the interpreters that run keyed
+/// scripts on the worker threads. used_memory_vm_total counts them all.
 fn scripting_memory_info(engine: &crate::Engine) -> String {
     let st = &engine.scripting.stats;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let vm_eval = get(&st.eval_vm_memory) + get(&st.pool_vm_memory);
+    let vm_eval = get(&st.eval_vm_memory);
+    let vm_keyed = get(&st.pool_vm_memory);
     let vm_functions = get(&st.functions_vm_memory);
+    let vm_total = vm_eval + vm_keyed + vm_functions;
     let scripts_eval = get(&st.cached_scripts_memory);
     let functions = get(&st.functions_memory);
     format!(
-        "used_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{functions}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
+        "used_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_vm_eval_keyed:{vm_keyed}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{vm_total}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{functions}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
         human_bytes(vm_eval),
         get(&st.cached_scripts),
         get(&st.functions),
         get(&st.libraries),
-        vm_eval + vm_functions,
-        human_bytes(vm_eval + vm_functions),
+        human_bytes(vm_total),
         scripts_eval + functions,
         human_bytes(scripts_eval + functions),
     )

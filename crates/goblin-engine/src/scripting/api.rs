@@ -174,7 +174,11 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             let spec = table().get(id).spec;
             if spec.has(flag::WRITE) {
                 run.wrote = true;
-                engine.scripting.run.wrote.store(true, Ordering::Release);
+                // What SCRIPT KILL reads of the tracked script (a keyed
+                // one is not tracked, and need not write a shared line).
+                if !run.keyed {
+                    engine.scripting.run.wrote.store(true, Ordering::Release);
+                }
             }
             host.out.buf.clear();
             let logged = host.client.pending_log.len();

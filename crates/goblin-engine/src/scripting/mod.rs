@@ -112,8 +112,10 @@ pub struct RunInfo {
 /// Figures INFO reads without taking the scripting mutex.
 #[derive(Default)]
 pub struct ScriptingStats {
-    /// The main EVAL interpreter's memory, and the idle pooled ones'.
+    /// The main EVAL interpreter's memory.
     pub eval_vm_memory: AtomicU64,
+    /// The memory of the interpreters of keyed scripts (INFO's
+    /// used_memory_vm_eval_keyed).
     pub pool_vm_memory: AtomicU64,
     pub functions_vm_memory: AtomicU64,
     pub cached_scripts: AtomicU64,
