@@ -500,6 +500,28 @@ mod tests {
     }
 
     #[test]
+    fn any_input_gets_an_answer() {
+        // Fragments of scripts, glued at random, and random bytes: the
+        // look never panics (the answer itself is checked above).
+        const PARTS: &[&str] = &[
+            "redis", ".", "call", "pcall", "(", ")", "[", "]", "{", "}", ",", "=", "==", "KEYS",
+            "ARGV", "'get'", "'mset'", "'del'", "\"set\"", "1", "-1", "#", "...", "unpack",
+            "return", "local", "x", "[[", "]]", "--", "\n", "'", "\\", "..", ":",
+        ];
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..20_000 {
+            let n = rng.usize(0..24);
+            let text: String = (0..n)
+                .map(|_| PARTS[rng.usize(..PARTS.len())])
+                .collect::<Vec<_>>()
+                .join(if rng.bool() { " " } else { "" });
+            let _ = is_keyed(text.as_bytes());
+            let bytes: Vec<u8> = (0..rng.usize(0..40)).map(|_| rng.u8(..)).collect();
+            let _ = is_keyed(&bytes);
+        }
+    }
+
+    #[test]
     fn strings_and_comments_hide_nothing() {
         assert!(keyed(
             "return redis.call('get', KEYS[1]) -- redis.call('get', 'x')"

@@ -29,9 +29,9 @@
 //! hold every shard (`flag::ALL_SHARDS`) while they run: like in Redis, no
 //! other command interleaves with a script. The exception is an EVAL
 //! script that [`keyed`] shows to touch only its KEYS and to run in bounded
-//! time: it holds only the shards of its KEYS and runs on an interpreter
-//! of the pool, so such scripts run in parallel on different shards (each
-//! still alone against its keys). Commands a script runs go through
+//! time: it holds only the shards of its KEYS and runs on its worker
+//! thread's own interpreter (or one from a pool), so such scripts run in
+//! parallel on different shards (each still alone against its keys). Commands a script runs go through
 //! `Engine::call` with the script's held shards, its own client (its
 //! database, its RESP version) and `in_script` set.
 //!
@@ -142,6 +142,9 @@ pub struct Scripting {
     generation: AtomicU64,
     /// Tells this engine's interpreters from others' in `LOCAL_VM`.
     id: u64,
+    /// Dropped with the engine: a thread's slot holding the interpreter
+    /// of an engine that is gone may be taken over.
+    alive: Arc<()>,
     pub run: RunState,
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
@@ -158,8 +161,15 @@ thread_local! {
     /// reuses it without touching anything another thread writes (the
     /// pool's lock, the script cache's lock, the scripts' reference
     /// counts), so threads do not contend for those cache lines.
-    static LOCAL_VM: std::cell::RefCell<Option<(u64, EvalVm)>> =
+    static LOCAL_VM: std::cell::RefCell<Option<LocalVm>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// A thread's interpreter for keyed scripts and the engine it belongs to.
+struct LocalVm {
+    id: u64,
+    alive: std::sync::Weak<()>,
+    vm: EvalVm,
 }
 
 /// How much a pooled interpreter's memory may drift before the figure
@@ -183,6 +193,7 @@ impl Scripting {
                 static NEXT: AtomicU64 = AtomicU64::new(0);
                 NEXT.fetch_add(1, Ordering::Relaxed)
             },
+            alive: Arc::new(()),
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
@@ -387,8 +398,10 @@ impl Scripting {
         // Only keyed scripts are compiled in the local interpreter.
         let generation = self.generation.load(Ordering::Acquire);
         let local = LOCAL_VM.with(|l| {
-            matches!(&*l.borrow(), Some((id, vm))
-                if *id == self.id && vm.generation == generation && vm.compiled(&sha).is_some())
+            matches!(&*l.borrow(), Some(local)
+                if local.id == self.id
+                    && local.vm.generation == generation
+                    && local.vm.compiled(&sha).is_some())
         });
         if local {
             return true;
@@ -409,7 +422,7 @@ impl Scripting {
         let local = LOCAL_VM.with(|l| {
             let mut slot = l.borrow_mut();
             match &*slot {
-                Some((id, _)) if *id == self.id => slot.take().map(|(_, vm)| vm),
+                Some(local) if local.id == self.id => slot.take().map(|local| local.vm),
                 _ => None,
             }
         });
@@ -443,10 +456,18 @@ impl Scripting {
         }
         let vm = LOCAL_VM.with(|l| {
             let mut slot = l.borrow_mut();
-            if slot.is_some() {
-                return Some(vm);
+            if let Some(local) = &*slot {
+                // Taken by another live engine (the embedded library may
+                // run several on one thread): the pool it is.
+                if local.alive.strong_count() > 0 {
+                    return Some(vm);
+                }
             }
-            *slot = Some((self.id, vm));
+            *slot = Some(LocalVm {
+                id: self.id,
+                alive: Arc::downgrade(&self.alive),
+                vm,
+            });
             None
         });
         if let Some(vm) = vm {
