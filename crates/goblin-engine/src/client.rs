@@ -50,6 +50,9 @@ pub struct ClientInfo {
     /// The wait in progress while the client is blocked (CLIENT UNBLOCK
     /// finds it here).
     pub block: Mutex<Option<Arc<crate::blocking::BlockedClient>>>,
+    /// The ACL user the client is authenticated as (CLIENT LIST's user=,
+    /// CLIENT KILL USER, ACL DELUSER).
+    pub user: Mutex<Vec<u8>>,
 }
 
 impl ClientInfo {
@@ -112,7 +115,14 @@ pub struct ClientState {
     pub info: Arc<ClientInfo>,
     pub db: usize,
     pub resp: u8,
+    /// Authenticated by AUTH or HELLO (Redis's c->authenticated). Whether
+    /// a command needs it also depends on the default user
+    /// (`Acl::auth_required`).
     pub authenticated: bool,
+    /// The ACL user commands are checked against; None for clients inside
+    /// the server (loading the log, serving a blocked command), which may
+    /// run anything.
+    pub user: Option<crate::acl::ClientUser>,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current replies are written (QUIT, protocol errors).
     pub close_after_reply: bool,
@@ -154,6 +164,7 @@ impl ClientState {
             db,
             resp,
             authenticated,
+            user: None,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             internal,
@@ -215,6 +226,7 @@ impl ClientRegistry {
             killed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
             block: Mutex::new(None),
+            user: Mutex::new(b"default".to_vec()),
         });
         if conn.fd >= 0 {
             self.clients.lock().insert(id, info.clone());

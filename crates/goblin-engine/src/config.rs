@@ -8,7 +8,7 @@
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -108,6 +108,14 @@ pub static PARAMS: &[ParamSpec] = &[
         default: "",
         flags: SENSITIVE,
     },
+    // Access control (acl.rs).
+    p("acllog-max-len", int(0, LONG_MAX), "128"),
+    p(
+        "acl-pubsub-default",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+        "resetchannels",
+    ),
+    imm("aclfile", Kind::Str, ""),
     p(
         "proto-max-bulk-len",
         mem(1024 * 1024, LONG_MAX),
@@ -274,13 +282,15 @@ pub type ConfigError = String;
 
 pub struct Config {
     values: RwLock<HashMap<&'static str, String>>,
+    /// `user <name> <rules...>` directives of the config file or command
+    /// line, applied to the ACL users at startup (Redis's UsersToLoad).
+    pub users: parking_lot::Mutex<Vec<Vec<String>>>,
     /// Hot parameters, mirrored on every change.
     pub proto_max_bulk_len: AtomicU64,
     pub query_buffer_limit: AtomicU64,
     pub hz: AtomicI64,
     pub active_expire_effort: AtomicI64,
     pub maxmemory: AtomicU64,
-    pub requirepass_set: AtomicBool,
     pub busy_reply_threshold: AtomicI64,
     /// list-max-listpack-size: read by every list write.
     pub list_max_listpack_size: AtomicI64,
@@ -453,12 +463,12 @@ impl Config {
             .collect();
         let c = Config {
             values: RwLock::new(values),
+            users: parking_lot::Mutex::new(Vec::new()),
             proto_max_bulk_len: AtomicU64::new(0),
             query_buffer_limit: AtomicU64::new(0),
             hz: AtomicI64::new(0),
             active_expire_effort: AtomicI64::new(0),
             maxmemory: AtomicU64::new(0),
-            requirepass_set: AtomicBool::new(false),
             busy_reply_threshold: AtomicI64::new(0),
             list_max_listpack_size: AtomicI64::new(0),
             hash_max_listpack_entries: AtomicUsize::new(0),
@@ -484,8 +494,6 @@ impl Config {
             .store(self.get_i64("active-expire-effort"), Ordering::Relaxed);
         self.maxmemory
             .store(self.get_i64("maxmemory") as u64, Ordering::Relaxed);
-        self.requirepass_set
-            .store(!self.get("requirepass").is_empty(), Ordering::Relaxed);
         self.busy_reply_threshold
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         self.list_max_listpack_size
@@ -524,6 +532,22 @@ impl Config {
 
     pub fn get_bool(&self, name: &str) -> bool {
         self.get(name) == "yes"
+    }
+
+    /// A `user` directive: the user's name and rules. A name given twice
+    /// is refused, as Redis refuses it.
+    pub fn add_user(&self, args: &[String]) -> Result<(), ConfigError> {
+        let name = args
+            .first()
+            .ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        let mut users = self.users.lock();
+        if users.iter().any(|u| u[0] == *name) {
+            return Err(
+                "Duplicate user found. A user can only be defined once in config files".to_string(),
+            );
+        }
+        users.push(args.to_vec());
+        Ok(())
     }
 
     /// Sets one parameter at startup (config file or command line):

@@ -56,6 +56,8 @@ pub struct Engine {
     /// Lua scripting: the interpreters, scripts, libraries, and the state
     /// of the script in execution.
     pub scripting: crate::scripting::Scripting,
+    /// ACL users and the ACL log.
+    pub acl: crate::acl::Acl,
     /// Snapshots, the append-only file, loading.
     pub persist: crate::persist::Persistence,
     /// The engine itself, for work that outlives a command (background
@@ -94,6 +96,7 @@ impl Engine {
             config,
             clients,
             scripting,
+            acl: crate::acl::Acl::new(),
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
@@ -111,6 +114,10 @@ impl Engine {
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
         engine.apply_config();
+        let password = engine.config.get("requirepass");
+        if !password.is_empty() {
+            engine.acl.set_default_password(password.as_bytes());
+        }
         engine
     }
 
@@ -171,12 +178,20 @@ impl Engine {
             .iter()
             .filter_map(|(n, _)| crate::config::spec(n).map(|s| s.name))
             .collect();
+        // requirepass is the default user's password (Redis's
+        // ACLUpdateDefaultUserPassword).
+        if names.contains(&"requirepass") {
+            self.acl
+                .set_default_password(self.config.get("requirepass").as_bytes());
+        }
         crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
     }
 
     /// Pushes configuration that lives outside the config table into the
     /// parts of the engine that read it on hot paths.
     pub fn apply_config(&self) {
+        self.acl
+            .set_pubsub_default(self.config.get("acl-pubsub-default") == "allchannels");
         crate::keyspace::object::access::configure(
             self.config.get("maxmemory-policy").ends_with("lfu"),
             self.config
@@ -210,10 +225,14 @@ impl Engine {
                 .connections_received
                 .fetch_add(1, Ordering::Relaxed);
         }
-        let authenticated = !self.config.requirepass_set.load(Ordering::Relaxed);
+        // Redis's createClient: authenticated when the default user needs
+        // no password.
+        let authenticated = !self.acl.auth_required();
+        let mut state = ClientState::new(info, 0, 2, authenticated, conn.fd < 0);
+        state.user = Some(crate::acl::ClientUser::new(self.acl.default_user()));
         Session {
             engine: self.clone(),
-            state: ClientState::new(info, 0, 2, authenticated, conn.fd < 0),
+            state,
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
         }
@@ -313,6 +332,51 @@ impl Engine {
             // command will reject them itself.
             None => lock_set(None),
         }
+    }
+
+    /// Records a refused command in the ACL log (Redis's addACLLogEntry).
+    pub fn acl_log_denied(
+        &self,
+        client: &ClientState,
+        denied: crate::acl::Denied,
+        context: crate::acl::LogContext,
+        cmd_id: usize,
+        argv: &[&[u8]],
+    ) {
+        use crate::acl::{Denied, LogReason};
+        let (reason, object) = match denied {
+            Denied::Command => (LogReason::Command, table().get(cmd_id).fullname.as_bytes()),
+            Denied::Key(i) => (LogReason::Key, argv[i]),
+            Denied::Channel(i) => (LogReason::Channel, argv[i]),
+        };
+        let username = client
+            .user
+            .as_ref()
+            .map_or(b"default".to_vec(), |u| u.name().to_vec());
+        self.acl_log(&client.info, reason, context, object, username);
+    }
+
+    /// Adds an ACL log entry about the client `info`.
+    pub fn acl_log(
+        &self,
+        info: &crate::client::ClientInfo,
+        reason: crate::acl::LogReason,
+        context: crate::acl::LogContext,
+        object: &[u8],
+        username: Vec<u8>,
+    ) {
+        let now = now_ms();
+        let entry = crate::acl::LogEntry {
+            count: 1,
+            reason,
+            context,
+            object: object.to_vec(),
+            username,
+            ctime_ms: now,
+            client_info: crate::commands::connection::client_line(info, now),
+        };
+        let max = self.config.get_i64("acllog-max-len").max(0) as usize;
+        self.acl.log(entry, max);
     }
 
     /// Out of memory: maxmemory is set and the allocator reports more in
@@ -545,6 +609,12 @@ impl Session {
         &self.state.info
     }
 
+    /// Whether the client must authenticate before running commands (the
+    /// parser then applies Redis's stricter limits).
+    pub fn auth_required(&self) -> bool {
+        !self.state.authenticated && self.engine.acl.auth_required()
+    }
+
     /// Runs one command and appends its reply to `self.out`.
     pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
         let engine = self.engine.clone();
@@ -631,8 +701,19 @@ impl Session {
             self.reject(engine, stats, Some(id), &err);
             return false;
         }
-        if !self.state.authenticated && !spec.has(flag::NO_AUTH) {
+        if !self.state.authenticated && !spec.has(flag::NO_AUTH) && engine.acl.auth_required() {
             self.reject(engine, stats, Some(id), &Error::NOAUTH);
+            return false;
+        }
+        if let Some(denied) = self.state.user.as_mut().and_then(|u| u.denies(id, argv)) {
+            let context = if self.state.multi.is_some() {
+                crate::acl::LogContext::Multi
+            } else {
+                crate::acl::LogContext::Toplevel
+            };
+            engine.acl_log_denied(&self.state, denied, context, id, argv);
+            let err = Error::raw(denied.noperm(&t.get(id).fullname));
+            self.reject_command(engine, stats, id, &err);
             return false;
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);

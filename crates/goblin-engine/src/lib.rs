@@ -24,6 +24,7 @@
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
 
+pub mod acl;
 pub mod blocking;
 pub mod client;
 pub mod command;

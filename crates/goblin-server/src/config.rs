@@ -9,7 +9,7 @@ use goblin_engine::Config;
 /// What the command line asks for.
 pub enum Invocation {
     Run {
-        config: Config,
+        config: Box<Config>,
         config_file: Option<String>,
     },
     Version,
@@ -53,6 +53,9 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
         return apply_text(config, &text, path);
+    }
+    if name == "user" {
+        return config.add_user(values);
     }
     if IGNORED_DIRECTIVES.contains(&name.as_str()) {
         return Ok(());
@@ -160,7 +163,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
         apply_directive(&config, &directive)?;
     }
     Ok(Invocation::Run {
-        config,
+        config: Box::new(config),
         config_file,
     })
 }
@@ -171,7 +174,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Config {
         match parse_args(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap() {
-            Invocation::Run { config, .. } => config,
+            Invocation::Run { config, .. } => *config,
             _ => panic!("expected run"),
         }
     }

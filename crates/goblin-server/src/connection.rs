@@ -53,7 +53,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     loop {
         let mut blocked = false;
         loop {
-            let auth_required = !session.state.authenticated;
+            let auth_required = session.auth_required();
             match parser.parse(&rbuf, auth_required) {
                 Parsed::Command => {
                     let flow = if parser.is_inline() {

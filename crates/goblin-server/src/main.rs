@@ -38,7 +38,7 @@ fn main() {
         Ok(Invocation::Run {
             config,
             config_file,
-        }) => (config, config_file),
+        }) => (*config, config_file),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
@@ -70,6 +70,10 @@ fn main() {
         let engine = Engine::new(config);
         if let Some(path) = &config_file {
             *engine.config_file.lock() = path.clone();
+        }
+        if let Err(e) = goblin_engine::commands::acl::load_at_startup(&engine) {
+            log::warning(&e);
+            std::process::exit(1);
         }
         let server = match Server::bind(engine.clone()).await {
             Ok(s) => s,

@@ -19,10 +19,14 @@ pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u
         }
         match spec_keys(ks, argv) {
             SpecKeys::Keys(first, last, step) => {
+                let flags = match spec.key_flags_fn {
+                    Some(f) if ks.flags & super::spec::kflag::VARIABLE_FLAGS != 0 => f(argv),
+                    _ => ks.flags,
+                };
                 let mut i = first;
                 while i <= last {
                     if i < argv.len() {
-                        out.push((i, ks.flags));
+                        out.push((i, flags));
                     }
                     i += step.max(1);
                 }

@@ -13,6 +13,10 @@ pub type Handler = fn(&mut Ctx<'_, '_>, &[&[u8]]) -> CmdResult;
 /// Custom key extraction, for commands whose keys the key specs cannot
 /// describe (SORT ... STORE, MIGRATE).
 pub type KeysFn = fn(&[&[u8]]) -> Vec<usize>;
+/// The key flags of a key spec marked VARIABLE_FLAGS, from the arguments
+/// (Redis's setGetKeys, bitfieldGetKeys): what COMMAND GETKEYSANDFLAGS
+/// reports and ACL key permissions check.
+pub type KeyFlagsFn = fn(&[&[u8]]) -> u32;
 /// Custom locking, for commands whose shards depend on client state rather
 /// than arguments (EXEC locks what its queued commands and WATCHed keys need).
 pub type LocksFn = for<'e> fn(
@@ -247,6 +251,8 @@ pub struct CommandSpec {
     pub acl: &'static [&'static str],
     pub keys: &'static [KeySpec],
     pub keys_fn: Option<KeysFn>,
+    /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
+    pub key_flags_fn: Option<KeyFlagsFn>,
     pub locks_fn: Option<LocksFn>,
     pub group: Group,
     pub since: &'static str,
@@ -274,6 +280,7 @@ impl CommandSpec {
         acl: &[],
         keys: &[],
         keys_fn: None,
+        key_flags_fn: None,
         locks_fn: None,
         group: Group::Generic,
         since: "1.0.0",

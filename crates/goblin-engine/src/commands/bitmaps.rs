@@ -883,6 +883,24 @@ fn bitfield_ro_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 const RO_ACCESS: u32 = kflag::RO | kflag::ACCESS;
 
+/// BITFIELD only reads its key when every operation is a GET (Redis's
+/// bitfieldGetKeys; a syntax error counts as a write).
+fn bitfield_key_flags(argv: &[&[u8]]) -> u32 {
+    let mut i = 2;
+    while i < argv.len() {
+        let rem = argv.len() - i - 1;
+        let arg = argv[i];
+        if arg.eq_ignore_ascii_case(b"get") && rem >= 2 {
+            i += 3;
+        } else if arg.eq_ignore_ascii_case(b"overflow") && rem >= 1 {
+            i += 2;
+        } else {
+            return kflag::RW | kflag::ACCESS | kflag::UPDATE;
+        }
+    }
+    kflag::RO | kflag::ACCESS
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "setbit",
@@ -958,6 +976,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             1,
             kflag::RW | kflag::UPDATE | kflag::ACCESS | kflag::VARIABLE_FLAGS,
         )],
+        key_flags_fn: Some(bitfield_key_flags),
         group: Group::Bitmap,
         since: "3.2.0",
         summary: "Perform arbitrary bitfield integer operations on strings",

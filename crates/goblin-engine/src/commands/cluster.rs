@@ -274,13 +274,37 @@ static CLUSTER_SUBCOMMANDS: &[CommandSpec] = &[
     },
 ];
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
-    name: "cluster",
-    arity: -2,
-    group: Group::Cluster,
-    since: "3.0.0",
-    summary: "A container for Redis Cluster commands.",
-    complexity: "Depends on subcommand.",
-    subcommands: CLUSTER_SUBCOMMANDS,
-    ..CommandSpec::DEFAULT
-}];
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "cluster",
+        arity: -2,
+        group: Group::Cluster,
+        since: "3.0.0",
+        summary: "A container for Redis Cluster commands.",
+        complexity: "Depends on subcommand.",
+        subcommands: CLUSTER_SUBCOMMANDS,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "readonly",
+        arity: 1,
+        flags: flag::FAST | flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Cluster,
+        since: "3.0.0",
+        summary: "Enables read-only queries for a connection to a Redis Cluster replica node.",
+        handler: cluster_disabled,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "readwrite",
+        arity: 1,
+        flags: flag::FAST | flag::LOADING | flag::STALE,
+        acl: &["connection"],
+        group: Group::Cluster,
+        since: "3.0.0",
+        summary: "Enables read-write queries for a connection to a Redis Cluster replica node.",
+        handler: cluster_disabled,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -49,7 +49,8 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
-    ctx.client.authenticated = !ctx.engine.config.requirepass_set.load(Ordering::Relaxed);
+    set_user(ctx, ctx.engine.acl.default_user());
+    ctx.client.authenticated = !ctx.engine.acl.auth_required();
     ctx.out.simple("RESET");
     Ok(())
 }
@@ -60,14 +61,38 @@ fn set_resp(ctx: &mut Ctx, resp: u8) {
     ctx.out.set_resp(resp);
 }
 
-/// Checks a username/password pair against the configuration. Goblin has
-/// one user, "default", whose password is `requirepass` (none when unset).
-fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    if user != b"default" {
-        return false;
+/// Redis's ACLAuthenticateUser: on success the connection becomes the
+/// user's; a failure is recorded in the ACL log (the object is the command
+/// name as the client sent it).
+fn authenticate(ctx: &mut Ctx, cmd: &[u8], user: &[u8], pass: &[u8]) -> Result<(), Error> {
+    match ctx.engine.acl.authenticate(user, pass) {
+        Some(cell) => {
+            set_user(ctx, cell);
+            ctx.client.authenticated = true;
+            Ok(())
+        }
+        None => {
+            let context = if ctx.client.multi.is_some() {
+                crate::acl::LogContext::Multi
+            } else {
+                crate::acl::LogContext::Toplevel
+            };
+            ctx.engine.acl_log(
+                &ctx.client.info,
+                crate::acl::LogReason::Auth,
+                context,
+                cmd,
+                user.to_vec(),
+            );
+            Err(WRONGPASS)
+        }
     }
-    let required = ctx.engine.config.get("requirepass");
-    required.is_empty() || required.as_bytes() == pass
+}
+
+/// Binds the connection to an ACL user.
+pub(crate) fn set_user(ctx: &mut Ctx, cell: std::sync::Arc<crate::acl::UserCell>) {
+    *ctx.client.info.user.lock() = cell.name.clone();
+    ctx.client.user = Some(crate::acl::ClientUser::new(cell));
 }
 
 const WRONGPASS: Error =
@@ -82,15 +107,12 @@ fn auth_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     } else {
         (args[1], args[2])
     };
-    if args.len() == 2 && !ctx.engine.config.requirepass_set.load(Ordering::Relaxed) {
+    if args.len() == 2 && ctx.engine.acl.default_user().rules().nopass() {
         return Err(Error::err(
             "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
         ));
     }
-    if !check_credentials(ctx, user, pass) {
-        return Err(WRONGPASS);
-    }
-    ctx.client.authenticated = true;
+    authenticate(ctx, args[0], user, pass)?;
     ctx.out.ok();
     Ok(())
 }
@@ -144,10 +166,7 @@ fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     if let Some((user, pass)) = auth {
-        if !check_credentials(ctx, user, pass) {
-            return Err(WRONGPASS);
-        }
-        ctx.client.authenticated = true;
+        authenticate(ctx, args[0], user, pass)?;
     }
     if !ctx.client.authenticated {
         return Err(Error::constant("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
@@ -209,7 +228,7 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
     let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
     let obl = info.output_buffer.load(Ordering::Relaxed);
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -227,6 +246,7 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
         obl,
         qbuf + qbuf_free + obl,
         cmd,
+        String::from_utf8_lossy(&info.user.lock()),
         info.resp.load(Ordering::Relaxed),
     )
 }
@@ -348,7 +368,15 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
             b"addr" => addr = Some(String::from_utf8_lossy(val).into_owned()),
             b"laddr" => laddr = Some(String::from_utf8_lossy(val).into_owned()),
-            b"user" => user = Some(val.to_vec()),
+            b"user" => {
+                if ctx.engine.acl.user(val).is_none() {
+                    return Err(Error::err(format_args!(
+                        "No such user '{}'",
+                        String::from_utf8_lossy(val)
+                    )));
+                }
+                user = Some(val.to_vec())
+            }
             b"type" => {
                 type_normal = Some(match val.to_ascii_lowercase().as_slice() {
                     b"normal" => true,
@@ -377,7 +405,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if id.is_some_and(|i| i != c.id)
             || addr.as_ref().is_some_and(|a| *a != c.addr)
             || laddr.as_ref().is_some_and(|a| *a != c.laddr)
-            || user.as_ref().is_some_and(|u| u.as_slice() != b"default")
+            || user.as_ref().is_some_and(|u| *u != *c.user.lock())
             || type_normal == Some(false)
         {
             continue;

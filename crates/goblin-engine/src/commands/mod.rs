@@ -2,6 +2,7 @@
 //! `t_string.c`, `t_hash.c`...). Each file exports `COMMANDS`, its part of
 //! the command table.
 
+pub mod acl;
 pub mod bitmaps;
 pub mod cell;
 pub mod cluster;
@@ -30,6 +31,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,
+    acl::COMMANDS,
     transactions::COMMANDS,
     scripting::COMMANDS,
     zsets::COMMANDS,
@@ -41,6 +43,14 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     cell::COMMANDS,
     cluster::COMMANDS,
 ];
+
+/// Redis's addReplySubcommandSyntaxError.
+pub fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> crate::Error {
+    let sub = String::from_utf8_lossy(&args[1][..args[1].len().min(128)]).into_owned();
+    crate::Error::err(format_args!(
+        "unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
+    ))
+}
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.
 pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {

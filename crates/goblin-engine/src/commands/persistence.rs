@@ -219,7 +219,263 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------
+// MIGRATE
+
+/// MIGRATE's options (Redis's migrateCommand).
+struct MigrateOptions<'a> {
+    copy: bool,
+    replace: bool,
+    /// AUTH password, or AUTH2 username password.
+    auth: Option<(Option<&'a [u8]>, &'a [u8])>,
+    /// Argument indexes of the keys to move.
+    keys: Vec<usize>,
+    db: i64,
+    timeout_ms: u64,
+}
+
+fn parse_migrate<'a>(args: &[&'a [u8]]) -> Result<MigrateOptions<'a>, Error> {
+    let mut o = MigrateOptions {
+        copy: false,
+        replace: false,
+        auth: None,
+        keys: vec![3],
+        db: 0,
+        timeout_ms: 0,
+    };
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let a = args[j];
+        if a.eq_ignore_ascii_case(b"copy") {
+            o.copy = true;
+        } else if a.eq_ignore_ascii_case(b"replace") {
+            o.replace = true;
+        } else if a.eq_ignore_ascii_case(b"auth") {
+            if more < 1 {
+                return Err(Error::SYNTAX);
+            }
+            o.auth = Some((None, args[j + 1]));
+            j += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") {
+            if more < 2 {
+                return Err(Error::SYNTAX);
+            }
+            o.auth = Some((Some(args[j + 1]), args[j + 2]));
+            j += 2;
+        } else if a.eq_ignore_ascii_case(b"keys") {
+            if !args[3].is_empty() {
+                return Err(Error::err(
+                    "When using MIGRATE KEYS option, the key argument must be set to the empty string",
+                ));
+            }
+            o.keys = (j + 1..args.len()).collect();
+            break;
+        } else {
+            return Err(Error::SYNTAX);
+        }
+        j += 1;
+    }
+    let timeout = arg_i64(args[5])?;
+    o.db = arg_i64(args[4])?;
+    o.timeout_ms = if timeout <= 0 { 1000 } else { timeout as u64 };
+    Ok(o)
+}
+
+/// Redis's migrateGetKeys: the key, or the keys after KEYS (skipping the
+/// AUTH and AUTH2 arguments, which may look like KEYS).
+fn migrate_keys(args: &[&[u8]]) -> Vec<usize> {
+    let mut j = 6;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"auth") {
+            j += 1;
+        } else if args[j].eq_ignore_ascii_case(b"auth2") {
+            j += 2;
+        } else if args[j].eq_ignore_ascii_case(b"keys") {
+            if !args[3].is_empty() {
+                return Vec::new();
+            }
+            return (j + 1..args.len()).collect();
+        }
+        j += 1;
+    }
+    vec![3]
+}
+
+fn resp_command(out: &mut Vec<u8>, argv: &[&[u8]]) {
+    out.extend_from_slice(format!("*{}\r\n", argv.len()).as_bytes());
+    for a in argv {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2
+/// user pw] [KEYS key...]: sends each key to another server as RESTORE
+/// (DUMP's payload, the remaining TTL) and deletes it here unless COPY.
+/// The keys' shards stay held during the transfer, as Redis holds its one
+/// thread, so nobody sees a key half moved; `timeout` bounds each network
+/// step. A connection is opened per call (Redis keeps them for 10 s).
+fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use std::io::{BufRead, Write};
+    let o = parse_migrate(args)?;
+    let opts = rdb::SaveOptions::from_config(&ctx.engine.config);
+    let now = ctx.now_ms;
+    let mut batch: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
+    for &i in &o.keys {
+        if let Some(obj) = ctx.lookup_read(args[i]) {
+            let ttl = match obj.expire_at() {
+                Some(at) if at <= now => continue,
+                Some(at) => (at - now).max(1),
+                None => 0,
+            };
+            batch.push((
+                i,
+                ttl.to_string().into_bytes(),
+                rdb::dump_payload(&obj.value, &opts),
+            ));
+        }
+    }
+    if batch.is_empty() {
+        ctx.out.simple("NOKEY");
+        return Ok(());
+    }
+    let mut request = Vec::new();
+    if let Some((user, pass)) = o.auth {
+        match user {
+            Some(u) => resp_command(&mut request, &[b"AUTH", u, pass]),
+            None => resp_command(&mut request, &[b"AUTH", pass]),
+        }
+    }
+    resp_command(&mut request, &[b"SELECT", o.db.to_string().as_bytes()]);
+    for (i, ttl, payload) in &batch {
+        let mut argv: Vec<&[u8]> = vec![b"RESTORE", args[*i], ttl, payload];
+        if o.replace {
+            argv.push(b"REPLACE");
+        }
+        resp_command(&mut request, &argv);
+    }
+
+    crate::util::blocking::release_worker();
+    let timeout = std::time::Duration::from_millis(o.timeout_ms);
+    let host = String::from_utf8_lossy(args[1]).into_owned();
+    let port = String::from_utf8_lossy(args[2]).into_owned();
+    let connect_error = || Error::constant("IOERR error or timeout connecting to the client");
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(&format!("{host}:{port}"))
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(connect_error)?;
+    let stream =
+        std::net::TcpStream::connect_timeout(&addr, timeout).map_err(|_| connect_error())?;
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
+    let _ = stream.set_nodelay(true);
+    (&stream)
+        .write_all(&request)
+        .map_err(|_| Error::constant("IOERR error or timeout writing to target instance"))?;
+    let mut reader = std::io::BufReader::new(&stream);
+    let mut read_line = || -> Result<Vec<u8>, Error> {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(n) if n > 0 => {
+                while line.last().is_some_and(|c| *c == b'\n' || *c == b'\r') {
+                    line.pop();
+                }
+                Ok(line)
+            }
+            _ => Err(Error::constant(
+                "IOERR error or timeout reading to target instance",
+            )),
+        }
+    };
+    let auth_reply = match o.auth {
+        Some(_) => Some(read_line()?),
+        None => None,
+    };
+    let select_reply = read_line()?;
+    let mut target_error: Option<Vec<u8>> = None;
+    let mut moved: Vec<&[u8]> = vec![b"DEL"];
+    let mut io_error = None;
+    for (i, _, _) in &batch {
+        let reply = match read_line() {
+            Ok(r) => r,
+            Err(e) => {
+                io_error = Some(e);
+                break;
+            }
+        };
+        let failed = [
+            auth_reply.as_deref(),
+            Some(&select_reply[..]),
+            Some(&reply[..]),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|r| r.first() == Some(&b'-'));
+        match failed {
+            Some(err) => {
+                target_error.get_or_insert_with(|| err[1..].to_vec());
+            }
+            None if !o.copy => {
+                ctx.delete(args[*i]);
+                ctx.add_dirty(1);
+                moved.push(args[*i]);
+            }
+            None => {}
+        }
+    }
+    // What was moved is logged as its deletion (Redis rewrites the command
+    // into DEL).
+    if moved.len() > 1 {
+        ctx.log_as(&moved);
+    } else {
+        ctx.log_nothing();
+    }
+    if let Some(err) = target_error {
+        return Err(Error::err(format_args!(
+            "Target instance replied with error: {}",
+            String::from_utf8_lossy(&err)
+        )));
+    }
+    if let Some(e) = io_error {
+        return Err(e);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "migrate",
+        arity: -6,
+        flags: flag::WRITE,
+        acl: &["keyspace", "dangerous"],
+        keys: &[
+            KeySpec::at(3, kflag::RW | kflag::ACCESS | kflag::DELETE),
+            KeySpec {
+                flags: kflag::RW | kflag::ACCESS | kflag::DELETE | kflag::INCOMPLETE,
+                begin: crate::command::spec::BeginSearch::Keyword {
+                    keyword: "KEYS",
+                    start_from: -2,
+                },
+                find: crate::command::spec::FindKeys::Range {
+                    lastkey: -1,
+                    step: 1,
+                    limit: 0,
+                },
+            },
+        ],
+        keys_fn: Some(migrate_keys),
+        group: Group::Generic,
+        since: "2.6.0",
+        summary: "Atomically transfers a key from one Redis instance to another.",
+        complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+        syntax: "host:string port:integer key:key|\"\" destination-db:integer timeout:integer [COPY] [REPLACE] [AUTH password:string|AUTH2 username:string password:string] [KEYS key:key...]",
+        tips: &["nondeterministic_output"],
+        handler: migrate_command,
+        ..CommandSpec::DEFAULT
+    },
     CommandSpec {
         name: "save",
         arity: 1,

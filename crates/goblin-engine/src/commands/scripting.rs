@@ -20,13 +20,7 @@ fn not_from_script() -> Error {
     Error::err("This Redis command is not allowed from script")
 }
 
-/// Redis's addReplySubcommandSyntaxError.
-fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> Error {
-    let sub = String::from_utf8_lossy(&args[1][..args[1].len().min(128)]).into_owned();
-    Error::err(format_args!(
-        "unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
-    ))
-}
+use super::subcommand_syntax_error;
 
 // ---------------------------------------------------------------------------
 // EVAL and friends

@@ -516,6 +516,10 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             let _ = writeln!(text, "{name} {quoted}");
         }
     }
+    for line in super::acl::config_lines(ctx.engine) {
+        text.push_str(&String::from_utf8_lossy(&line));
+        text.push('\n');
+    }
     std::fs::write(&path, text)
         .map_err(|e| Error::err(format_args!("Rewriting config file: {e}")))?;
     ctx.out.ok();
@@ -1205,11 +1209,141 @@ fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// MEMORY STATS: Redis's getMemoryOverheadData figures, from what the
+/// allocator and the key tables report.
+fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mem = crate::memory::stats();
+    let peak = crate::memory::peak(mem.allocated);
+    let databases = ctx.databases();
+    let mut per_db = vec![(0usize, 0usize, 0usize); databases];
+    for shard in ctx.locks.held() {
+        for (i, d) in shard.dbs.iter().enumerate() {
+            per_db[i].0 += d.len();
+            per_db[i].1 += d.overhead_bytes();
+            per_db[i].2 += d.volatile_len();
+        }
+    }
+    let keys: usize = per_db.iter().map(|d| d.0).sum();
+    let overhead: u64 = per_db.iter().map(|d| d.1 as u64).sum();
+    let dataset = mem.allocated.saturating_sub(overhead);
+    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
+    let used_dbs: Vec<(usize, (usize, usize, usize))> = per_db
+        .into_iter()
+        .enumerate()
+        .filter(|(_, d)| d.0 > 0)
+        .collect();
+    let o = &mut *ctx.out;
+    o.map(27 + used_dbs.len());
+    let int = |o: &mut crate::protocol::ReplyWriter, name: &str, v: u64| {
+        o.bulk(name.as_bytes());
+        o.int(v as i64);
+    };
+    int(o, "peak.allocated", peak);
+    int(o, "total.allocated", mem.allocated);
+    int(o, "startup.allocated", 0);
+    int(o, "replication.backlog", 0);
+    int(o, "clients.slaves", 0);
+    int(o, "clients.normal", 0);
+    int(o, "cluster.links", 0);
+    int(o, "aof.buffer", 0);
+    int(o, "lua.caches", 0);
+    int(o, "functions.caches", 0);
+    for (i, (_, bytes, volatile)) in &used_dbs {
+        o.bulk(format!("db.{i}").as_bytes());
+        o.map(2);
+        int(o, "overhead.hashtable.main", *bytes as u64);
+        int(o, "overhead.hashtable.expires", (*volatile * 16) as u64);
+    }
+    int(o, "overhead.total", overhead);
+    int(o, "keys.count", keys as u64);
+    int(
+        o,
+        "keys.bytes-per-key",
+        if keys > 0 {
+            mem.allocated / keys as u64
+        } else {
+            0
+        },
+    );
+    int(o, "dataset.bytes", dataset);
+    o.bulk(b"dataset.percentage");
+    o.double(ratio(dataset * 100, mem.allocated) as f32 as f64);
+    o.bulk(b"peak.percentage");
+    o.double(ratio(mem.allocated * 100, peak) as f32 as f64);
+    int(o, "allocator.allocated", mem.allocated);
+    int(o, "allocator.active", mem.active);
+    int(o, "allocator.resident", mem.resident);
+    o.bulk(b"allocator-fragmentation.ratio");
+    o.double(ratio(mem.active, mem.allocated) as f32 as f64);
+    int(
+        o,
+        "allocator-fragmentation.bytes",
+        mem.active.saturating_sub(mem.allocated),
+    );
+    o.bulk(b"allocator.rss-ratio");
+    o.double(ratio(mem.resident, mem.active) as f32 as f64);
+    int(
+        o,
+        "allocator.rss-bytes",
+        mem.resident.saturating_sub(mem.active),
+    );
+    o.bulk(b"rss-overhead.ratio");
+    o.double(1.0);
+    int(o, "rss-overhead.bytes", 0);
+    o.bulk(b"fragmentation");
+    o.double(ratio(mem.resident, mem.allocated) as f32 as f64);
+    int(
+        o,
+        "fragmentation.bytes",
+        mem.resident.saturating_sub(mem.allocated),
+    );
+    Ok(())
+}
+
+/// MEMORY DOCTOR: Redis's report (getMemoryDoctorReport), on the
+/// fragmentation figures Goblin has.
+fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mem = crate::memory::stats();
+    let report: &[u8] = if mem.allocated < 5 << 20 {
+        b"Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+    } else if mem.active > mem.allocated + (10 << 20)
+        && mem.active as f64 > mem.allocated as f64 * 1.1
+    {
+        b"Sam, I detected a few issues in this Redis instance memory implants:\n\n * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\nI'm here to keep you safe, Sam. I want to help you.\n"
+    } else {
+        b"Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+    };
+    ctx.out.verbatim(report, "txt");
+    Ok(())
+}
+
+/// MEMORY MALLOC-STATS: the allocator's own report is not exposed; Redis
+/// answers the same for allocators without one.
+fn memory_malloc_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out
+        .verbatim(b"Stats not supported for the current allocator", "txt");
+    Ok(())
+}
+
+/// MEMORY PURGE: jemalloc returns dirty pages on its own schedule.
+fn memory_purge(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.ok();
+    Ok(())
+}
+
 fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::reply_help(
         ctx,
         "MEMORY",
         &[
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
             "USAGE <key> [SAMPLES <count>]",
             "    Return memory in bytes used by <key> and its value. Nested values are",
             "    sampled up to <count> times (default: 5, 0 means sample all).",
@@ -1219,6 +1353,64 @@ fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "doctor",
+        arity: 2,
+        flags: 0,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Outputs a memory problems report.",
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ],
+        handler: memory_doctor,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "malloc-stats",
+        arity: 2,
+        flags: 0,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Returns the allocator statistics.",
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ],
+        handler: memory_malloc_stats,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "purge",
+        arity: 2,
+        flags: 0,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Asks the allocator to release memory.",
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        handler: memory_purge,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "stats",
+        arity: 2,
+        flags: flag::ALL_SHARDS,
+        group: Group::Server,
+        since: "4.0.0",
+        summary: "Returns details about memory usage.",
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ],
+        handler: memory_stats,
+        ..CommandSpec::DEFAULT
+    },
     CommandSpec {
         name: "help",
         arity: 2,

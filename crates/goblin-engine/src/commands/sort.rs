@@ -41,7 +41,13 @@ impl SortOptions<'_> {
     }
 }
 
-pub fn parse_sort<'a>(args: &[&'a [u8]], readonly: bool) -> Result<SortOptions<'a>, Error> {
+/// `full_key_access`: the user may read every key, so BY and GET patterns
+/// may name any key (Redis refuses them otherwise).
+pub fn parse_sort<'a>(
+    args: &[&'a [u8]],
+    readonly: bool,
+    full_key_access: bool,
+) -> Result<SortOptions<'a>, Error> {
     let mut o = SortOptions::default();
     let mut j = 2;
     while j < args.len() {
@@ -61,8 +67,18 @@ pub fn parse_sort<'a>(args: &[&'a [u8]], readonly: bool) -> Result<SortOptions<'
             j += 1;
         } else if opt.eq_ignore_ascii_case(b"by") && left >= 1 {
             o.by = Some(args[j + 1]);
+            if args[j + 1].contains(&b'*') && !full_key_access {
+                return Err(Error::err(
+                    "BY option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             j += 1;
         } else if opt.eq_ignore_ascii_case(b"get") && left >= 1 {
+            if !full_key_access {
+                return Err(Error::err(
+                    "GET option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             o.get.push(args[j + 1]);
             j += 1;
         } else {
@@ -192,7 +208,13 @@ fn compare(a: &Item, b: &Item, o: &SortOptions) -> Ordering {
 }
 
 fn sort_generic(ctx: &mut Ctx, args: &[&[u8]], readonly: bool) -> CmdResult {
-    let mut o = parse_sort(args, readonly)?;
+    let cmd_id = ctx.cmd_id;
+    let full_key_access = ctx
+        .client
+        .user
+        .as_mut()
+        .is_none_or(|u| u.rules().reads_every_key(cmd_id, args));
+    let mut o = parse_sort(args, readonly, full_key_access)?;
     let in_script = ctx.in_script;
     // Load the elements (in native order).
     let mut dontsort = o.dontsort();

@@ -1237,12 +1237,22 @@ const RW_ACCESS_UPDATE: u32 = kflag::RW | kflag::ACCESS | kflag::UPDATE;
 const OW_UPDATE: u32 = kflag::OW | kflag::UPDATE;
 const RO_ACCESS: u32 = kflag::RO | kflag::ACCESS;
 
+/// SET reads its key only with GET (Redis's setGetKeys).
+fn set_key_flags(argv: &[&[u8]]) -> u32 {
+    if argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
+        RW_ACCESS_UPDATE
+    } else {
+        OW_UPDATE
+    }
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "set",
         arity: -3,
         flags: flag::WRITE | flag::DENYOOM,
         keys: &[KeySpec::at(1, RW_ACCESS_UPDATE | kflag::VARIABLE_FLAGS)],
+        key_flags_fn: Some(set_key_flags),
         group: Group::String,
         since: "1.0.0",
         summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",

@@ -153,6 +153,25 @@ fn exec_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(multi.commands.len());
     for q in &multi.commands {
         let argv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
+        // The user's rules may have changed since the command was queued.
+        if let Some(denied) = ctx.client.user.as_mut().and_then(|u| u.denies(q.id, &argv)) {
+            ctx.engine.acl_log_denied(
+                ctx.client,
+                denied,
+                crate::acl::LogContext::Multi,
+                q.id,
+                &argv,
+            );
+            let reason = match denied {
+                crate::acl::Denied::Command => "no permission to execute the command or subcommand",
+                crate::acl::Denied::Key(_) => "no permission to touch the specified keys",
+                crate::acl::Denied::Channel(_) => {
+                    "no permission to access one of the channels used as arguments"
+                }
+            };
+            ctx.out.error(&format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"));
+            continue;
+        }
         ctx.engine.call(
             ctx.client,
             ctx.out,

@@ -297,6 +297,27 @@ fn check_command(
             "This Redis command is not allowed from script".to_string(),
         ));
     }
+    if let Some(caller) = &run.caller {
+        if let Err(denied) = caller.user.check(id, argv) {
+            use crate::acl::{Denied, LogReason};
+            let (reason, object) = match denied {
+                Denied::Command => (LogReason::Command, t.get(id).fullname.as_bytes()),
+                Denied::Key(i) => (LogReason::Key, argv[i]),
+                Denied::Channel(i) => (LogReason::Channel, argv[i]),
+            };
+            engine.acl_log(
+                &caller.info,
+                reason,
+                crate::acl::LogContext::Lua,
+                object,
+                caller.name.clone(),
+            );
+            return Err((
+                Some(id),
+                format!("The user executing the script {}", denied.message()),
+            ));
+        }
+    }
     if run.read_only && spec.has(flag::WRITE | flag::MAY_REPLICATE) {
         return Err((
             Some(id),
@@ -484,8 +505,8 @@ unsafe extern "C-unwind" fn redis_debug(_l: *mut lua_State) -> c_int {
     0
 }
 
-/// redis.acl_check_cmd(): with no ACL users, the caller may run every
-/// existing command.
+/// redis.acl_check_cmd(): whether the calling user may run the command
+/// with these arguments (keys included).
 unsafe extern "C-unwind" fn redis_acl_check_cmd(l: *mut lua_State) -> c_int {
     let host = host(l);
     if host.run.is_null() {
@@ -520,11 +541,19 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: *mut lua_State) -> c_int {
             found = t.subcommand(id, to_bytes(l, 2).unwrap_or(b""));
         }
     }
-    if found.is_none() {
+    let Some(id) = found else {
         push_error(l, b"Invalid command passed to redis.acl_check_cmd()");
         return raise(l);
-    }
-    ffi::lua_pushboolean(l, 1);
+    };
+    let run = &*host.run;
+    let allowed = match &run.caller {
+        None => true,
+        Some(caller) => {
+            let argv: Vec<&[u8]> = (1..=argc).map(|i| to_bytes(l, i).unwrap_or(b"")).collect();
+            caller.user.check(id, &argv).is_ok()
+        }
+    };
+    ffi::lua_pushboolean(l, allowed as c_int);
     1
 }
 

@@ -326,6 +326,14 @@ pub unsafe fn run(
         start: Instant::now(),
         released: false,
         keyed: inv.keyed,
+        caller: ctx.client.user.as_mut().and_then(|u| {
+            let user = u.rules().clone();
+            (!user.unrestricted).then(|| super::host::ScriptCaller {
+                user,
+                name: u.name().to_vec(),
+                info: ctx.client.info.clone(),
+            })
+        }),
     };
     (*hp).client.set_db(ctx.client.db);
     (*hp).client.replaying = ctx.client.replaying;

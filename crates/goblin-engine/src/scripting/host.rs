@@ -46,6 +46,16 @@ pub struct RunCtx {
     pub released: bool,
     /// A keyed script (see `super::keyed`): it holds only its keys' shards.
     pub keyed: bool,
+    /// The calling client's ACL user when it may not run everything: each
+    /// command the script runs is checked against it.
+    pub caller: Option<ScriptCaller>,
+}
+
+/// Who runs the script, for ACL checks and the ACL log.
+pub struct ScriptCaller {
+    pub user: std::sync::Arc<crate::acl::User>,
+    pub name: Vec<u8>,
+    pub info: std::sync::Arc<crate::client::ClientInfo>,
 }
 
 pub struct Host {
