@@ -116,17 +116,29 @@ impl RequestParser {
             if buf[self.pos] != b'*' {
                 return self.parse_inline(buf);
             }
-            let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
-                if buf.len() - self.pos > INLINE_MAX {
-                    return Parsed::Error("Protocol error: too big mbulk count string".into());
+            let (cr, count) = match short_length(buf, self.pos + 1) {
+                Some((n, cr)) => (cr, Some(n)),
+                None => {
+                    let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
+                        if buf.len() - self.pos > INLINE_MAX {
+                            return Parsed::Error(
+                                "Protocol error: too big mbulk count string".into(),
+                            );
+                        }
+                        return Parsed::Incomplete;
+                    };
+                    let cr = self.pos + cr;
+                    (
+                        cr,
+                        buf.get(self.pos + 1..cr)
+                            .and_then(crate::util::number::parse_i64),
+                    )
                 }
-                return Parsed::Incomplete;
             };
-            let cr = self.pos + cr;
             if cr + 2 > buf.len() {
                 return Parsed::Incomplete;
             }
-            let count = match crate::util::number::parse_i64(&buf[self.pos + 1..cr]) {
+            let count = match count {
                 Some(n) if n <= i32::MAX as i64 => n,
                 _ => return Parsed::Error("Protocol error: invalid multibulk length".into()),
             };
@@ -145,15 +157,25 @@ impl RequestParser {
             let len = match self.bulk_len {
                 Some(len) => len,
                 None => {
-                    let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
-                        if buf.len() - self.pos > INLINE_MAX {
-                            return Parsed::Error(
-                                "Protocol error: too big bulk count string".into(),
-                            );
+                    let (cr, len) = match short_length(buf, self.pos + 1) {
+                        Some((n, cr)) => (cr, Some(n)),
+                        None => {
+                            let Some(cr) = memchr::memchr(b'\r', &buf[self.pos..]) else {
+                                if buf.len() - self.pos > INLINE_MAX {
+                                    return Parsed::Error(
+                                        "Protocol error: too big bulk count string".into(),
+                                    );
+                                }
+                                return Parsed::Incomplete;
+                            };
+                            let cr = self.pos + cr;
+                            (
+                                cr,
+                                buf.get(self.pos + 1..cr)
+                                    .and_then(crate::util::number::parse_i64),
+                            )
                         }
-                        return Parsed::Incomplete;
                     };
-                    let cr = self.pos + cr;
                     if cr + 2 > buf.len() {
                         return Parsed::Incomplete;
                     }
@@ -163,7 +185,7 @@ impl RequestParser {
                             buf[self.pos] as char
                         ));
                     }
-                    let len = match crate::util::number::parse_i64(&buf[self.pos + 1..cr]) {
+                    let len = match len {
                         Some(n) if n >= 0 && (n as u64) <= self.max_bulk_len => n as usize,
                         _ => return Parsed::Error("Protocol error: invalid bulk length".into()),
                     };
@@ -213,6 +235,35 @@ impl RequestParser {
             None => Parsed::Error("Protocol error: unbalanced quotes in request".into()),
         }
     }
+}
+
+/// The common length line, read in one pass: a few decimal digits (no
+/// leading zero but "0" itself) up to a '\r' inside `buf`, starting at
+/// `start`. The value and the position of the '\r'; None for anything
+/// else (signs, leading zeros, long or unfinished lines), which the general
+/// path (memchr, then Redis's string2ll) reads and reports.
+#[inline]
+fn short_length(buf: &[u8], start: usize) -> Option<(i64, usize)> {
+    let end = buf.len().min(start + 18);
+    let mut v: i64 = 0;
+    let mut i = start;
+    while i < end {
+        let c = buf[i];
+        if c == b'\r' {
+            let digits = i - start;
+            if digits == 0 || (digits > 1 && buf[start] == b'0') {
+                return None;
+            }
+            return Some((v, i));
+        }
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as i64;
+        i += 1;
+    }
+    None
 }
 
 /// Redis's `sdssplitargs`: space-separated arguments with "double quoted"
@@ -382,6 +433,34 @@ mod tests {
         );
         assert_eq!(
             parse_all(b"*1\r\n$blabla\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        // Regression: a '\r' where the '$' belongs once sliced past the line.
+        assert_eq!(
+            parse_all(b"*1\r\n\r\n").1.unwrap(),
+            "Protocol error: expected '$', got '\r'"
+        );
+        // Leading zeros and signs take the general path, as string2ll reads them.
+        assert_eq!(
+            parse_all(b"*1\r\n$01\r\nx\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            parse_all(b"*01\r\n$1\r\nx\r\n").1.unwrap(),
+            "Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$+1\r\nx\r\n").1.unwrap(),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            parse_all(b"*-1\r\n*1\r\n$0\r\n\r\n").0,
+            vec![vec![Vec::new()]]
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$00000000000000000000000001\r\nx\r\n")
+                .1
+                .unwrap(),
             "Protocol error: invalid bulk length"
         );
         assert_eq!(
