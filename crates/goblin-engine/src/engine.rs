@@ -446,7 +446,7 @@ impl Engine {
         let entry = table().get(cmd_id);
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
-        let start = Instant::now();
+        let start = crate::util::time::monotonic_ns();
         let db = client.db;
         let mut ctx = Ctx {
             engine: self,
@@ -479,7 +479,7 @@ impl Engine {
                 in_multi || in_script,
             );
         }
-        let elapsed = start.elapsed().as_micros() as u64;
+        let elapsed = crate::util::time::monotonic_ns().saturating_sub(start) / 1000;
         if dirty > 0 {
             stats.dirty.fetch_add(dirty, Ordering::Relaxed);
         }
