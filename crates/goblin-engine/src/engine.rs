@@ -235,6 +235,7 @@ impl Engine {
             state,
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
+            last_command: 0,
         }
     }
 
@@ -602,6 +603,10 @@ pub struct Session {
     pub out: ReplyWriter,
     /// The blocked command's reply is to be dropped (CLIENT REPLY OFF/SKIP).
     pub(crate) block_reply_discarded: bool,
+    /// The id of the last top-level command looked up: pipelines mostly
+    /// repeat one command, and comparing its name is cheaper than a hash
+    /// look-up.
+    last_command: usize,
 }
 
 impl Session {
@@ -668,11 +673,16 @@ impl Session {
             return false;
         };
         let t = table();
-        let Some(mut id) = t.lookup(name) else {
-            let err = unknown_command(argv);
-            self.reject(engine, stats, None, &err);
-            return false;
-        };
+        let mut id = self.last_command;
+        if !t.get(id).spec.name.as_bytes().eq_ignore_ascii_case(name) {
+            let Some(found) = t.lookup(name) else {
+                let err = unknown_command(argv);
+                self.reject(engine, stats, None, &err);
+                return false;
+            };
+            id = found;
+            self.last_command = found;
+        }
         let mut spec = t.get(id).spec;
         if !spec.subcommands.is_empty() {
             if argv.len() < 2 {
