@@ -8,7 +8,7 @@ use crate::commands::{hashes, zsets};
 use crate::keyspace::zset::ScoreRange;
 use crate::keyspace::{Object, Value};
 use crate::Error;
-use goblin_family::{Reply, Store};
+use goblin_family::{self as family, Reply, Store};
 
 /// The keyspace, at the running command's database and clock.
 pub struct CtxStore<'c, 'a, 'l>(pub &'c mut Ctx<'a, 'l>);
@@ -145,9 +145,15 @@ impl Store for CtxStore<'_, '_, '_> {
 }
 
 /// Every GOBLIN.* command: the family does the work, this writes the reply.
-fn goblin_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let reply = goblin_family::execute(&mut CtxStore(ctx), args[0], &args[1..])
-        .map_err(|e| Error::raw(e.text()))?;
+/// Runs one family operation against the command's store and writes its
+/// reply. Each command's handler calls its operation directly: the table
+/// has already matched the name and checked the arity (the module host
+/// goes through `goblin_family::execute`, which does both by name).
+fn run(
+    ctx: &mut Ctx,
+    op: impl FnOnce(&mut CtxStore) -> Result<Reply, goblin_family::Error>,
+) -> CmdResult {
+    let reply = op(&mut CtxStore(ctx)).map_err(|e| Error::raw(e.text()))?;
     match reply {
         Reply::Int(n) => ctx.out.int(n),
         Reply::Pair(a, b) => {
@@ -174,7 +180,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Decrements the integer value of a key by one only while it is positive.",
         syntax: "key:key",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::decrpos(s, a[1])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -187,7 +193,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Subtracts an amount from the integer value of a key only when at least that much remains.",
         syntax: "key:key amount:integer",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::decrbypos(s, a[1], a[2])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -200,7 +206,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Subtracts any signed 64-bit integer from the integer value of a key, checked on the mathematical result (DECRBY refuses -9223372036854775808).",
         syntax: "key:key decrement:integer",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::decrby(s, a[1], a[2])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -213,7 +219,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Increments the integer value of a key only while the result stays at or under a ceiling.",
         syntax: "key:key increment:integer ceiling:integer",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::incrbound(s, a[1], a[2], a[3])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -226,7 +232,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Increments a counter and makes sure it expires: a new counter, or one without a TTL, gets the given TTL; an expiring one keeps its deadline.",
         syntax: "key:key increment:integer milliseconds:integer",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::incrttl(s, a[1], a[2], a[3])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -239,7 +245,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Deletes a key only when it holds exactly the expected string (releases a lock still owned).",
         syntax: "key:key expected:string",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::cad(s, a[1], a[2])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -252,7 +258,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Sets a key's time to live only when it holds exactly the expected string (extends a lock still owned).",
         syntax: "key:key expected:string milliseconds:integer",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::cae(s, a[1], a[2], a[3])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -265,7 +271,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Deletes a hash field only when it holds exactly the expected value.",
         syntax: "key:key field:string expected:string",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::hcad(s, a[1], a[2], a[3])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -278,7 +284,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Sets a hash field to a new value only when it holds exactly the expected value.",
         syntax: "key:key field:string expected:string new:string",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::hcas(s, a[1], a[2], a[3], a[4])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -291,7 +297,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "0.1.0",
         summary: "Sets a hash field only when it is absent or holds a smaller number (a high-water mark).",
         syntax: "key:key field:string value:double",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::hsetgt(s, a[1], a[2], a[3])),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -305,7 +311,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Acquires or renews a lease in a counting semaphore whose leases expire on their own.",
         complexity: "O(log(N)+M) with N the number of leases and M the number of expired leases removed.",
         syntax: "key:key limit:integer milliseconds:integer holder:string",
-        handler: goblin_command,
+        handler: |ctx, a| run(ctx, |s| family::zwindow(s, a[1], a[2], a[3], a[4])),
         ..CommandSpec::DEFAULT
     },
 ];
