@@ -248,11 +248,15 @@ async fn wait_blocked(
 fn with_args<R>(buf: &[u8], spans: &[std::ops::Range<usize>], f: impl FnOnce(&[&[u8]]) -> R) -> R {
     const STACK: usize = 16;
     if spans.len() <= STACK {
-        let mut argv: [&[u8]; STACK] = [&[]; STACK];
+        // Only the slots in use are written (this runs once per command).
+        let mut argv = [const { std::mem::MaybeUninit::<&[u8]>::uninit() }; STACK];
         for (slot, r) in argv.iter_mut().zip(spans) {
-            *slot = &buf[r.clone()];
+            slot.write(&buf[r.clone()]);
         }
-        f(&argv[..spans.len()])
+        // SAFETY: the first spans.len() slots were written just above.
+        let argv =
+            unsafe { std::slice::from_raw_parts(argv.as_ptr() as *const &[u8], spans.len()) };
+        f(argv)
     } else {
         let argv: Vec<&[u8]> = spans.iter().map(|r| &buf[r.clone()]).collect();
         f(&argv)
