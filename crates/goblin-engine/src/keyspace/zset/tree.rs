@@ -338,7 +338,15 @@ impl Tree {
     #[inline]
     fn cmp_nodes(&self, a: u32, b: u32) -> Ordering {
         let (a, b) = (self.n(a), self.n(b));
-        cmp_entries(a.score, &a.member, b.score, &b.member)
+        // cmp_entries, with the members (an inline-or-heap branch each)
+        // read only on a tie of scores: most comparisons end at the score.
+        if a.score < b.score {
+            Ordering::Less
+        } else if a.score > b.score {
+            Ordering::Greater
+        } else {
+            cmp_entries(a.score, &a.member, b.score, &b.member)
+        }
     }
 
     #[inline]
@@ -404,45 +412,67 @@ impl Tree {
         }
     }
 
-    fn insert_node(&mut self, t: u32, id: u32) -> u32 {
-        if t == NIL {
-            return id;
+    /// Inserts node `id` (a single node, not in the tree). Iterative: walk
+    /// down from the root while the nodes on the way outrank `id`'s
+    /// priority, counting `id` into each subtree it enters, then split the
+    /// subtree found there around `id` and hang `id` in its place.
+    fn insert_node(&mut self, id: u32) {
+        let prio = self.prio(id);
+        let mut parent = NIL;
+        let mut left = false;
+        let mut t = self.root;
+        while t != NIL && prio <= self.prio(t) {
+            self.nm(t).size += 1;
+            parent = t;
+            left = self.cmp_nodes(id, t) == Ordering::Less;
+            t = if left {
+                self.n(t).left
+            } else {
+                self.n(t).right
+            };
         }
-        if self.prio(id) > self.prio(t) {
-            let (l, r) = self.split(t, id);
-            let n = self.nm(id);
-            n.left = l;
-            n.right = r;
-            self.fix(id);
-            return id;
-        }
-        if self.cmp_nodes(id, t) == Ordering::Less {
-            let l = self.insert_node(self.n(t).left, id);
-            self.nm(t).left = l;
-        } else {
-            let r = self.insert_node(self.n(t).right, id);
-            self.nm(t).right = r;
-        }
-        self.nm(t).size += 1;
-        t
+        let (l, r) = self.split(t, id);
+        let n = self.nm(id);
+        n.left = l;
+        n.right = r;
+        self.fix(id);
+        self.set_child(parent, left, id);
     }
 
-    /// Removes node `id` (present in `t`) from the treap; returns the new root.
-    fn remove_node(&mut self, t: u32, id: u32) -> u32 {
-        debug_assert!(t != NIL);
-        if t == id {
-            let (l, r) = (self.n(t).left, self.n(t).right);
-            return self.merge(l, r);
+    /// Removes node `id` (present) from the treap. Iterative: walk down to
+    /// it, uncounting it from each subtree on the way, and replace it with
+    /// the merge of its children.
+    fn remove_node(&mut self, id: u32) {
+        let mut parent = NIL;
+        let mut left = false;
+        let mut t = self.root;
+        while t != id {
+            debug_assert!(t != NIL);
+            self.nm(t).size -= 1;
+            parent = t;
+            left = self.cmp_nodes(id, t) == Ordering::Less;
+            t = if left {
+                self.n(t).left
+            } else {
+                self.n(t).right
+            };
         }
-        if self.cmp_nodes(id, t) == Ordering::Less {
-            let l = self.remove_node(self.n(t).left, id);
-            self.nm(t).left = l;
+        let (l, r) = (self.n(id).left, self.n(id).right);
+        let merged = self.merge(l, r);
+        self.set_child(parent, left, merged);
+    }
+
+    /// Points `parent`'s left or right link at `child` (the root when
+    /// `parent` is NIL).
+    #[inline]
+    fn set_child(&mut self, parent: u32, left: bool, child: u32) {
+        if parent == NIL {
+            self.root = child;
+        } else if left {
+            self.nm(parent).left = child;
         } else {
-            let r = self.remove_node(self.n(t).right, id);
-            self.nm(t).right = r;
+            self.nm(parent).right = child;
         }
-        self.nm(t).size -= 1;
-        t
     }
 
     /// Builds a treap from ids sorted by key (a Cartesian tree on the
@@ -581,23 +611,23 @@ impl Tree {
         let id = self.alloc(CompactBytes::from_slice(member), score, hash);
         self.grow_if_needed();
         self.link(id);
-        self.root = self.insert_node(self.root, id);
+        self.insert_node(id);
     }
 
     /// Changes the score of node `id`, moving it to its new place.
     pub fn set_score(&mut self, id: u32, score: f64) {
-        self.root = self.remove_node(self.root, id);
+        self.remove_node(id);
         let n = self.nm(id);
         n.score = score;
         n.left = NIL;
         n.right = NIL;
         n.size = 1;
-        self.root = self.insert_node(self.root, id);
+        self.insert_node(id);
     }
 
     /// Removes node `id`, returning its member and score.
     pub fn remove_id(&mut self, id: u32) -> (CompactBytes, f64) {
-        self.root = self.remove_node(self.root, id);
+        self.remove_node(id);
         self.unlink(id);
         let score = self.n(id).score;
         let member = self.release(id);
