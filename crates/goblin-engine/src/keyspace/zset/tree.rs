@@ -417,14 +417,14 @@ impl Tree {
     /// priority, counting `id` into each subtree it enters, then split the
     /// subtree found there around `id` and hang `id` in its place.
     fn insert_node(&mut self, id: u32) {
-        let prio = self.prio(id);
+        let (prio, score) = (self.prio(id), self.n(id).score);
         let mut parent = NIL;
         let mut left = false;
         let mut t = self.root;
         while t != NIL && prio <= self.prio(t) {
             self.nm(t).size += 1;
             parent = t;
-            left = self.cmp_nodes(id, t) == Ordering::Less;
+            left = self.before(id, score, t);
             t = if left {
                 self.n(t).left
             } else {
@@ -443,6 +443,7 @@ impl Tree {
     /// it, uncounting it from each subtree on the way, and replace it with
     /// the merge of its children.
     fn remove_node(&mut self, id: u32) {
+        let score = self.n(id).score;
         let mut parent = NIL;
         let mut left = false;
         let mut t = self.root;
@@ -450,7 +451,7 @@ impl Tree {
             debug_assert!(t != NIL);
             self.nm(t).size -= 1;
             parent = t;
-            left = self.cmp_nodes(id, t) == Ordering::Less;
+            left = self.before(id, score, t);
             t = if left {
                 self.n(t).left
             } else {
@@ -460,6 +461,18 @@ impl Tree {
         let (l, r) = (self.n(id).left, self.n(id).right);
         let merged = self.merge(l, r);
         self.set_child(parent, left, merged);
+    }
+
+    /// Whether node `id`, whose score is `score`, orders before node `t`:
+    /// the walks above compare one node against many, so its score is read
+    /// once and its member only on a tie.
+    #[inline]
+    fn before(&self, id: u32, score: f64, t: u32) -> bool {
+        let other = self.n(t).score;
+        if score != other {
+            return score < other;
+        }
+        self.cmp_nodes(id, t) == Ordering::Less
     }
 
     /// Points `parent`'s left or right link at `child` (the root when
