@@ -41,6 +41,8 @@ int goblin_ld_parse(const char *s, size_t slen, long double *out) {
 
 void goblin_ld_from_i64(long long v, long double *out) { *out = (long double)v; }
 
+void goblin_ld_from_f64(double v, long double *out) { *out = (long double)v; }
+
 void goblin_ld_add(const long double *a, const long double *b, long double *out) { *out = *a + *b; }
 
 void goblin_ld_sub(const long double *a, const long double *b, long double *out) { *out = *a - *b; }

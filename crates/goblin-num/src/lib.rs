@@ -190,6 +190,7 @@ pub struct LongDouble([u8; 16]);
 extern "C" {
     fn goblin_ld_parse(s: *const c_char, len: usize, out: *mut LongDouble) -> c_int;
     fn goblin_ld_from_i64(v: i64, out: *mut LongDouble);
+    fn goblin_ld_from_f64(v: f64, out: *mut LongDouble);
     fn goblin_ld_add(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
     fn goblin_ld_sub(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
     fn goblin_ld_is_finite(a: *const LongDouble) -> c_int;
@@ -220,6 +221,15 @@ impl LongDouble {
         let mut out = LongDouble([0; 16]);
         // SAFETY: writes one long double into `out`.
         unsafe { goblin_ld_from_i64(v, &mut out) };
+        out
+    }
+
+    /// A double widened to long double (exact), as Redis passes a double
+    /// to addReplyHumanLongDouble (GEOPOS, WITHCOORD).
+    pub fn from_f64(v: f64) -> LongDouble {
+        let mut out = LongDouble([0; 16]);
+        // SAFETY: writes one long double into `out`.
+        unsafe { goblin_ld_from_f64(v, &mut out) };
         out
     }
 

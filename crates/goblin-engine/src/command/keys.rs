@@ -9,8 +9,7 @@ use crate::util::number::parse_i64;
 /// do not fit the specs (the command will report its own error).
 pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
     if let Some(f) = spec.keys_fn {
-        let flags = spec.keys.first().map_or(0, |k| k.flags);
-        return Some(f(argv).into_iter().map(|i| (i, flags)).collect());
+        return Some(f(argv));
     }
     let mut out = Vec::new();
     for ks in spec.keys {

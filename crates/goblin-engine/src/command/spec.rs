@@ -11,8 +11,9 @@ use crate::Error;
 pub type CmdResult = Result<(), Error>;
 pub type Handler = fn(&mut Ctx<'_, '_>, &[&[u8]]) -> CmdResult;
 /// Custom key extraction, for commands whose keys the key specs cannot
-/// describe (SORT ... STORE, MIGRATE).
-pub type KeysFn = fn(&[&[u8]]) -> Vec<usize>;
+/// describe (SORT ... STORE, MIGRATE): (argument index, key spec flags) of
+/// each key, as Redis's getkeys procs fill their keyReferences.
+pub type KeysFn = fn(&[&[u8]]) -> Vec<(usize, u32)>;
 /// The key flags of a key spec marked VARIABLE_FLAGS, from the arguments
 /// (Redis's setGetKeys, bitfieldGetKeys): what COMMAND GETKEYSANDFLAGS
 /// reports and ACL key permissions check.
@@ -188,6 +189,7 @@ pub enum Group {
     SortedSet,
     Hash,
     Bitmap,
+    Geo,
     Connection,
     Server,
     Scripting,
@@ -210,6 +212,7 @@ impl Group {
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
             Group::Bitmap => "bitmap",
+            Group::Geo => "geo",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
@@ -231,6 +234,7 @@ impl Group {
             Group::SortedSet => Some("sortedset"),
             Group::Hash => Some("hash"),
             Group::Bitmap => Some("bitmap"),
+            Group::Geo => Some("geo"),
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),

@@ -7,6 +7,7 @@ pub mod bitmaps;
 pub mod cell;
 pub mod cluster;
 pub mod connection;
+pub mod geo;
 pub mod goblin;
 pub mod hashes;
 pub mod keys;
@@ -35,6 +36,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     scripting::COMMANDS,
     zsets::COMMANDS,
+    geo::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
     sort::COMMANDS,

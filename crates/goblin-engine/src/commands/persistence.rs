@@ -283,8 +283,10 @@ fn parse_migrate<'a>(args: &[&'a [u8]]) -> Result<MigrateOptions<'a>, Error> {
 }
 
 /// Redis's migrateGetKeys: the key, or the keys after KEYS (skipping the
-/// AUTH and AUTH2 arguments, which may look like KEYS).
-fn migrate_keys(args: &[&[u8]]) -> Vec<usize> {
+/// AUTH and AUTH2 arguments, which may look like KEYS), each read and
+/// deleted.
+fn migrate_keys(args: &[&[u8]]) -> Vec<(usize, u32)> {
+    const FLAGS: u32 = kflag::RW | kflag::ACCESS | kflag::DELETE;
     let mut j = 6;
     while j < args.len() {
         if args[j].eq_ignore_ascii_case(b"auth") {
@@ -295,11 +297,11 @@ fn migrate_keys(args: &[&[u8]]) -> Vec<usize> {
             if !args[3].is_empty() {
                 return Vec::new();
             }
-            return (j + 1..args.len()).collect();
+            return (j + 1..args.len()).map(|i| (i, FLAGS)).collect();
         }
         j += 1;
     }
-    vec![3]
+    vec![(3, FLAGS)]
 }
 
 fn resp_command(out: &mut Vec<u8>, argv: &[&[u8]]) {

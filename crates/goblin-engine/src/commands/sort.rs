@@ -113,14 +113,15 @@ fn sort_locks<'e>(
         sort_keys(args)
             .into_iter()
             .skip(1)
-            .map(|i| engine.keyspace.shard_of_key(args[i])),
+            .map(|(i, _)| engine.keyspace.shard_of_key(args[i])),
     );
     engine.keyspace.lock_set(shards)
 }
 
-/// Redis's sortGetKeys: the sorted key, and the last STORE destination.
-fn sort_keys(args: &[&[u8]]) -> Vec<usize> {
-    let mut keys = vec![1];
+/// Redis's sortGetKeys: the sorted key (read), and the last STORE
+/// destination (overwritten).
+fn sort_keys(args: &[&[u8]]) -> Vec<(usize, u32)> {
+    let mut keys = vec![(1, kflag::RO | kflag::ACCESS)];
     let mut store = None;
     let mut j = 2;
     while j < args.len() {
@@ -138,7 +139,7 @@ fn sort_keys(args: &[&[u8]]) -> Vec<usize> {
         };
         j += skip + 1;
     }
-    keys.extend(store);
+    keys.extend(store.map(|i| (i, kflag::OW | kflag::UPDATE)));
     keys
 }
 

@@ -64,7 +64,7 @@ fn as_zset(obj: Option<&mut Object>) -> Result<Option<&mut ZSet>, Error> {
 }
 
 /// The sorted set at `key` for reading (Redis's lookupKeyRead + checkType).
-fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut ZSet>, Error> {
+pub(crate) fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut ZSet>, Error> {
     as_zset(ctx.lookup_read(key))
 }
 
@@ -75,7 +75,7 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut ZSet>, 
 
 /// The sorted set at `key` for reading, with the reply writer, so a range
 /// can be written out while the set is borrowed.
-fn read_zset_and_out<'c>(
+pub(crate) fn read_zset_and_out<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> (Result<Option<&'c ZSet>, Error>, &'c mut ReplyWriter) {
@@ -99,7 +99,7 @@ fn finish_write(ctx: &mut Ctx, key: &[u8], changes: usize, emptied: bool) {
 /// Stores a computed sorted set at `dst` (Redis's setKey: replaces any
 /// value and its TTL), or deletes `dst` when the result is empty. Returns
 /// the stored length.
-fn store_result(ctx: &mut Ctx, dst: &[u8], entries: Vec<(CompactBytes, f64)>) -> usize {
+pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], entries: Vec<(CompactBytes, f64)>) -> usize {
     if entries.is_empty() {
         ctx.delete(dst);
         return 0;

@@ -21,6 +21,7 @@ pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod geo;
 pub mod hash;
 pub mod list;
 pub mod listpack;

@@ -1,9 +1,11 @@
 //! Small pieces shared by many commands: Redis's number parsing and
-//! formatting, glob matching, and the clock.
+//! formatting, glob matching, the clock, and the C sorts whose order
+//! replies keep.
 
 pub mod blocking;
 pub mod glob;
 pub mod number;
+pub mod sort;
 pub mod time;
 
 pub use glob::glob_match;

@@ -149,6 +149,12 @@ pub struct RedisProcess {
 
 impl RedisProcess {
     pub fn start() -> RedisProcess {
+        RedisProcess::start_with(&[])
+    }
+
+    /// `start` with more command-line directives, which come last and so
+    /// override the defaults (`--appendonly yes --dir ...`).
+    pub fn start_with(extra: &[&str]) -> RedisProcess {
         let mut last_error = String::new();
         // A port found free can be taken before redis-server binds it: try
         // a few.
@@ -169,6 +175,7 @@ impl RedisProcess {
                     "--appendonly",
                     "no",
                 ])
+                .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
