@@ -88,6 +88,14 @@ pub trait Store {
     /// Stores a string, keeping the key's TTL (a new key has none).
     fn write_string(&mut self, key: &[u8], value: &[u8]);
 
+    /// Stores an integer as its decimal text, keeping the key's TTL. A
+    /// host may store it more cheaply than through `write_string` (in
+    /// place, in an integer encoding, as INCR does); by default it writes
+    /// the text.
+    fn write_integer(&mut self, key: &[u8], value: i64) {
+        self.write_string(key, itoa(value).as_bytes());
+    }
+
     /// Deletes a key; true when it existed.
     fn delete(&mut self, key: &[u8]) -> bool;
 
@@ -263,8 +271,7 @@ fn itoa(v: i64) -> String {
 pub fn decrpos<S: Store>(store: &mut S, key: &[u8]) -> Result<Reply, Error> {
     match stored_integer(store, key)? {
         Some(v) if v > 0 => {
-            let next = itoa(v - 1);
-            store.write_string(key, next.as_bytes());
+            store.write_integer(key, v - 1);
             Ok(Reply::Int(v - 1))
         }
         _ => Ok(Reply::Int(-1)),
@@ -280,8 +287,7 @@ pub fn decrbypos<S: Store>(store: &mut S, key: &[u8], amount: &[u8]) -> Result<R
     }
     match stored_integer(store, key)? {
         Some(v) if v >= amount => {
-            let next = itoa(v - amount);
-            store.write_string(key, next.as_bytes());
+            store.write_integer(key, v - amount);
             Ok(Reply::Int(v - amount))
         }
         _ => Ok(Reply::Int(-1)),
@@ -299,8 +305,7 @@ pub fn decrby<S: Store>(store: &mut S, key: &[u8], decrement: &[u8]) -> Result<R
     let current = stored_integer(store, key)?.unwrap_or(0);
     let result = current as i128 - decrement as i128;
     let result = i64::try_from(result).map_err(|_| Error::Overflow)?;
-    let text = itoa(result);
-    store.write_string(key, text.as_bytes());
+    store.write_integer(key, result);
     Ok(Reply::Int(result))
 }
 
@@ -325,8 +330,7 @@ pub fn incrbound<S: Store>(
         return Err(Error::Overflow);
     }
     let result = result as i64;
-    let text = itoa(result);
-    store.write_string(key, text.as_bytes());
+    store.write_integer(key, result);
     Ok(Reply::Int(result))
 }
 
@@ -352,8 +356,8 @@ pub fn incrttl<S: Store>(
         Some(_) => store.expire_at(key).flatten(),
         None => None,
     };
+    store.write_integer(key, next);
     let text = itoa(next);
-    store.write_string(key, text.as_bytes());
     let at = match existing_deadline {
         Some(d) => d,
         None => {

@@ -6,7 +6,7 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::commands::{hashes, zsets};
 use crate::keyspace::zset::ScoreRange;
-use crate::keyspace::{Object, Value};
+use crate::keyspace::{CompactBytes, Object, Value};
 use crate::Error;
 use goblin_family::{self as family, Reply, Store};
 
@@ -46,6 +46,19 @@ impl Store for CtxStore<'_, '_, '_> {
     fn write_string(&mut self, key: &[u8], value: &[u8]) {
         // Keeps the key's TTL: the value is replaced in place.
         self.0.set_value(key, Value::str(value), true);
+    }
+
+    fn write_integer(&mut self, key: &[u8], value: i64) {
+        // In place, as INCR writes: the entry and its TTL stay.
+        match self.0.write_string(key) {
+            Ok(Some(s)) => {
+                *s = CompactBytes::from_i64(value);
+                self.0.modified(key);
+            }
+            _ => self
+                .0
+                .set_value(key, Value::Str(CompactBytes::from_i64(value)), true),
+        }
     }
 
     fn delete(&mut self, key: &[u8]) -> bool {
