@@ -147,85 +147,207 @@ pub trait Store {
     fn effect(&mut self, _argv: &[&[u8]]) {}
 }
 
-/// The family's commands, for hosts that register them.
-pub const COMMANDS: &[&str] = &[
+/// What a command does to its key, for the key specs a host publishes
+/// (COMMAND INFO, ACL key permissions, cluster routing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyAccess {
+    /// Reads and updates the value (Redis's `RW ACCESS UPDATE`).
+    Update,
+    /// Reads the value and may delete the key (`RW ACCESS DELETE`).
+    Delete,
+}
+
+/// A family command as a host's command table describes it: the facts
+/// every host publishes the same way, stated once here. Every command is
+/// a write, `fast`, with its one key at position 1.
+#[derive(Debug, Clone, Copy)]
+pub struct Command {
+    /// The lower-case name, as arity errors spell it.
+    pub name: &'static str,
+    /// Redis arity: the exact argument count, the name included.
+    pub arity: i32,
+    /// The command can grow memory, so it is flagged `denyoom` (refused
+    /// while used memory is over `maxmemory`); the others only shrink or
+    /// rewrite what is there.
+    pub deny_oom: bool,
+    pub key: KeyAccess,
+    /// The ACL category of the data type (beyond `@write` and `@fast`).
+    pub acl_category: &'static str,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    /// The arguments after the name as `name:type` words (COMMAND DOCS).
+    pub syntax: &'static str,
+    /// The family's version that introduced the command.
+    pub since: &'static str,
+}
+
+impl Command {
+    /// The flags in the words of RedisModule_CreateCommand.
+    pub fn module_flags(&self) -> &'static str {
+        if self.deny_oom {
+            "write deny-oom fast"
+        } else {
+            "write fast"
+        }
+    }
+}
+
+const fn command(
+    name: &'static str,
+    arity: i32,
+    deny_oom: bool,
+    key: KeyAccess,
+    acl_category: &'static str,
+    summary: &'static str,
+    syntax: &'static str,
+) -> Command {
+    Command {
+        name,
+        arity,
+        deny_oom,
+        key,
+        acl_category,
+        summary,
+        complexity: "O(1)",
+        syntax,
+        since: "0.1.0",
+    }
+}
+
+pub const DECRPOS: Command = command(
     "goblin.decrpos",
+    2,
+    false,
+    KeyAccess::Update,
+    "string",
+    "Decrements the integer value of a key by one only while it is positive.",
+    "key:key",
+);
+pub const DECRBYPOS: Command = command(
     "goblin.decrbypos",
+    3,
+    false,
+    KeyAccess::Update,
+    "string",
+    "Subtracts an amount from the integer value of a key only when at least that much remains.",
+    "key:key amount:integer",
+);
+pub const DECRBY: Command = command(
     "goblin.decrby",
+    3,
+    true,
+    KeyAccess::Update,
+    "string",
+    "Subtracts any signed 64-bit integer from the integer value of a key, checked on the mathematical result (DECRBY refuses -9223372036854775808).",
+    "key:key decrement:integer",
+);
+pub const INCRBOUND: Command = command(
     "goblin.incrbound",
+    4,
+    true,
+    KeyAccess::Update,
+    "string",
+    "Increments the integer value of a key only while the result stays at or under a ceiling.",
+    "key:key increment:integer ceiling:integer",
+);
+pub const INCRTTL: Command = command(
     "goblin.incrttl",
+    4,
+    true,
+    KeyAccess::Update,
+    "string",
+    "Increments a counter and makes sure it expires: a new counter, or one without a TTL, gets the given TTL; an expiring one keeps its deadline.",
+    "key:key increment:integer milliseconds:integer",
+);
+pub const CAD: Command = command(
     "goblin.cad",
+    3,
+    false,
+    KeyAccess::Delete,
+    "string",
+    "Deletes a key only when it holds exactly the expected string (releases a lock still owned).",
+    "key:key expected:string",
+);
+pub const CAE: Command = command(
     "goblin.cae",
+    4,
+    false,
+    KeyAccess::Update,
+    "string",
+    "Sets a key's time to live only when it holds exactly the expected string (extends a lock still owned).",
+    "key:key expected:string milliseconds:integer",
+);
+pub const HCAD: Command = command(
     "goblin.hcad",
+    4,
+    false,
+    KeyAccess::Delete,
+    "hash",
+    "Deletes a hash field only when it holds exactly the expected value.",
+    "key:key field:string expected:string",
+);
+pub const HCAS: Command = command(
     "goblin.hcas",
+    5,
+    true,
+    KeyAccess::Update,
+    "hash",
+    "Sets a hash field to a new value only when it holds exactly the expected value.",
+    "key:key field:string expected:string new:string",
+);
+pub const HSETGT: Command = command(
     "goblin.hsetgt",
-    "goblin.zwindow",
+    4,
+    true,
+    KeyAccess::Update,
+    "hash",
+    "Sets a hash field only when it is absent or holds a smaller number (a high-water mark).",
+    "key:key field:string value:double",
+);
+pub const ZWINDOW: Command = Command {
+    complexity:
+        "O(log(N)+M) with N the number of leases and M the number of expired leases removed.",
+    ..command(
+        "goblin.zwindow",
+        5,
+        true,
+        KeyAccess::Update,
+        "sortedset",
+        "Acquires or renews a lease in a counting semaphore whose leases expire on their own.",
+        "key:key limit:integer milliseconds:integer holder:string",
+    )
+};
+
+/// The family's commands, for hosts that register them.
+pub const COMMANDS: &[Command] = &[
+    DECRPOS, DECRBYPOS, DECRBY, INCRBOUND, INCRTTL, CAD, CAE, HCAD, HCAS, HSETGT, ZWINDOW,
 ];
 
 /// Runs a family command by name (case-insensitive). `args` excludes the
-/// command name.
+/// command name. The arity is checked here against [`COMMANDS`], for hosts
+/// whose command table does not (one that does has already refused a
+/// wrong count with the same error).
 pub fn execute<S: Store>(store: &mut S, name: &[u8], args: &[&[u8]]) -> Result<Reply, Error> {
-    let mut buf = [0u8; 24];
-    let lower = match buf.get_mut(..name.len()) {
-        Some(slot) => {
-            slot.copy_from_slice(name);
-            slot.make_ascii_lowercase();
-            &*slot
-        }
-        None => return Err(Error::UnknownCommand),
-    };
-    let arity = |n: usize, cmd: &'static str| {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(Error::Arity(cmd))
-        }
-    };
-    match lower {
-        b"goblin.decrpos" => {
-            arity(1, "goblin.decrpos")?;
-            decrpos(store, args[0])
-        }
-        b"goblin.decrbypos" => {
-            arity(2, "goblin.decrbypos")?;
-            decrbypos(store, args[0], args[1])
-        }
-        b"goblin.decrby" => {
-            arity(2, "goblin.decrby")?;
-            decrby(store, args[0], args[1])
-        }
-        b"goblin.incrbound" => {
-            arity(3, "goblin.incrbound")?;
-            incrbound(store, args[0], args[1], args[2])
-        }
-        b"goblin.incrttl" => {
-            arity(3, "goblin.incrttl")?;
-            incrttl(store, args[0], args[1], args[2])
-        }
-        b"goblin.cad" => {
-            arity(2, "goblin.cad")?;
-            cad(store, args[0], args[1])
-        }
-        b"goblin.cae" => {
-            arity(3, "goblin.cae")?;
-            cae(store, args[0], args[1], args[2])
-        }
-        b"goblin.hcad" => {
-            arity(3, "goblin.hcad")?;
-            hcad(store, args[0], args[1], args[2])
-        }
-        b"goblin.hcas" => {
-            arity(4, "goblin.hcas")?;
-            hcas(store, args[0], args[1], args[2], args[3])
-        }
-        b"goblin.hsetgt" => {
-            arity(3, "goblin.hsetgt")?;
-            hsetgt(store, args[0], args[1], args[2])
-        }
-        b"goblin.zwindow" => {
-            arity(4, "goblin.zwindow")?;
-            zwindow(store, args[0], args[1], args[2], args[3])
-        }
+    let command = COMMANDS
+        .iter()
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+        .ok_or(Error::UnknownCommand)?;
+    if args.len() + 1 != command.arity as usize {
+        return Err(Error::Arity(command.name));
+    }
+    let a = args;
+    match command.name {
+        "goblin.decrpos" => decrpos(store, a[0]),
+        "goblin.decrbypos" => decrbypos(store, a[0], a[1]),
+        "goblin.decrby" => decrby(store, a[0], a[1]),
+        "goblin.incrbound" => incrbound(store, a[0], a[1], a[2]),
+        "goblin.incrttl" => incrttl(store, a[0], a[1], a[2]),
+        "goblin.cad" => cad(store, a[0], a[1]),
+        "goblin.cae" => cae(store, a[0], a[1], a[2]),
+        "goblin.hcad" => hcad(store, a[0], a[1], a[2]),
+        "goblin.hcas" => hcas(store, a[0], a[1], a[2], a[3]),
+        "goblin.hsetgt" => hsetgt(store, a[0], a[1], a[2]),
+        "goblin.zwindow" => zwindow(store, a[0], a[1], a[2], a[3]),
         _ => Err(Error::UnknownCommand),
     }
 }

@@ -2,7 +2,7 @@
 //! and the keyspace as a `goblin_family::Store`. The semantics themselves
 //! live in the `goblin-family` crate, shared with every other host.
 
-use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
+use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, Handler, KeySpec};
 use crate::command::Ctx;
 use crate::commands::{hashes, zsets};
 use crate::keyspace::zset::ScoreRange;
@@ -157,7 +157,6 @@ impl Store for CtxStore<'_, '_, '_> {
     }
 }
 
-/// Every GOBLIN.* command: the family does the work, this writes the reply.
 /// Runs one family operation against the command's store and writes its
 /// reply. Each command's handler calls its operation directly: the table
 /// has already matched the name and checked the arity (the module host
@@ -178,153 +177,67 @@ fn run(
     Ok(())
 }
 
-const RW: u32 = kflag::RW | kflag::ACCESS | kflag::UPDATE;
-const WRITE_FAST: u32 = flag::WRITE | flag::FAST;
-const GROWS: u32 = flag::WRITE | flag::DENYOOM | flag::FAST;
+const UPDATE: &[KeySpec] = &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::UPDATE)];
+const DELETE: &[KeySpec] = &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)];
+
+/// A table entry from the family's description of the command (arity,
+/// flags, key, category, docs), which every host publishes alike.
+const fn spec(c: &'static family::Command, handler: Handler) -> CommandSpec {
+    CommandSpec {
+        name: c.name,
+        arity: c.arity,
+        flags: if c.deny_oom {
+            flag::WRITE | flag::DENYOOM | flag::FAST
+        } else {
+            flag::WRITE | flag::FAST
+        },
+        acl: std::slice::from_ref(&c.acl_category),
+        keys: match c.key {
+            family::KeyAccess::Update => UPDATE,
+            family::KeyAccess::Delete => DELETE,
+        },
+        group: Group::Goblin,
+        since: c.since,
+        summary: c.summary,
+        complexity: c.complexity,
+        syntax: c.syntax,
+        handler,
+        ..CommandSpec::DEFAULT
+    }
+}
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "goblin.decrpos",
-        arity: 2,
-        flags: WRITE_FAST,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Decrements the integer value of a key by one only while it is positive.",
-        syntax: "key:key",
-        handler: |ctx, a| run(ctx, |s| family::decrpos(s, a[1])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.decrbypos",
-        arity: 3,
-        flags: WRITE_FAST,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Subtracts an amount from the integer value of a key only when at least that much remains.",
-        syntax: "key:key amount:integer",
-        handler: |ctx, a| run(ctx, |s| family::decrbypos(s, a[1], a[2])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.decrby",
-        arity: 3,
-        flags: GROWS,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Subtracts any signed 64-bit integer from the integer value of a key, checked on the mathematical result (DECRBY refuses -9223372036854775808).",
-        syntax: "key:key decrement:integer",
-        handler: |ctx, a| run(ctx, |s| family::decrby(s, a[1], a[2])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.incrbound",
-        arity: 4,
-        flags: GROWS,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Increments the integer value of a key only while the result stays at or under a ceiling.",
-        syntax: "key:key increment:integer ceiling:integer",
-        handler: |ctx, a| run(ctx, |s| family::incrbound(s, a[1], a[2], a[3])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.incrttl",
-        arity: 4,
-        flags: GROWS,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Increments a counter and makes sure it expires: a new counter, or one without a TTL, gets the given TTL; an expiring one keeps its deadline.",
-        syntax: "key:key increment:integer milliseconds:integer",
-        handler: |ctx, a| run(ctx, |s| family::incrttl(s, a[1], a[2], a[3])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.cad",
-        arity: 3,
-        flags: WRITE_FAST,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Deletes a key only when it holds exactly the expected string (releases a lock still owned).",
-        syntax: "key:key expected:string",
-        handler: |ctx, a| run(ctx, |s| family::cad(s, a[1], a[2])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.cae",
-        arity: 4,
-        flags: WRITE_FAST,
-        acl: &["string"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Sets a key's time to live only when it holds exactly the expected string (extends a lock still owned).",
-        syntax: "key:key expected:string milliseconds:integer",
-        handler: |ctx, a| run(ctx, |s| family::cae(s, a[1], a[2], a[3])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.hcad",
-        arity: 4,
-        flags: WRITE_FAST,
-        acl: &["hash"],
-        keys: &[KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Deletes a hash field only when it holds exactly the expected value.",
-        syntax: "key:key field:string expected:string",
-        handler: |ctx, a| run(ctx, |s| family::hcad(s, a[1], a[2], a[3])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.hcas",
-        arity: 5,
-        flags: GROWS,
-        acl: &["hash"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Sets a hash field to a new value only when it holds exactly the expected value.",
-        syntax: "key:key field:string expected:string new:string",
-        handler: |ctx, a| run(ctx, |s| family::hcas(s, a[1], a[2], a[3], a[4])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.hsetgt",
-        arity: 4,
-        flags: GROWS,
-        acl: &["hash"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Sets a hash field only when it is absent or holds a smaller number (a high-water mark).",
-        syntax: "key:key field:string value:double",
-        handler: |ctx, a| run(ctx, |s| family::hsetgt(s, a[1], a[2], a[3])),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "goblin.zwindow",
-        arity: 5,
-        flags: GROWS,
-        acl: &["sortedset"],
-        keys: &[KeySpec::at(1, RW)],
-        group: Group::Goblin,
-        since: "0.1.0",
-        summary: "Acquires or renews a lease in a counting semaphore whose leases expire on their own.",
-        complexity: "O(log(N)+M) with N the number of leases and M the number of expired leases removed.",
-        syntax: "key:key limit:integer milliseconds:integer holder:string",
-        handler: |ctx, a| run(ctx, |s| family::zwindow(s, a[1], a[2], a[3], a[4])),
-        ..CommandSpec::DEFAULT
-    },
+    spec(&family::DECRPOS, |ctx, a| {
+        run(ctx, |s| family::decrpos(s, a[1]))
+    }),
+    spec(&family::DECRBYPOS, |ctx, a| {
+        run(ctx, |s| family::decrbypos(s, a[1], a[2]))
+    }),
+    spec(&family::DECRBY, |ctx, a| {
+        run(ctx, |s| family::decrby(s, a[1], a[2]))
+    }),
+    spec(&family::INCRBOUND, |ctx, a| {
+        run(ctx, |s| family::incrbound(s, a[1], a[2], a[3]))
+    }),
+    spec(&family::INCRTTL, |ctx, a| {
+        run(ctx, |s| family::incrttl(s, a[1], a[2], a[3]))
+    }),
+    spec(&family::CAD, |ctx, a| {
+        run(ctx, |s| family::cad(s, a[1], a[2]))
+    }),
+    spec(&family::CAE, |ctx, a| {
+        run(ctx, |s| family::cae(s, a[1], a[2], a[3]))
+    }),
+    spec(&family::HCAD, |ctx, a| {
+        run(ctx, |s| family::hcad(s, a[1], a[2], a[3]))
+    }),
+    spec(&family::HCAS, |ctx, a| {
+        run(ctx, |s| family::hcas(s, a[1], a[2], a[3], a[4]))
+    }),
+    spec(&family::HSETGT, |ctx, a| {
+        run(ctx, |s| family::hsetgt(s, a[1], a[2], a[3]))
+    }),
+    spec(&family::ZWINDOW, |ctx, a| {
+        run(ctx, |s| family::zwindow(s, a[1], a[2], a[3], a[4]))
+    }),
 ];
