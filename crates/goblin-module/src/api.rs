@@ -54,7 +54,13 @@ impl ModuleString {
 
     /// Takes ownership of a string the API returned (None for null).
     pub fn adopt(ctx: *mut RedisModuleCtx, ptr: *mut RedisModuleString) -> Option<ModuleString> {
-        (!ptr.is_null()).then_some(ModuleString { ctx, ptr })
+        // Not `then_some`: it would build (and drop, freeing) the string
+        // for a null pointer too.
+        if ptr.is_null() {
+            None
+        } else {
+            Some(ModuleString { ctx, ptr })
+        }
     }
 
     pub fn ptr(&self) -> *mut RedisModuleString {

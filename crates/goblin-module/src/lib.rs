@@ -2,7 +2,9 @@
 //!
 //! The GOBLIN.* family as a Redis/Valkey module, `libgoblin_module.so`:
 //!
-//!     redis-server --loadmodule target/release/libgoblin_module.so
+//! ```text
+//! redis-server --loadmodule target/release/libgoblin_module.so
+//! ```
 //!
 //! It adds the family's commands (GOBLIN.DECRPOS, GOBLIN.INCRTTL,
 //! GOBLIN.ZWINDOW...) to a Redis 7.0+ or Valkey server, so that they run
@@ -293,10 +295,31 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     Status::Ok
 }
 
+/// The module allocates through Redis (RedisModule_Alloc), so that its
+/// memory counts in INFO memory and against maxmemory. The unit tests run
+/// outside Redis, on the system allocator.
+#[derive(Clone, Copy)]
+pub struct Allocator;
+
+#[cfg(not(test))]
+use redis_module::alloc::RedisAlloc as Backend;
+#[cfg(test)]
+use std::alloc::System as Backend;
+
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        unsafe { Backend.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: std::alloc::Layout) {
+        unsafe { Backend.dealloc(p, layout) }
+    }
+}
+
 redis_module! {
     name: "goblin",
     version: 1,
-    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+    allocator: (Allocator, Allocator),
     data_types: [],
     init: init,
 }
