@@ -511,9 +511,24 @@ fn the_append_only_file_replays_to_the_same_data_and_deadlines() {
 
 #[test]
 fn a_replica_with_the_module_follows_its_master() {
-    let master = support::redis_with_module(&[]);
+    // Each in a directory of its own: the replica writes the RDB it
+    // receives to dump.rdb. No delay before the diskless transfer (5 s by
+    // default, to wait for more replicas).
+    let (master_dir, replica_dir) = (TempDir::new(), TempDir::new());
+    let master = support::redis_with_module(&[
+        "--dir",
+        master_dir.path(),
+        "--repl-diskless-sync-delay",
+        "0",
+    ]);
     let port = master.addr.port().to_string();
-    let replica = support::redis_with_module(&["--replicaof", "127.0.0.1", &port]);
+    let replica = support::redis_with_module(&[
+        "--dir",
+        replica_dir.path(),
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
     let mut m = master.conn();
     let mut r = replica.conn();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
