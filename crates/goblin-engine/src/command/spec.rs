@@ -66,7 +66,7 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
+        // MAY_REPLICATE is not listed: Redis hides it on purpose.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
@@ -188,6 +188,7 @@ pub enum Group {
     SortedSet,
     Hash,
     Bitmap,
+    HyperLogLog,
     Connection,
     Server,
     Scripting,
@@ -210,6 +211,7 @@ impl Group {
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
             Group::Bitmap => "bitmap",
+            Group::HyperLogLog => "hyperloglog",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
@@ -231,6 +233,7 @@ impl Group {
             Group::SortedSet => Some("sortedset"),
             Group::Hash => Some("hash"),
             Group::Bitmap => Some("bitmap"),
+            Group::HyperLogLog => Some("hyperloglog"),
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
@@ -258,6 +261,8 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub summary: &'static str,
     pub complexity: &'static str,
+    /// Documentation flags of COMMAND DOCS ("syscmd", "deprecated").
+    pub doc_flags: &'static [&'static str],
     /// Argument synopsis in the mini-language of `command::syntax`
     /// (COMMAND DOCS arguments are generated from it).
     pub syntax: &'static str,
@@ -286,6 +291,7 @@ impl CommandSpec {
         since: "1.0.0",
         summary: "",
         complexity: "O(1)",
+        doc_flags: &[],
         syntax: "",
         tips: &[],
         handler: no_handler,

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod connection;
 pub mod goblin;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod persistence;
@@ -27,6 +28,7 @@ use crate::command::Ctx;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    hyperloglog::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

@@ -734,6 +734,9 @@ fn reply_command_docs(ctx: &mut Ctx, id: usize) {
         .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
         .collect();
     let mut n = 4;
+    if !spec.doc_flags.is_empty() {
+        n += 1;
+    }
     if !args.is_empty() {
         n += 1;
     }
@@ -749,6 +752,13 @@ fn reply_command_docs(ctx: &mut Ctx, id: usize) {
     ctx.out.bulk_str(spec.group.name());
     ctx.out.bulk(b"complexity");
     ctx.out.bulk_str(spec.complexity);
+    if !spec.doc_flags.is_empty() {
+        ctx.out.bulk(b"doc_flags");
+        ctx.out.set(spec.doc_flags.len());
+        for f in spec.doc_flags {
+            ctx.out.simple(f);
+        }
+    }
     if !args.is_empty() {
         ctx.out.bulk(b"arguments");
         reply_arg_docs(ctx, &args);
