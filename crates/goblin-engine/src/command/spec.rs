@@ -253,6 +253,8 @@ pub struct CommandSpec {
     /// Extra ACL categories beyond those the flags and group imply.
     pub acl: &'static [&'static str],
     pub keys: &'static [KeySpec],
+    /// Notes of key specs, by index in `keys` (COMMAND INFO's "notes").
+    pub key_spec_notes: &'static [(usize, &'static str)],
     pub keys_fn: Option<KeysFn>,
     /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
     pub key_flags_fn: Option<KeyFlagsFn>,
@@ -284,6 +286,7 @@ impl CommandSpec {
         flags: 0,
         acl: &[],
         keys: &[],
+        key_spec_notes: &[],
         keys_fn: None,
         key_flags_fn: None,
         locks_fn: None,

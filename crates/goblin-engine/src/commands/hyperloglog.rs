@@ -326,8 +326,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "pfcount",
         arity: -2,
         flags: flag::READONLY | flag::MAY_REPLICATE,
-        // RW: it may rewrite the cached cardinality (and propagate).
         keys: &[KeySpec::range(1, -1, 1, kflag::RW | kflag::ACCESS)],
+        key_spec_notes: &[(0, "RW because it may change the internal representation of the key, and propagate to replicas")],
         group: Group::HyperLogLog,
         since: "2.8.9",
         summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",

@@ -573,8 +573,13 @@ fn reply_key_flags(ctx: &mut Ctx, flags: u32) {
 
 fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
     ctx.out.array(spec.keys.len());
-    for ks in spec.keys {
-        ctx.out.map(3);
+    for (i, ks) in spec.keys.iter().enumerate() {
+        let notes = spec.key_spec_notes.iter().find(|(at, _)| *at == i);
+        ctx.out.map(if notes.is_some() { 4 } else { 3 });
+        if let Some((_, notes)) = notes {
+            ctx.out.bulk(b"notes");
+            ctx.out.bulk_str(notes);
+        }
         ctx.out.bulk(b"flags");
         reply_key_flags(ctx, ks.flags);
         ctx.out.bulk(b"begin_search");
