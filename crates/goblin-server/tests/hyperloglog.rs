@@ -748,3 +748,59 @@ fn dump_payloads_carry_hlls_both_ways() {
         p.cmd(&["PFCOUNT", "h"]);
     }
 }
+
+/// PFCOUNT is a read command that rewrites the cached cardinality in
+/// place: a background save running meanwhile must still write the value
+/// as it was when the save began, as Redis's forked child does.
+#[test]
+fn a_background_save_keeps_the_header_pfcount_rewrites_meanwhile() {
+    let dir = std::env::temp_dir().join(format!(
+        "goblin-hll-bgsave-{}-{}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    let goblin =
+        RedisProcess::start_program(env!("CARGO_BIN_EXE_goblin-server"), &["--dir", dir_arg]);
+    let mut g = goblin.conn();
+    let keys: Vec<String> = (0..200).map(|i| format!("hll:{i}")).collect();
+    for k in &keys {
+        g.cmd(&["PFADD", k, "a", "b", "c"]);
+    }
+    let stale = Reply::Bulk(vec![0x80]);
+    // The save walks one key every 5 ms: about a second for all of them.
+    g.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "5000"]);
+    assert_eq!(
+        g.cmd(&["BGSAVE"]),
+        Reply::Status("Background saving started".into())
+    );
+    for k in &keys {
+        assert_eq!(g.cmd(&["GETRANGE", k, "15", "15"]), stale);
+        assert_eq!(g.cmd(&["PFCOUNT", k]), Reply::Int(3));
+        assert_eq!(g.cmd(&["GETRANGE", k, "15", "15"]), Reply::Bulk(vec![0]));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while g
+        .cmd(&["INFO", "persistence"])
+        .text()
+        .contains("rdb_bgsave_in_progress:1")
+    {
+        assert!(std::time::Instant::now() < deadline, "BGSAVE never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(g
+        .cmd(&["INFO", "persistence"])
+        .text()
+        .contains("rdb_last_bgsave_status:ok"));
+    drop(goblin);
+    // Redis itself reads the file back: every cache is still stale there.
+    let redis = RedisProcess::start_with(&["--dir", dir_arg]);
+    let mut r = redis.conn();
+    for k in &keys {
+        assert_eq!(r.cmd(&["GETRANGE", k, "15", "15"]), stale, "{k}");
+        assert_eq!(r.cmd(&["PFCOUNT", k]), Reply::Int(3));
+    }
+    drop(redis);
+    let _ = std::fs::remove_dir_all(dir);
+}

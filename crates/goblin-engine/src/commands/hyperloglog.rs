@@ -172,7 +172,7 @@ pub fn pfmerge(ctx: &mut Ctx, dest: &[u8], sources: &[&[u8]]) -> Result<(), Erro
 
 /// PFDEBUG's subcommands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Debug {
+pub enum DebugOp {
     GetReg,
     Decode,
     Encoding,
@@ -196,13 +196,13 @@ fn c_str(arg: &[u8]) -> &[u8] {
     }
 }
 
-pub fn parse_debug(sub: &[u8]) -> Result<Debug, Error> {
+pub fn parse_debug(sub: &[u8]) -> Result<DebugOp, Error> {
     let name = c_str(sub);
     [
-        ("getreg", Debug::GetReg),
-        ("decode", Debug::Decode),
-        ("encoding", Debug::Encoding),
-        ("todense", Debug::ToDense),
+        ("getreg", DebugOp::GetReg),
+        ("decode", DebugOp::Decode),
+        ("encoding", DebugOp::Encoding),
+        ("todense", DebugOp::ToDense),
     ]
     .into_iter()
     .find(|(n, _)| name.eq_ignore_ascii_case(n.as_bytes()))
@@ -231,17 +231,17 @@ pub fn pfdebug(ctx: &mut Ctx, sub: &[u8], key: &[u8]) -> Result<DebugReply, Erro
         }
     };
     let (reply, converted) = match parse_debug(sub)? {
-        Debug::GetReg => {
+        DebugOp::GetReg => {
             let converted = hll::to_dense(v).map_err(corrupt)?;
             (DebugReply::Registers(hll::dense_registers(v)), converted)
         }
-        Debug::Decode => {
+        DebugOp::Decode => {
             if hll::encoding(v) != hll::SPARSE {
                 return Err(Error::err("HLL encoding is not sparse"));
             }
             (DebugReply::Decoded(hll::decode_sparse(v)), false)
         }
-        Debug::Encoding => {
+        DebugOp::Encoding => {
             let name = if hll::encoding(v) == hll::DENSE {
                 "dense"
             } else {
@@ -249,7 +249,7 @@ pub fn pfdebug(ctx: &mut Ctx, sub: &[u8], key: &[u8]) -> Result<DebugReply, Erro
             };
             (DebugReply::Encoding(name), false)
         }
-        Debug::ToDense => {
+        DebugOp::ToDense => {
             let converted = hll::to_dense(v).map_err(corrupt)?;
             (DebugReply::Converted(converted), converted)
         }
