@@ -217,6 +217,8 @@ pub static PARAMS: &[ParamSpec] = &[
         "-2",
     ),
     p("list-compress-depth", int(0, INT_MAX), "0"),
+    // Past this length a sparse HyperLogLog turns dense.
+    p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
     p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
     p("stream-node-max-entries", int(0, LONG_MAX), "100"),
     // Replication safety: writes need this many good replicas (Goblin has
@@ -301,6 +303,8 @@ pub struct Config {
     pub set_max_intset_entries: AtomicUsize,
     pub zset_max_listpack_entries: AtomicUsize,
     pub zset_max_listpack_value: AtomicUsize,
+    /// hll-sparse-max-bytes: read by every PFADD and PFMERGE.
+    pub hll_sparse_max_bytes: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
 }
@@ -312,7 +316,11 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
 }
 
 /// Redis's memtoull: a number with an optional b/k/kb/m/mb/g/gb unit.
+/// A sign is refused ("argument must be a memory value" for -1).
 pub fn parse_memory(s: &str) -> Option<i64> {
+    if s.starts_with('-') {
+        return None;
+    }
     let lower = s.to_ascii_lowercase();
     let split = lower
         .find(|c: char| !(c.is_ascii_digit() || c == '-'))
@@ -476,6 +484,7 @@ impl Config {
             set_max_intset_entries: AtomicUsize::new(0),
             zset_max_listpack_entries: AtomicUsize::new(0),
             zset_max_listpack_value: AtomicUsize::new(0),
+            hll_sparse_max_bytes: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
@@ -504,6 +513,7 @@ impl Config {
             (&self.set_max_intset_entries, "set-max-intset-entries"),
             (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
             (&self.zset_max_listpack_value, "zset-max-listpack-value"),
+            (&self.hll_sparse_max_bytes, "hll-sparse-max-bytes"),
         ] {
             slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }
@@ -626,6 +636,7 @@ mod tests {
         assert_eq!(parse_memory("1k"), Some(1000));
         assert_eq!(parse_memory("2GB"), Some(2 * 1024 * 1024 * 1024));
         assert_eq!(parse_memory("x"), None);
+        assert_eq!(parse_memory("-1"), None);
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
+        // MAY_REPLICATE is not listed: Redis hides it on purpose.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
@@ -190,6 +190,7 @@ pub enum Group {
     Hash,
     Bitmap,
     Geo,
+    HyperLogLog,
     Connection,
     Server,
     Scripting,
@@ -213,6 +214,7 @@ impl Group {
             Group::Hash => "hash",
             Group::Bitmap => "bitmap",
             Group::Geo => "geo",
+            Group::HyperLogLog => "hyperloglog",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
@@ -235,6 +237,7 @@ impl Group {
             Group::Hash => Some("hash"),
             Group::Bitmap => Some("bitmap"),
             Group::Geo => Some("geo"),
+            Group::HyperLogLog => Some("hyperloglog"),
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
@@ -254,6 +257,8 @@ pub struct CommandSpec {
     /// Extra ACL categories beyond those the flags and group imply.
     pub acl: &'static [&'static str],
     pub keys: &'static [KeySpec],
+    /// Notes of key specs, by index in `keys` (COMMAND INFO's "notes").
+    pub key_spec_notes: &'static [(usize, &'static str)],
     pub keys_fn: Option<KeysFn>,
     /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
     pub key_flags_fn: Option<KeyFlagsFn>,
@@ -262,6 +267,8 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub summary: &'static str,
     pub complexity: &'static str,
+    /// Documentation flags of COMMAND DOCS ("syscmd", "deprecated").
+    pub doc_flags: &'static [&'static str],
     /// Argument synopsis in the mini-language of `command::syntax`
     /// (COMMAND DOCS arguments are generated from it).
     pub syntax: &'static str,
@@ -283,6 +290,7 @@ impl CommandSpec {
         flags: 0,
         acl: &[],
         keys: &[],
+        key_spec_notes: &[],
         keys_fn: None,
         key_flags_fn: None,
         locks_fn: None,
@@ -290,6 +298,7 @@ impl CommandSpec {
         since: "1.0.0",
         summary: "",
         complexity: "O(1)",
+        doc_flags: &[],
         syntax: "",
         tips: &[],
         handler: no_handler,

@@ -10,6 +10,7 @@ pub mod connection;
 pub mod geo;
 pub mod goblin;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod persistence;
@@ -28,6 +29,7 @@ use crate::command::Ctx;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    hyperloglog::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

@@ -573,8 +573,13 @@ fn reply_key_flags(ctx: &mut Ctx, flags: u32) {
 
 fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
     ctx.out.array(spec.keys.len());
-    for ks in spec.keys {
-        ctx.out.map(3);
+    for (i, ks) in spec.keys.iter().enumerate() {
+        let notes = spec.key_spec_notes.iter().find(|(at, _)| *at == i);
+        ctx.out.map(if notes.is_some() { 4 } else { 3 });
+        if let Some((_, notes)) = notes {
+            ctx.out.bulk(b"notes");
+            ctx.out.bulk_str(notes);
+        }
         ctx.out.bulk(b"flags");
         reply_key_flags(ctx, ks.flags);
         ctx.out.bulk(b"begin_search");
@@ -734,6 +739,9 @@ fn reply_command_docs(ctx: &mut Ctx, id: usize) {
         .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
         .collect();
     let mut n = 4;
+    if !spec.doc_flags.is_empty() {
+        n += 1;
+    }
     if !args.is_empty() {
         n += 1;
     }
@@ -749,6 +757,13 @@ fn reply_command_docs(ctx: &mut Ctx, id: usize) {
     ctx.out.bulk_str(spec.group.name());
     ctx.out.bulk(b"complexity");
     ctx.out.bulk_str(spec.complexity);
+    if !spec.doc_flags.is_empty() {
+        ctx.out.bulk(b"doc_flags");
+        ctx.out.set(spec.doc_flags.len());
+        for f in spec.doc_flags {
+            ctx.out.simple(f);
+        }
+    }
     if !args.is_empty() {
         ctx.out.bulk(b"arguments");
         reply_arg_docs(ctx, &args);

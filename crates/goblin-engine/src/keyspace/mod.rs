@@ -15,7 +15,8 @@
 //! collections ([`listpack::Listpack`], [`set::IntSet`]) and a [`Dict`]
 //! form, switched where Redis switches its encodings. The string handles
 //! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
-//! entries of large hashes as small as Redis's.
+//! entries of large hashes as small as Redis's. A HyperLogLog is a string
+//! in Redis's own HLL layout ([`hyperloglog`]).
 
 pub mod bytes;
 pub mod db;
@@ -23,6 +24,7 @@ pub mod dict;
 pub mod digest;
 pub mod geo;
 pub mod hash;
+pub mod hyperloglog;
 pub mod list;
 pub mod listpack;
 pub mod object;
