@@ -7,7 +7,8 @@ pub mod syntax;
 pub mod table;
 
 pub use spec::{
-    flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec, LocksFn,
+    chflag, flag, kflag, BeginSearch, ChannelSpec, CmdResult, CommandSpec, FindKeys, Group,
+    KeySpec, LocksFn,
 };
 pub use table::{table, CommandTable};
 

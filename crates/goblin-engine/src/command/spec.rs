@@ -51,6 +51,10 @@ pub mod flag {
     /// Goblin-specific: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
     pub const TX_CONTROL: u32 = 1 << 25;
+    /// Goblin-specific: may run while a RESP2 client is subscribed
+    /// ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT, RESET: the list of
+    /// Redis's processCommand).
+    pub const SUBSCRIBED_OK: u32 = 1 << 26;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -101,6 +105,39 @@ pub mod kflag {
         (INCOMPLETE, "incomplete"),
         (VARIABLE_FLAGS, "variable_flags"),
     ];
+}
+
+/// Channel argument flags (Redis's CMD_CHANNEL_*).
+pub mod chflag {
+    pub const PUBLISH: u32 = 1 << 0;
+    pub const SUBSCRIBE: u32 = 1 << 1;
+    pub const UNSUBSCRIBE: u32 = 1 << 2;
+    /// The arguments are patterns (PSUBSCRIBE): ACL rules match them
+    /// literally.
+    pub const PATTERN: u32 = 1 << 3;
+}
+
+/// Which arguments of a command are Pub/Sub channels, for the ACL channel
+/// rules (Redis's commands_with_channels table in db.c).
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelSpec {
+    pub flags: u32,
+    /// The first channel argument.
+    pub first: usize,
+    /// The last one, -1 for the last argument.
+    pub last: i32,
+}
+
+impl ChannelSpec {
+    /// The channel arguments of a call with `argc` arguments.
+    pub fn positions(&self, argc: usize) -> std::ops::Range<usize> {
+        let end = if self.last < 0 {
+            argc
+        } else {
+            (self.last as usize + 1).min(argc)
+        };
+        self.first.min(end)..end
+    }
 }
 
 /// Where the search for a spec's keys begins.
@@ -250,6 +287,8 @@ pub struct CommandSpec {
     /// Extra ACL categories beyond those the flags and group imply.
     pub acl: &'static [&'static str],
     pub keys: &'static [KeySpec],
+    /// The Pub/Sub channels among the arguments, for ACL channel rules.
+    pub channels: Option<ChannelSpec>,
     pub keys_fn: Option<KeysFn>,
     /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
     pub key_flags_fn: Option<KeyFlagsFn>,
@@ -279,6 +318,7 @@ impl CommandSpec {
         flags: 0,
         acl: &[],
         keys: &[],
+        channels: None,
         keys_fn: None,
         key_flags_fn: None,
         locks_fn: None,

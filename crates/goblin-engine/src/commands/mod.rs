@@ -12,6 +12,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod persistence;
+pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -42,6 +43,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
+    pubsub::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.

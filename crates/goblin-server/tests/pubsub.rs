@@ -1,0 +1,615 @@
+//! Pub/Sub through real connections: delivery across connections served by
+//! different threads, patterns, shard channels, RESP2's subscribed mode and
+//! RESP3 pushes, what leaving (UNSUBSCRIBE, RESET, a disconnect, an output
+//! limit) leaves behind, and PUBLISH from transactions and scripts.
+//! Frames are read raw, so that the exact reply types are checked.
+
+mod common;
+use common::{resp, TestServer};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// One RESP2/RESP3 reply, as read off the wire.
+#[derive(Debug, Clone, PartialEq)]
+enum Frame {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Null,
+    Array(Vec<Frame>),
+    /// RESP3 `>`.
+    Push(Vec<Frame>),
+    /// RESP3 `%`, as its flat list of keys and values.
+    Map(Vec<Frame>),
+}
+
+fn b(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+
+/// A connection that sends commands and reads frames.
+struct Conn {
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn open(s: &TestServer) -> Conn {
+        let stream = TcpStream::connect(s.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Conn {
+            reader: BufReader::new(stream),
+        }
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.reader.get_mut().write_all(&resp(&argv)).unwrap();
+    }
+
+    fn read(&mut self) -> Frame {
+        read_frame(&mut self.reader)
+    }
+
+    /// Sends a command and reads its one reply.
+    fn call(&mut self, args: &[&str]) -> Frame {
+        self.send(args);
+        self.read()
+    }
+
+    fn int(&mut self, args: &[&str]) -> i64 {
+        match self.call(args) {
+            Frame::Int(n) => n,
+            other => panic!("{args:?} answered {other:?}"),
+        }
+    }
+
+    /// True when the server closed the connection.
+    fn closed(&mut self) -> bool {
+        let mut buf = [0u8; 1];
+        matches!(self.reader.read(&mut buf), Ok(0) | Err(_))
+    }
+}
+
+fn read_line(r: &mut BufReader<TcpStream>) -> String {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert!(line.ends_with("\r\n"), "truncated line {line:?}");
+    line.truncate(line.len() - 2);
+    line
+}
+
+fn read_frame(r: &mut BufReader<TcpStream>) -> Frame {
+    let line = read_line(r);
+    let (kind, rest) = line.split_at(1);
+    let n = || rest.parse::<i64>().unwrap();
+    let items = |r: &mut BufReader<TcpStream>, count: i64| {
+        (0..count).map(|_| read_frame(r)).collect::<Vec<_>>()
+    };
+    match kind {
+        "+" => Frame::Simple(rest.to_string()),
+        "-" => Frame::Error(rest.to_string()),
+        ":" => Frame::Int(n()),
+        "_" => Frame::Null,
+        "$" if n() < 0 => Frame::Null,
+        "$" => {
+            let mut buf = vec![0u8; n() as usize + 2];
+            r.read_exact(&mut buf).unwrap();
+            buf.truncate(buf.len() - 2);
+            Frame::Bulk(buf)
+        }
+        "*" if n() < 0 => Frame::Null,
+        "*" => Frame::Array(items(r, n())),
+        ">" => Frame::Push(items(r, n())),
+        "%" => Frame::Map(items(r, 2 * n())),
+        _ => panic!("unexpected frame {line:?}"),
+    }
+}
+
+/// What a RESP2 subscriber reads for a message on `channel`.
+fn message(channel: &str, payload: &str) -> Frame {
+    Frame::Array(vec![b("message"), b(channel), b(payload)])
+}
+
+fn confirmation(word: &str, name: Option<&str>, count: i64) -> Frame {
+    Frame::Array(vec![
+        b(word),
+        name.map_or(Frame::Null, b),
+        Frame::Int(count),
+    ])
+}
+
+/// Polls `cond` until it holds; panics after a generous limit.
+fn wait_until(mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "condition never held"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn numsub(c: &mut Conn, channel: &str) -> i64 {
+    match c.call(&["PUBSUB", "NUMSUB", channel]) {
+        Frame::Array(v) => match v.as_slice() {
+            [_, Frame::Int(n)] => *n,
+            other => panic!("NUMSUB answered {other:?}"),
+        },
+        other => panic!("NUMSUB answered {other:?}"),
+    }
+}
+
+fn info_field(c: &mut Conn, field: &str) -> String {
+    let Frame::Bulk(text) = c.call(&["INFO", "stats"]) else {
+        panic!("INFO is a bulk")
+    };
+    let text = String::from_utf8(text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {field} in INFO"))
+}
+
+#[test]
+fn subscribers_on_several_connections_get_every_message_in_order() {
+    let s = TestServer::start();
+    const SUBSCRIBERS: usize = 6;
+    const MESSAGES: usize = 2000;
+    let mut subs: Vec<Conn> = (0..SUBSCRIBERS).map(|_| Conn::open(&s)).collect();
+    for c in subs.iter_mut() {
+        assert_eq!(
+            c.call(&["SUBSCRIBE", "feed"]),
+            confirmation("subscribe", Some("feed"), 1)
+        );
+    }
+    // Each subscriber reads on its own thread while the publisher runs;
+    // they send nothing, so every message is written to them unprompted.
+    let readers: Vec<_> = subs
+        .into_iter()
+        .map(|mut c| {
+            std::thread::spawn(move || {
+                for i in 0..MESSAGES {
+                    assert_eq!(c.read(), message("feed", &i.to_string()), "message {i}");
+                }
+            })
+        })
+        .collect();
+    let mut publisher = Conn::open(&s);
+    for i in 0..MESSAGES {
+        assert_eq!(
+            publisher.int(&["PUBLISH", "feed", &i.to_string()]),
+            SUBSCRIBERS as i64
+        );
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+}
+
+#[test]
+fn pipelined_publishes_reach_a_subscriber_in_order() {
+    let s = TestServer::start();
+    let mut sub = Conn::open(&s);
+    sub.call(&["SUBSCRIBE", "a", "b"]);
+    sub.read();
+    let mut publisher = Conn::open(&s);
+    let mut batch = Vec::new();
+    for i in 0..500 {
+        let ch = if i % 2 == 0 { "a" } else { "b" };
+        batch.extend(resp(&[b"PUBLISH", ch.as_bytes(), i.to_string().as_bytes()]));
+    }
+    publisher.reader.get_mut().write_all(&batch).unwrap();
+    for _ in 0..500 {
+        assert_eq!(publisher.read(), Frame::Int(1));
+    }
+    for i in 0..500 {
+        let ch = if i % 2 == 0 { "a" } else { "b" };
+        assert_eq!(sub.read(), message(ch, &i.to_string()));
+    }
+}
+
+#[test]
+fn pattern_subscriptions_get_pmessages_and_count_separately() {
+    let s = TestServer::start();
+    let mut sub = Conn::open(&s);
+    assert_eq!(
+        sub.call(&["PSUBSCRIBE", "news.*"]),
+        confirmation("psubscribe", Some("news.*"), 1)
+    );
+    assert_eq!(
+        sub.call(&["SUBSCRIBE", "news.art"]),
+        confirmation("subscribe", Some("news.art"), 2)
+    );
+    let mut p = Conn::open(&s);
+    assert_eq!(p.int(&["PUBSUB", "NUMPAT"]), 1);
+    // The channel subscription and the pattern both receive: two deliveries.
+    assert_eq!(p.int(&["PUBLISH", "news.art", "hi"]), 2);
+    assert_eq!(p.int(&["PUBLISH", "sports.x", "no"]), 0);
+    assert_eq!(p.int(&["PUBLISH", "news.tech", "yo"]), 1);
+    assert_eq!(sub.read(), message("news.art", "hi"));
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![b("pmessage"), b("news.*"), b("news.art"), b("hi")])
+    );
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![b("pmessage"), b("news.*"), b("news.tech"), b("yo")])
+    );
+    // NUMSUB does not count pattern subscribers.
+    assert_eq!(numsub(&mut p, "news.tech"), 0);
+    assert_eq!(
+        sub.call(&["PUNSUBSCRIBE"]),
+        confirmation("punsubscribe", Some("news.*"), 1)
+    );
+    assert_eq!(p.int(&["PUBSUB", "NUMPAT"]), 0);
+    assert_eq!(p.int(&["PUBLISH", "news.tech", "yo"]), 0);
+}
+
+#[test]
+fn shard_channels_are_a_namespace_of_their_own() {
+    let s = TestServer::start();
+    let mut sub = Conn::open(&s);
+    assert_eq!(
+        sub.call(&["SSUBSCRIBE", "orders"]),
+        confirmation("ssubscribe", Some("orders"), 1)
+    );
+    let mut p = Conn::open(&s);
+    assert_eq!(p.int(&["PUBLISH", "orders", "plain"]), 0);
+    assert_eq!(p.int(&["SPUBLISH", "orders", "sharded"]), 1);
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![b("smessage"), b("orders"), b("sharded")])
+    );
+    assert_eq!(
+        p.call(&["PUBSUB", "SHARDNUMSUB", "orders", "other"]),
+        Frame::Array(vec![b("orders"), Frame::Int(1), b("other"), Frame::Int(0)])
+    );
+    assert_eq!(
+        p.call(&["PUBSUB", "SHARDCHANNELS"]),
+        Frame::Array(vec![b("orders")])
+    );
+    assert_eq!(p.call(&["PUBSUB", "CHANNELS"]), Frame::Array(vec![]));
+    assert_eq!(info_field(&mut p, "pubsubshard_channels"), "1");
+    // A pattern never matches a shard channel.
+    let mut psub = Conn::open(&s);
+    psub.call(&["PSUBSCRIBE", "*"]);
+    assert_eq!(p.int(&["SPUBLISH", "orders", "again"]), 1);
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![b("smessage"), b("orders"), b("again")])
+    );
+    assert_eq!(
+        sub.call(&["SUNSUBSCRIBE"]),
+        confirmation("sunsubscribe", Some("orders"), 0)
+    );
+    assert_eq!(p.call(&["PUBSUB", "SHARDCHANNELS"]), Frame::Array(vec![]));
+}
+
+#[test]
+fn resp3_subscribers_get_pushes_and_may_run_any_command() {
+    let s = TestServer::start();
+    let mut sub = Conn::open(&s);
+    assert!(matches!(sub.call(&["HELLO", "3"]), Frame::Map(_)));
+    assert_eq!(
+        sub.call(&["SUBSCRIBE", "ch"]),
+        Frame::Push(vec![b("subscribe"), b("ch"), Frame::Int(1)])
+    );
+    // Not restricted in RESP3: plain replies, plain PONG.
+    assert_eq!(sub.call(&["SET", "k", "v"]), Frame::Simple("OK".into()));
+    assert_eq!(sub.call(&["PING"]), Frame::Simple("PONG".into()));
+    let mut p = Conn::open(&s);
+    assert_eq!(p.int(&["PUBLISH", "ch", "hello"]), 1);
+    assert_eq!(
+        sub.read(),
+        Frame::Push(vec![b("message"), b("ch"), b("hello")])
+    );
+    // A client publishing to its own channel gets the message before the
+    // reply, as Redis writes it.
+    assert_eq!(
+        sub.call(&["PUBLISH", "ch", "self"]),
+        Frame::Push(vec![b("message"), b("ch"), b("self")])
+    );
+    assert_eq!(sub.read(), Frame::Int(1));
+    assert_eq!(
+        sub.call(&["UNSUBSCRIBE"]),
+        Frame::Push(vec![b("unsubscribe"), b("ch"), Frame::Int(0)])
+    );
+}
+
+#[test]
+fn resp2_subscribed_mode_allows_only_the_pubsub_commands() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    c.call(&["SUBSCRIBE", "ch"]);
+    assert_eq!(
+        c.call(&["GET", "k"]),
+        Frame::Error("ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context".into())
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "port"]),
+        Frame::Error("ERR Can't execute 'config|get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context".into())
+    );
+    assert_eq!(c.call(&["PING"]), Frame::Array(vec![b("pong"), b("")]));
+    assert_eq!(
+        c.call(&["PING", "hey"]),
+        Frame::Array(vec![b("pong"), b("hey")])
+    );
+    assert_eq!(
+        c.call(&["PSUBSCRIBE", "p*"]),
+        confirmation("psubscribe", Some("p*"), 2)
+    );
+    // Leaving everything ends the mode.
+    c.send(&["UNSUBSCRIBE"]);
+    assert_eq!(c.read(), confirmation("unsubscribe", Some("ch"), 1));
+    assert_eq!(
+        c.call(&["PUNSUBSCRIBE"]),
+        confirmation("punsubscribe", Some("p*"), 0)
+    );
+    assert_eq!(c.call(&["PING"]), Frame::Simple("PONG".into()));
+    assert_eq!(c.call(&["GET", "k"]), Frame::Null);
+}
+
+#[test]
+fn unsubscribing_from_nothing_still_confirms() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    assert_eq!(
+        c.call(&["UNSUBSCRIBE"]),
+        confirmation("unsubscribe", None, 0)
+    );
+    assert_eq!(
+        c.call(&["PUNSUBSCRIBE"]),
+        confirmation("punsubscribe", None, 0)
+    );
+    assert_eq!(
+        c.call(&["SUNSUBSCRIBE"]),
+        confirmation("sunsubscribe", None, 0)
+    );
+    c.send(&["UNSUBSCRIBE", "a", "b"]);
+    assert_eq!(c.read(), confirmation("unsubscribe", Some("a"), 0));
+    assert_eq!(c.read(), confirmation("unsubscribe", Some("b"), 0));
+    // Not subscribed: an ordinary client still.
+    assert_eq!(c.call(&["GET", "k"]), Frame::Null);
+}
+
+#[test]
+fn a_subscriber_that_disconnects_while_messages_flow_leaves_nothing() {
+    let s = TestServer::start();
+    let mut admin = Conn::open(&s);
+    for round in 0..5 {
+        let mut sub = Conn::open(&s);
+        sub.call(&["SUBSCRIBE", "busy", "other"]);
+        sub.read();
+        sub.call(&["PSUBSCRIBE", "bu*"]);
+        sub.call(&["SSUBSCRIBE", "busy"]);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flood = {
+            let stop = stop.clone();
+            let addr = s.addr;
+            std::thread::spawn(move || {
+                let mut p = TcpStream::connect(addr).unwrap();
+                let mut sink = vec![0u8; 1 << 16];
+                p.set_nonblocking(true).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = p.write_all(&resp(&[b"PUBLISH", b"busy", &[b'x'; 512]]));
+                    let _ = p.write_all(&resp(&[b"SPUBLISH", b"busy", b"y"]));
+                    while let Ok(n) = p.read(&mut sink) {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                }
+            })
+        };
+        // Let messages pile up unread, then drop the connection.
+        wait_until(|| numsub(&mut admin, "busy") == 1);
+        std::thread::sleep(Duration::from_millis(20 * round));
+        drop(sub);
+        wait_until(|| numsub(&mut admin, "busy") == 0);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        flood.join().unwrap();
+        assert_eq!(admin.int(&["PUBSUB", "NUMPAT"]), 0);
+        assert_eq!(
+            admin.call(&["PUBSUB", "SHARDNUMSUB", "busy"]),
+            Frame::Array(vec![b("busy"), Frame::Int(0)])
+        );
+        assert_eq!(info_field(&mut admin, "pubsub_channels"), "0");
+        assert_eq!(info_field(&mut admin, "pubsub_patterns"), "0");
+        assert_eq!(admin.int(&["PUBLISH", "busy", "anyone?"]), 0);
+    }
+}
+
+#[test]
+fn reset_leaves_every_subscription() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    c.call(&["SUBSCRIBE", "a"]);
+    c.call(&["PSUBSCRIBE", "b*"]);
+    c.call(&["SSUBSCRIBE", "c"]);
+    assert_eq!(c.call(&["RESET"]), Frame::Simple("RESET".into()));
+    let mut p = Conn::open(&s);
+    assert_eq!(numsub(&mut p, "a"), 0);
+    assert_eq!(p.int(&["PUBSUB", "NUMPAT"]), 0);
+    assert_eq!(p.int(&["SPUBLISH", "c", "x"]), 0);
+    assert_eq!(c.call(&["GET", "k"]), Frame::Null);
+}
+
+#[test]
+fn client_list_shows_the_subscription_counts_and_the_p_flag() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    c.call(&["CLIENT", "SETNAME", "listener"]);
+    c.send(&["SUBSCRIBE", "a", "b"]);
+    c.read();
+    c.read();
+    c.call(&["PSUBSCRIBE", "x*"]);
+    c.call(&["SSUBSCRIBE", "s"]);
+    let mut admin = Conn::open(&s);
+    let Frame::Bulk(list) = admin.call(&["CLIENT", "LIST", "TYPE", "pubsub"]) else {
+        panic!("CLIENT LIST is a bulk")
+    };
+    let line = String::from_utf8(list).unwrap();
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(line.contains("name=listener"), "{line}");
+    assert!(line.contains(" flags=P "), "{line}");
+    assert!(line.contains(" sub=2 psub=1 ssub=1 "), "{line}");
+    let Frame::Bulk(normal) = admin.call(&["CLIENT", "LIST", "TYPE", "normal"]) else {
+        panic!("CLIENT LIST is a bulk")
+    };
+    assert!(!String::from_utf8(normal).unwrap().contains("listener"));
+    assert_eq!(admin.int(&["CLIENT", "KILL", "TYPE", "pubsub"]), 1);
+    assert!(c.closed());
+}
+
+#[test]
+fn publish_runs_inside_multi_and_scripts() {
+    let s = TestServer::start();
+    let mut sub = Conn::open(&s);
+    sub.call(&["SUBSCRIBE", "tx"]);
+    let mut c = Conn::open(&s);
+    assert_eq!(c.call(&["MULTI"]), Frame::Simple("OK".into()));
+    assert_eq!(
+        c.call(&["PUBLISH", "tx", "one"]),
+        Frame::Simple("QUEUED".into())
+    );
+    c.call(&["PUBLISH", "tx", "two"]);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![Frame::Int(1), Frame::Int(1)])
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "return redis.call('PUBLISH', KEYS[1], ARGV[1])",
+            "1",
+            "tx",
+            "three"
+        ]),
+        Frame::Int(1)
+    );
+    assert_eq!(
+        c.call(&["EVAL", "return redis.call('SPUBLISH', 'tx', 'shard')", "0"]),
+        Frame::Int(0)
+    );
+    match c.call(&["EVAL", "return redis.call('SUBSCRIBE', 'tx')", "0"]) {
+        Frame::Error(e) => assert!(
+            e.starts_with("ERR This Redis command is not allowed from script"),
+            "{e}"
+        ),
+        other => panic!("SUBSCRIBE from a script answered {other:?}"),
+    }
+    for m in ["one", "two", "three"] {
+        assert_eq!(sub.read(), message("tx", m));
+    }
+    // SUBSCRIBE inside MULTI runs at EXEC; SSUBSCRIBE is refused there.
+    c.call(&["MULTI"]);
+    c.call(&["SUBSCRIBE", "late"]);
+    c.call(&["SSUBSCRIBE", "late"]);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![
+            confirmation("subscribe", Some("late"), 1),
+            Frame::Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client".into()),
+        ])
+    );
+    assert_eq!(numsub(&mut Conn::open(&s), "late"), 1);
+}
+
+#[test]
+fn a_subscriber_that_does_not_read_is_closed_at_the_output_limit() {
+    let s = TestServer::start();
+    let mut admin = Conn::open(&s);
+    assert_eq!(
+        admin.call(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 256kb 0 0"
+        ]),
+        Frame::Simple("OK".into())
+    );
+    let mut sub = Conn::open(&s);
+    sub.call(&["SUBSCRIBE", "big"]);
+    let payload = "z".repeat(64 * 1024);
+    // The subscriber reads nothing: the socket's buffers fill, then the
+    // mailbox passes the hard limit and the server closes the client.
+    let mut sent = 0;
+    while numsub(&mut admin, "big") == 1 {
+        admin.int(&["PUBLISH", "big", &payload]);
+        sent += 1;
+        assert!(sent < 10_000, "the subscriber was never closed");
+    }
+    assert_eq!(admin.int(&["PUBLISH", "big", "after"]), 0);
+    // A subscriber that keeps up is not affected.
+    let mut reader = Conn::open(&s);
+    reader.call(&["SUBSCRIBE", "big"]);
+    for _ in 0..20 {
+        assert_eq!(admin.int(&["PUBLISH", "big", &payload]), 1);
+        assert_eq!(reader.read(), message("big", &payload));
+    }
+}
+
+#[test]
+fn pubsub_help_and_bad_subcommands() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    let Frame::Array(help) = c.call(&["PUBSUB", "HELP"]) else {
+        panic!("PUBSUB HELP is an array")
+    };
+    assert_eq!(
+        help[0],
+        Frame::Simple("PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:".into())
+    );
+    assert_eq!(help.len(), 14);
+    assert_eq!(
+        c.call(&["PUBSUB", "NOPE"]),
+        Frame::Error("ERR unknown subcommand 'NOPE'. Try PUBSUB HELP.".into())
+    );
+    assert_eq!(
+        c.call(&["PUBSUB", "CHANNELS", "a", "b"]),
+        Frame::Error(
+            "ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP."
+                .into()
+        )
+    );
+    assert_eq!(
+        c.call(&["PUBLISH", "only-channel"]),
+        Frame::Error("ERR wrong number of arguments for 'publish' command".into())
+    );
+    assert_eq!(
+        c.call(&["SUBSCRIBE"]),
+        Frame::Error("ERR wrong number of arguments for 'subscribe' command".into())
+    );
+    // Binary channel names and payloads pass through untouched.
+    let mut sub = Conn::open(&s);
+    let name: &[u8] = b"bin\x00\r\n\xff";
+    sub.reader
+        .get_mut()
+        .write_all(&resp(&[b"SUBSCRIBE", name]))
+        .unwrap();
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![
+            b("subscribe"),
+            Frame::Bulk(name.to_vec()),
+            Frame::Int(1)
+        ])
+    );
+    c.reader
+        .get_mut()
+        .write_all(&resp(&[b"PUBLISH", name, b"\x00\x01"]))
+        .unwrap();
+    assert_eq!(c.read(), Frame::Int(1));
+    assert_eq!(
+        sub.read(),
+        Frame::Array(vec![
+            b("message"),
+            Frame::Bulk(name.to_vec()),
+            Frame::Bulk(b"\x00\x01".to_vec())
+        ])
+    );
+}
