@@ -613,3 +613,101 @@ fn pubsub_help_and_bad_subcommands() {
         ])
     );
 }
+
+#[test]
+fn channel_permissions_refuse_publish_and_subscribe_and_are_logged() {
+    let s = TestServer::start();
+    let mut admin = Conn::open(&s);
+    admin.call(&[
+        "ACL",
+        "SETUSER",
+        "ps",
+        "on",
+        ">pw",
+        "+@all",
+        "~*",
+        "resetchannels",
+        "&news.*",
+        "&orders",
+    ]);
+    let mut c = Conn::open(&s);
+    assert_eq!(c.call(&["AUTH", "ps", "pw"]), Frame::Simple("OK".into()));
+    let noperm = Frame::Error(
+        "NOPERM this user has no permissions to access one of the channels used as arguments"
+            .into(),
+    );
+    assert_eq!(c.int(&["PUBLISH", "news.today", "m"]), 0);
+    assert_eq!(c.call(&["PUBLISH", "gossip", "m"]), noperm);
+    assert_eq!(c.call(&["SPUBLISH", "gossip", "m"]), noperm);
+    assert_eq!(c.call(&["SUBSCRIBE", "orders", "gossip"]), noperm);
+    // Patterns must be granted as written.
+    assert_eq!(c.call(&["PSUBSCRIBE", "news.t*"]), noperm);
+    let Frame::Array(log) = admin.call(&["ACL", "LOG", "1"]) else {
+        panic!("ACL LOG is an array")
+    };
+    let Frame::Array(entry) = &log[0] else {
+        panic!("an entry is a map")
+    };
+    let field = |name: &str| {
+        let i = entry.iter().position(|f| *f == b(name)).unwrap();
+        entry[i + 1].clone()
+    };
+    assert_eq!(field("reason"), b("channel"));
+    assert_eq!(field("object"), b("news.t*"));
+    assert_eq!(field("username"), b("ps"));
+    // Queued in MULTI: refused when queued.
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["PUBLISH", "gossip", "m"]), noperm);
+    c.call(&["DISCARD"]);
+    // And in a script.
+    match c.call(&["EVAL", "return redis.call('PUBLISH', 'gossip', 'm')", "0"]) {
+        Frame::Error(e) => assert!(
+            e.contains("The user executing the script can't publish to the channel mentioned in the command"),
+            "{e}"
+        ),
+        other => panic!("PUBLISH from a script answered {other:?}"),
+    }
+}
+
+#[test]
+fn subscribers_that_lose_their_channels_are_closed_and_others_kept() {
+    let s = TestServer::start();
+    let mut admin = Conn::open(&s);
+    admin.call(&[
+        "ACL",
+        "SETUSER",
+        "ps",
+        "on",
+        ">pw",
+        "+@all",
+        "resetchannels",
+        "&keep",
+        "&drop",
+        "&p:*",
+    ]);
+    let subscriber = |cmd: &str, name: &str| {
+        let mut c = Conn::open(&s);
+        c.call(&["AUTH", "ps", "pw"]);
+        c.call(&[cmd, name]);
+        c
+    };
+    let mut keeps = subscriber("SUBSCRIBE", "keep");
+    let mut drops = subscriber("SSUBSCRIBE", "drop");
+    let mut pattern = subscriber("PSUBSCRIBE", "p:*");
+    // Adding channels revokes nothing.
+    admin.call(&["ACL", "SETUSER", "ps", "&more"]);
+    assert_eq!(admin.int(&["PUBLISH", "keep", "still"]), 1);
+    assert_eq!(keeps.read(), message("keep", "still"));
+    // Taking "drop" and "p:*" away closes their subscribers at once.
+    admin.call(&["ACL", "SETUSER", "ps", "resetchannels", "&keep", "&p:x"]);
+    let Frame::Bulk(list) = admin.call(&["CLIENT", "LIST"]) else {
+        panic!("CLIENT LIST is a bulk")
+    };
+    let list = String::from_utf8(list).unwrap();
+    assert_eq!(list.matches("user=ps").count(), 1, "{list}");
+    assert!(drops.closed());
+    assert!(pattern.closed());
+    assert_eq!(admin.int(&["PUBLISH", "keep", "again"]), 1);
+    assert_eq!(keeps.read(), message("keep", "again"));
+    wait_until(|| admin.int(&["PUBSUB", "NUMPAT"]) == 0);
+}
