@@ -480,6 +480,7 @@ impl Engine {
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
         }
+        ctx.publish_db_events();
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
         if self.persist.aof.is_on() && !client.replaying {

@@ -247,9 +247,81 @@ impl PubSub {
         self.table(kind).names(pattern)
     }
 
-    /// Sets `notify-keyspace-events` (Redis's NOTIFY_* bits).
+    /// Sets `notify-keyspace-events` (Redis's NOTIFY_* bits), and tells
+    /// the databases whether to record key creations and expiries for it.
     pub fn set_notify_flags(&self, flags: u32) {
-        self.notify_flags.store(flags, Ordering::Relaxed);
+        let old = self.notify_flags.swap(flags, Ordering::Relaxed);
+        let change = |want: fn(u32) -> bool| match (want(old), want(flags)) {
+            (false, true) => Some(true),
+            (true, false) => Some(false),
+            _ => None,
+        };
+        crate::keyspace::db::want_events(change(wants_new), change(wants_expired));
+    }
+
+    /// Redis's notifyKeyspaceEvent, once the class is known to be on: a
+    /// `__keyspace@<db>__:<key>` message `event` and a
+    /// `__keyevent@<db>__:<event>` message `key`, as the flags ask.
+    pub fn keyspace_event(
+        &self,
+        flags: u32,
+        db: usize,
+        event: &[u8],
+        key: &[u8],
+        mut publisher: Option<Publisher<'_>>,
+    ) {
+        if !self.has_subscribers() {
+            return;
+        }
+        let mut dbnum = itoa::Buffer::new();
+        let dbnum = dbnum.format(db).as_bytes();
+        let channel = |prefix: &[u8], name: &[u8]| {
+            let mut c = Vec::with_capacity(prefix.len() + dbnum.len() + 3 + name.len());
+            c.extend_from_slice(prefix);
+            c.extend_from_slice(dbnum);
+            c.extend_from_slice(b"__:");
+            c.extend_from_slice(name);
+            c
+        };
+        if flags & notify::KEYSPACE != 0 {
+            let ch = channel(b"__keyspace@", key);
+            self.publish(Kind::Channel, &ch, event, reborrow(&mut publisher));
+        }
+        if flags & notify::KEYEVENT != 0 {
+            let ch = channel(b"__keyevent@", event);
+            self.publish(Kind::Channel, &ch, key, reborrow(&mut publisher));
+        }
+    }
+
+    /// Publishes, in order, the key creations and expiries database `db`
+    /// recorded (see `keyspace::db::DbEvent`).
+    pub fn db_events(
+        &self,
+        db: usize,
+        events: Vec<crate::keyspace::db::DbEvent>,
+        mut publisher: Option<Publisher<'_>>,
+    ) {
+        use crate::keyspace::db::DbEvent;
+        let flags = self.notify_flags.load(Ordering::Relaxed);
+        let event = |class: u32, name: &[u8], key: &[u8], p: Option<Publisher<'_>>| {
+            if flags & class != 0 {
+                self.keyspace_event(flags, db, name, key, p);
+            }
+        };
+        for e in events {
+            match e {
+                DbEvent::New(key) => event(notify::NEW, b"new", &key, reborrow(&mut publisher)),
+                DbEvent::Expired(key) => {
+                    event(notify::EXPIRED, b"expired", &key, reborrow(&mut publisher))
+                }
+                DbEvent::FieldsExpired { key, emptied } => {
+                    event(notify::HASH, b"hexpired", &key, reborrow(&mut publisher));
+                    if emptied {
+                        event(notify::GENERIC, b"del", &key, reborrow(&mut publisher));
+                    }
+                }
+            }
+        }
     }
 
     /// Sets the `pubsub` class of client-output-buffer-limit.
@@ -431,6 +503,32 @@ impl PubSub {
         visit(&self.patterns.read(), true);
         found.into_values().collect()
     }
+}
+
+/// The events the databases record for notifications: a key's creation
+/// ('n'), its expiry ('x'), the expiry of hash fields ('h', and 'g' for
+/// the hash it empties), each needing 'K' or 'E' to be published at all.
+fn wants_new(flags: u32) -> bool {
+    flags & (notify::KEYSPACE | notify::KEYEVENT) != 0 && flags & notify::NEW != 0
+}
+
+fn wants_expired(flags: u32) -> bool {
+    flags & (notify::KEYSPACE | notify::KEYEVENT) != 0
+        && flags & (notify::EXPIRED | notify::HASH | notify::GENERIC) != 0
+}
+
+impl Drop for PubSub {
+    fn drop(&mut self) {
+        // This engine no longer wants the databases' events.
+        self.set_notify_flags(0);
+    }
+}
+
+fn reborrow<'p>(p: &'p mut Option<Publisher<'_>>) -> Option<Publisher<'p>> {
+    p.as_mut().map(|p| Publisher {
+        info: p.info,
+        out: &mut *p.out,
+    })
 }
 
 /// A RESP2 array of bulk strings; RESP3 pushes differ only in the first

@@ -711,3 +711,470 @@ fn subscribers_that_lose_their_channels_are_closed_and_others_kept() {
     assert_eq!(keeps.read(), message("keep", "again"));
     wait_until(|| admin.int(&["PUBSUB", "NUMPAT"]) == 0);
 }
+
+// ---------------------------------------------------------------------------
+// Keyspace notifications.
+
+/// A subscriber to every keyevent channel, with notify-keyspace-events set
+/// to `flags`, and a client to run the commands.
+fn keyevents(s: &TestServer, flags: &str) -> (Conn, Conn) {
+    let mut c = Conn::open(s);
+    // The sentinel of `expect_events` exists before anything is notified.
+    c.call(&["CONFIG", "SET", "notify-keyspace-events", ""]);
+    c.call(&["SET", "sentinel", "x"]);
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "notify-keyspace-events", flags]),
+        Frame::Simple("OK".into())
+    );
+    let mut sub = Conn::open(s);
+    assert_eq!(
+        sub.call(&["PSUBSCRIBE", "__keyevent@*__:*"]),
+        confirmation("psubscribe", Some("__keyevent@*__:*"), 1)
+    );
+    (c, sub)
+}
+
+/// The next keyevent: (database, event, key).
+fn next_event(sub: &mut Conn) -> (u32, String, String) {
+    let Frame::Array(parts) = sub.read() else {
+        panic!("a pmessage is an array")
+    };
+    let [_, _, Frame::Bulk(channel), Frame::Bulk(key)] = parts.as_slice() else {
+        panic!("not a pmessage: {parts:?}")
+    };
+    let channel = String::from_utf8(channel.clone()).unwrap();
+    let rest = channel
+        .strip_prefix("__keyevent@")
+        .expect("a keyevent channel");
+    let (db, event) = rest.split_once("__:").unwrap();
+    (
+        db.parse().unwrap(),
+        event.to_string(),
+        String::from_utf8(key.clone()).unwrap(),
+    )
+}
+
+/// Reads the events `expected` ((event, key) in database 0), then checks
+/// that nothing else came before a sentinel SET.
+fn expect_events(c: &mut Conn, sub: &mut Conn, expected: &[(&str, &str)]) {
+    for (i, (event, key)) in expected.iter().enumerate() {
+        let (db, e, k) = next_event(sub);
+        assert_eq!((db, e.as_str(), k.as_str()), (0, *event, *key), "event {i}");
+    }
+    c.call(&["SET", "sentinel", "x"]);
+    assert_eq!(
+        next_event(sub),
+        (0, "set".into(), "sentinel".into()),
+        "an unexpected event"
+    );
+}
+
+#[test]
+fn notifications_of_string_commands() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["SET", "s", "1"]);
+    c.call(&["SETEX", "t", "100", "v"]);
+    c.call(&["INCR", "s"]);
+    c.call(&["DECRBY", "s", "5"]);
+    c.call(&["INCRBYFLOAT", "s", "1.5"]);
+    c.call(&["APPEND", "s", "x"]);
+    c.call(&["SETRANGE", "s", "0", "ab"]);
+    c.call(&["SETRANGE", "s", "0", ""]);
+    c.call(&["GETSET", "s", "v"]);
+    c.call(&["MSET", "a", "1", "b", "2"]);
+    c.call(&["GETEX", "t", "PERSIST"]);
+    c.call(&["GETEX", "t", "EX", "50"]);
+    c.call(&["GETDEL", "t"]);
+    c.call(&["GET", "nothing"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("set", "s"),
+            ("set", "t"),
+            ("expire", "t"),
+            ("incrby", "s"),
+            ("incrby", "s"),
+            ("incrbyfloat", "s"),
+            ("append", "s"),
+            ("setrange", "s"),
+            ("set", "s"),
+            ("set", "a"),
+            ("set", "b"),
+            ("persist", "t"),
+            ("expire", "t"),
+            ("del", "t"),
+        ],
+    );
+}
+
+#[test]
+fn notifications_of_key_commands_and_the_keyspace_channel() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "KEA");
+    let mut ks = Conn::open(&s);
+    ks.call(&["PSUBSCRIBE", "__keyspace@0__:k*"]);
+    c.call(&["SET", "k1", "v"]);
+    c.call(&["EXPIRE", "k1", "100"]);
+    c.call(&["PERSIST", "k1"]);
+    c.call(&["RENAME", "k1", "k2"]);
+    c.call(&["COPY", "k2", "k3"]);
+    c.call(&["MOVE", "k3", "1"]);
+    let Frame::Bulk(dump) = c.call(&["DUMP", "k2"]) else {
+        panic!("DUMP is a bulk")
+    };
+    c.reader
+        .get_mut()
+        .write_all(&resp(&[b"RESTORE", b"k4", b"0", &dump]))
+        .unwrap();
+    assert_eq!(c.read(), Frame::Simple("OK".into()));
+    c.call(&["EXPIRE", "k4", "-1"]);
+    c.call(&["DEL", "k2", "nothing"]);
+    // The keyspace channel carries the event as the message.
+    for (key, event) in [
+        ("k1", "set"),
+        ("k1", "expire"),
+        ("k1", "persist"),
+        ("k1", "rename_from"),
+    ] {
+        let Frame::Array(m) = ks.read() else { panic!() };
+        assert_eq!(m[2], b(&format!("__keyspace@0__:{key}")));
+        assert_eq!(m[3], b(event));
+    }
+    let expected = [
+        (0, "set", "k1"),
+        (0, "expire", "k1"),
+        (0, "persist", "k1"),
+        (0, "rename_from", "k1"),
+        (0, "rename_to", "k2"),
+        (0, "copy_to", "k3"),
+        (0, "move_from", "k3"),
+        (1, "move_to", "k3"),
+        (0, "restore", "k4"),
+        (0, "del", "k4"),
+        (0, "del", "k2"),
+    ];
+    for (i, (db, event, key)) in expected.iter().enumerate() {
+        assert_eq!(
+            next_event(&mut sub),
+            (*db, event.to_string(), key.to_string()),
+            "event {i}"
+        );
+    }
+}
+
+#[test]
+fn notifications_of_expiry_lazy_and_active() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "Ex$");
+    // Active expiry: nobody touches the key.
+    c.call(&["SET", "soon", "v", "PX", "20"]);
+    assert_eq!(next_event(&mut sub), (0, "set".into(), "soon".into()));
+    assert_eq!(next_event(&mut sub), (0, "expired".into(), "soon".into()));
+    // Lazy expiry, reported before the write that found the key expired.
+    c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    c.call(&["SET", "lazy", "v", "PX", "1"]);
+    assert_eq!(next_event(&mut sub), (0, "set".into(), "lazy".into()));
+    wait_until(|| matches!(c.call(&["PTTL", "lazy"]), Frame::Int(n) if n == -2));
+    // PTTL expired it, but events come at the end of the command.
+    assert_eq!(next_event(&mut sub), (0, "expired".into(), "lazy".into()));
+    c.call(&["SET", "lazy2", "v", "PX", "1"]);
+    assert_eq!(next_event(&mut sub), (0, "set".into(), "lazy2".into()));
+    std::thread::sleep(Duration::from_millis(5));
+    c.call(&["APPEND", "lazy2", "w"]);
+    assert_eq!(next_event(&mut sub), (0, "expired".into(), "lazy2".into()));
+    assert_eq!(next_event(&mut sub), (0, "append".into(), "lazy2".into()));
+    c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+    expect_events(&mut c, &mut sub, &[]);
+}
+
+#[test]
+fn the_new_class_reports_key_creations_only() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "En$");
+    c.call(&["SET", "k", "1"]);
+    c.call(&["SET", "k", "2"]);
+    c.call(&["RPUSH", "l", "a"]);
+    c.call(&["RPUSH", "l", "b"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[("new", "k"), ("set", "k"), ("set", "k"), ("new", "l")],
+    );
+}
+
+#[test]
+fn notifications_of_list_commands() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["RPUSH", "l", "a", "b", "c"]);
+    c.call(&["LPUSH", "l", "z"]);
+    c.call(&["LINSERT", "l", "BEFORE", "a", "y"]);
+    c.call(&["LINSERT", "l", "BEFORE", "nope", "y"]);
+    c.call(&["LSET", "l", "0", "x"]);
+    c.call(&["LREM", "l", "0", "y"]);
+    c.call(&["LTRIM", "l", "0", "2"]);
+    c.call(&["LMOVE", "l", "m", "LEFT", "RIGHT"]);
+    c.call(&["RPOP", "l", "5"]);
+    c.call(&["LPOP", "m"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("rpush", "l"),
+            ("lpush", "l"),
+            ("linsert", "l"),
+            ("lset", "l"),
+            ("lrem", "l"),
+            ("ltrim", "l"),
+            ("rpush", "m"),
+            ("lpop", "l"),
+            ("rpop", "l"),
+            ("del", "l"),
+            ("lpop", "m"),
+            ("del", "m"),
+        ],
+    );
+    // A blocked client served by a push pops on its own behalf.
+    let mut waiter = Conn::open(&s);
+    waiter.send(&["BLPOP", "q", "0"]);
+    wait_until(|| {
+        let Frame::Bulk(text) = c.call(&["INFO", "clients"]) else {
+            panic!("INFO is a bulk")
+        };
+        String::from_utf8_lossy(&text).contains("blocked_clients:1")
+    });
+    c.call(&["RPUSH", "q", "job"]);
+    assert_eq!(waiter.read(), Frame::Array(vec![b("q"), b("job")]));
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[("rpush", "q"), ("lpop", "q"), ("del", "q")],
+    );
+}
+
+#[test]
+fn notifications_of_set_commands() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["SADD", "s", "a", "b", "c"]);
+    c.call(&["SADD", "s", "a"]);
+    c.call(&["SREM", "s", "nope"]);
+    c.call(&["SREM", "s", "a"]);
+    c.call(&["SMOVE", "s", "t", "b"]);
+    c.call(&["SPOP", "s"]);
+    c.call(&["SADD", "u", "1", "2"]);
+    c.call(&["SINTERSTORE", "i", "u", "t"]);
+    c.call(&["SUNIONSTORE", "un", "u", "t"]);
+    c.call(&["SDIFFSTORE", "un", "nothing"]);
+    c.call(&["SPOP", "u", "5"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("sadd", "s"),
+            ("srem", "s"),
+            ("srem", "s"),
+            ("sadd", "t"),
+            ("spop", "s"),
+            ("del", "s"),
+            ("sadd", "u"),
+            ("sunionstore", "un"),
+            ("del", "un"),
+            ("spop", "u"),
+            ("del", "u"),
+        ],
+    );
+}
+
+#[test]
+fn notifications_of_sorted_set_commands() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"]);
+    c.call(&["ZADD", "z", "NX", "1", "a"]);
+    c.call(&["ZINCRBY", "z", "1", "a"]);
+    c.call(&["ZREM", "z", "nope"]);
+    c.call(&["ZREM", "z", "a"]);
+    c.call(&["ZREMRANGEBYSCORE", "z", "0", "2"]);
+    c.call(&["ZREMRANGEBYRANK", "z", "5", "6"]);
+    c.call(&["ZPOPMIN", "z"]);
+    c.call(&["ZUNIONSTORE", "u", "1", "z"]);
+    c.call(&["ZRANGESTORE", "r", "u", "0", "-1"]);
+    c.call(&["ZPOPMAX", "u", "3"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("zadd", "z"),
+            ("zincr", "z"),
+            ("zrem", "z"),
+            ("zremrangebyscore", "z"),
+            ("zpopmin", "z"),
+            ("zunionstore", "u"),
+            ("zrangestore", "r"),
+            ("zpopmax", "u"),
+            ("del", "u"),
+        ],
+    );
+}
+
+#[test]
+fn notifications_of_hash_commands_and_field_expiry() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+    c.call(&["HSETNX", "h", "a", "9"]);
+    c.call(&["HINCRBY", "h", "a", "1"]);
+    c.call(&["HINCRBYFLOAT", "h", "a", "0.5"]);
+    c.call(&["HDEL", "h", "a"]);
+    c.call(&["HEXPIRE", "h", "100", "FIELDS", "1", "b"]);
+    c.call(&["HPERSIST", "h", "FIELDS", "1", "b"]);
+    c.call(&["HPEXPIRE", "h", "10", "FIELDS", "2", "b", "c"]);
+    for (i, event) in [
+        "hset",
+        "hincrby",
+        "hincrbyfloat",
+        "hdel",
+        "hexpire",
+        "hpersist",
+        "hexpire",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(
+            next_event(&mut sub),
+            (0, event.to_string(), "h".into()),
+            "event {i}"
+        );
+    }
+    // The fields' time passes: the active cycle deletes them, then the key.
+    assert_eq!(next_event(&mut sub), (0, "hexpired".into(), "h".into()));
+    assert_eq!(next_event(&mut sub), (0, "del".into(), "h".into()));
+    c.call(&["HSETEX", "g", "PX", "100000", "FIELDS", "1", "f", "v"]);
+    c.call(&["HGETDEL", "g", "FIELDS", "1", "f"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[("hset", "g"), ("hexpire", "g"), ("hdel", "g"), ("del", "g")],
+    );
+}
+
+#[test]
+fn notifications_of_bitmaps_sort_and_the_goblin_family() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "EA");
+    c.call(&["SETBIT", "b", "7", "1"]);
+    c.call(&["SETBIT", "b", "7", "1"]);
+    c.call(&["BITFIELD", "b", "SET", "u8", "8", "255"]);
+    c.call(&["BITOP", "NOT", "n", "b"]);
+    c.call(&["RPUSH", "l", "2", "1"]);
+    c.call(&["SORT", "l", "STORE", "sorted"]);
+    c.call(&["SET", "stock", "2"]);
+    c.call(&["GOBLIN.DECRPOS", "stock"]);
+    c.call(&["GOBLIN.INCRTTL", "hits", "1", "60000"]);
+    c.call(&["SET", "lock", "me"]);
+    c.call(&["GOBLIN.CAD", "lock", "me"]);
+    c.call(&["HSET", "hw", "f", "1"]);
+    c.call(&["GOBLIN.HSETGT", "hw", "f", "5"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("setbit", "b"),
+            ("setbit", "b"),
+            ("set", "n"),
+            ("rpush", "l"),
+            ("sortstore", "sorted"),
+            ("set", "stock"),
+            ("incrby", "stock"),
+            ("incrby", "hits"),
+            ("expire", "hits"),
+            ("set", "lock"),
+            ("del", "lock"),
+            ("hset", "hw"),
+            ("hset", "hw"),
+        ],
+    );
+}
+
+#[test]
+fn notify_keyspace_events_config_and_class_masks() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    let get = |c: &mut Conn| match c.call(&["CONFIG", "GET", "notify-keyspace-events"]) {
+        Frame::Array(v) => v[1].clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(get(&mut c), b(""));
+    for (set, shown) in [
+        ("KA", "AK"),
+        ("gKE", "gKE"),
+        ("$lshzxeKE", "$lshzxeKE"),
+        ("Em", "Em"),
+    ] {
+        c.call(&["CONFIG", "SET", "notify-keyspace-events", set]);
+        assert_eq!(get(&mut c), b(shown));
+    }
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "notify-keyspace-events", "KEQ"]),
+        Frame::Error("ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into())
+    );
+    // Only lists, as keyevents; "keymiss" with 'm' (never part of 'A').
+    let (mut c, mut sub) = keyevents(&s, "Elm");
+    c.call(&["SET", "k", "v"]);
+    c.call(&["LPUSH", "l", "a"]);
+    c.call(&["GET", "absent"]);
+    c.call(&["HGET", "absent2", "f"]);
+    assert_eq!(next_event(&mut sub), (0, "lpush".into(), "l".into()));
+    assert_eq!(next_event(&mut sub), (0, "keymiss".into(), "absent".into()));
+    assert_eq!(
+        next_event(&mut sub),
+        (0, "keymiss".into(), "absent2".into())
+    );
+    // Off again: nothing is published.
+    c.call(&["CONFIG", "SET", "notify-keyspace-events", ""]);
+    c.call(&["LPUSH", "l", "b"]);
+    c.call(&["CONFIG", "SET", "notify-keyspace-events", "El"]);
+    c.call(&["LPUSH", "l", "c"]);
+    assert_eq!(next_event(&mut sub), (0, "lpush".into(), "l".into()));
+}
+
+#[test]
+fn a_subscribed_client_gets_the_notification_of_its_own_write_first() {
+    let s = TestServer::start();
+    let mut c = Conn::open(&s);
+    c.call(&["CONFIG", "SET", "notify-keyspace-events", "E$"]);
+    c.call(&["HELLO", "3"]);
+    c.call(&["SUBSCRIBE", "__keyevent@0__:set"]);
+    assert_eq!(
+        c.call(&["SET", "k", "v"]),
+        Frame::Push(vec![b("message"), b("__keyevent@0__:set"), b("k")])
+    );
+    assert_eq!(c.read(), Frame::Simple("OK".into()));
+    // Inside a transaction and a script alike.
+    c.call(&["MULTI"]);
+    c.call(&["SET", "k2", "v"]);
+    // Redis 7.0 writes the push where it happens: inside EXEC's array,
+    // before the SET's own reply.
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![Frame::Push(vec![
+            b("message"),
+            b("__keyevent@0__:set"),
+            b("k2")
+        ])])
+    );
+    assert_eq!(c.read(), Frame::Simple("OK".into()));
+    // A script's commands run as its own client: the push follows.
+    assert_eq!(
+        c.call(&["EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "k3"]),
+        Frame::Simple("OK".into())
+    );
+    assert_eq!(
+        c.read(),
+        Frame::Push(vec![b("message"), b("__keyevent@0__:set"), b("k3")])
+    );
+}
