@@ -70,7 +70,7 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
+        // MAY_REPLICATE is not shown: Redis hides it on purpose.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
@@ -271,8 +271,8 @@ impl Group {
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
-            Group::PubSub => Some("pubsub"),
-            Group::Server | Group::Cluster | Group::Goblin | Group::Module => None,
+            // @pubsub comes from the PUBSUB flag (PUBSUB HELP has none).
+            Group::Server | Group::PubSub | Group::Cluster | Group::Goblin | Group::Module => None,
         }
     }
 }

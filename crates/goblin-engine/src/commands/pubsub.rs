@@ -353,7 +353,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Listen for messages published to channels matching the given patterns",
         complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
-        syntax: "(pattern:pattern)...",
+        syntax: "pattern:block(pattern:pattern)...",
         handler: psubscribe_command,
         ..CommandSpec::DEFAULT
     },
