@@ -347,10 +347,16 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// Publishes the key creations and expiries the held shards' databases
     /// recorded (see `keyspace::db::DbEvent`): before each event of the
     /// command, and when it ends.
+    #[inline]
     pub(crate) fn publish_db_events(&mut self) {
-        if !crate::keyspace::db::events_pending() {
-            return;
+        if crate::keyspace::db::events_pending() {
+            self.publish_pending_db_events();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_pending_db_events(&mut self) {
         let engine = self.engine;
         let client = &*self.client;
         let out = &mut *self.out;
