@@ -406,18 +406,11 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
         }
         // Existence is checked by CONFIG SET; at startup the directory is created.
         Kind::Dir => Ok(value.to_string()),
-        Kind::NotifyFlags => {
-            let mut flags = String::new();
-            for c in value.chars() {
-                if !"gx$lshzxeKEtmdnA".contains(c) {
-                    return Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into());
-                }
-                if !flags.contains(c) {
-                    flags.push(c);
-                }
-            }
-            Ok(flags)
-        }
+        // Kept as CONFIG GET shows it (Redis's keyspaceEventsFlagsToString).
+        Kind::NotifyFlags => match crate::pubsub::notify::parse(value) {
+            Some(flags) => Ok(crate::pubsub::notify::describe(flags)),
+            None => Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
+        },
         Kind::ObufLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if parts.len() % 4 != 0 {

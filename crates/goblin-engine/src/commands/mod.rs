@@ -14,6 +14,7 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod persistence;
+pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -46,6 +47,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
+    pubsub::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.
