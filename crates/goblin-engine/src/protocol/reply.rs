@@ -71,12 +71,23 @@ impl ReplyWriter {
 
     pub fn simple(&mut self, s: &str) {
         self.buf.push(b'+');
-        // A status reply cannot carry newlines (Redis replaces them).
-        self.buf.extend(
-            s.bytes()
-                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.line_text(s);
         self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// The text of a status or error line, which cannot carry newlines
+    /// (Redis replaces them with spaces); copied whole when it has none,
+    /// the common case.
+    #[inline]
+    fn line_text(&mut self, s: &str) {
+        if memchr::memchr2(b'\r', b'\n', s.as_bytes()).is_none() {
+            self.buf.extend_from_slice(s.as_bytes());
+        } else {
+            self.buf.extend(
+                s.bytes()
+                    .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+            );
+        }
     }
 
     /// An error reply. `msg` is the whole text after the '-', starting with
@@ -84,11 +95,7 @@ impl ReplyWriter {
     pub fn error(&mut self, msg: &str) {
         self.errors += 1;
         self.buf.push(b'-');
-        // An error line cannot carry newlines (Redis replaces them).
-        self.buf.extend(
-            msg.bytes()
-                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.line_text(msg);
         self.buf.extend_from_slice(b"\r\n");
         let code = msg.split(' ').next().unwrap_or("ERR");
         self.last_error_code = Some(code.to_string());
