@@ -15,7 +15,8 @@
 //! collections ([`listpack::Listpack`], [`set::IntSet`]) and a [`Dict`]
 //! form, switched where Redis switches its encodings. The string handles
 //! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
-//! entries of large hashes as small as Redis's.
+//! entries of large hashes as small as Redis's. A [`stream::Stream`] keeps
+//! its entries in Redis's own listpack nodes.
 
 pub mod bytes;
 pub mod db;
@@ -27,6 +28,7 @@ pub mod listpack;
 pub mod object;
 pub mod set;
 pub mod small_bytes;
+pub mod stream;
 pub mod thin_bytes;
 pub mod watch;
 pub mod zset;
@@ -38,6 +40,7 @@ pub use hash::{FieldTtls, Hash, HashLimits, SetTtl, TtlCondition};
 pub use list::List;
 pub use object::{Object, Value, ValueType};
 pub use set::{Member, Set};
+pub use stream::Stream;
 pub use zset::ZSet;
 
 use parking_lot::{Mutex, MutexGuard};

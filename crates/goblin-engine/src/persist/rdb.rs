@@ -15,6 +15,7 @@ use super::packed::{self, Corrupt, Elem, Listpack, ListpackWriter, Ziplist};
 use crate::keyspace::hash::{Hash, HashLimits};
 use crate::keyspace::list::{Fill, List};
 use crate::keyspace::set::{Member, Set};
+use crate::keyspace::stream::{self, ConsumerGroup, Nack, Stream, StreamId};
 use crate::keyspace::zset::{self, ZSet};
 use crate::keyspace::{CompactBytes, Value};
 use crate::util::number::{format_g17, parse_f64, parse_i64};
@@ -176,6 +177,7 @@ pub fn value_kind(v: &Value) -> Option<u8> {
         Value::ZSet(z) if z.is_packed() => kind::ZSET_LISTPACK,
         Value::ZSet(_) => kind::ZSET_2,
         Value::List(_) => kind::LIST_QUICKLIST_2,
+        Value::Stream(_) => kind::STREAM_LISTPACKS_2,
     })
 }
 
@@ -224,10 +226,55 @@ pub fn put_list<'a>(out: &mut Vec<u8>, elems: impl Iterator<Item = &'a [u8]>, op
     }
 }
 
+/// Writes a stream as Redis 7.0's STREAM_LISTPACKS_2 (rdbSaveObject): the
+/// nodes (master ID as a 16-byte big-endian string, the listpack as is),
+/// the length, the last, first and greatest deleted IDs, the entries ever
+/// added, then each group: name, last ID, read counter, its PEL (raw
+/// 16-byte IDs, delivery time in ms LE, delivery count) and its consumers
+/// (name, seen time, the raw IDs they own).
+fn put_stream(out: &mut Vec<u8>, s: &Stream, opts: &SaveOptions) {
+    let e = &s.entries;
+    put_len(out, e.node_count() as u64);
+    for (master, lp) in e.nodes() {
+        put_string(out, &master.to_be_bytes(), opts);
+        put_string(out, lp, opts);
+    }
+    put_len(out, e.length);
+    for id in [e.last_id, e.first_id, e.max_deleted_entry_id] {
+        put_len(out, id.ms);
+        put_len(out, id.seq);
+    }
+    put_len(out, e.entries_added);
+    put_len(out, s.groups.len() as u64);
+    for (name, g) in &s.groups {
+        put_string(out, name, opts);
+        put_len(out, g.last_id.ms);
+        put_len(out, g.last_id.seq);
+        // An unknown counter is Redis's -1, saved as an unsigned length.
+        put_len(out, g.entries_read.unwrap_or(-1) as u64);
+        put_len(out, g.pel.len() as u64);
+        for (id, nack) in &g.pel {
+            out.extend_from_slice(&id.to_be_bytes());
+            out.extend_from_slice(&nack.delivery_time.to_le_bytes());
+            put_len(out, nack.delivery_count);
+        }
+        put_len(out, g.consumers.len() as u64);
+        for (cname, c) in &g.consumers {
+            put_string(out, cname, opts);
+            out.extend_from_slice(&c.seen_time.to_le_bytes());
+            put_len(out, c.pel.len() as u64);
+            for id in &c.pel {
+                out.extend_from_slice(&id.to_be_bytes());
+            }
+        }
+    }
+}
+
 /// Writes a value's body (after its type byte).
 pub fn put_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
     match v {
         Value::Str(s) => put_string(out, s, opts),
+        Value::Stream(st) => put_stream(out, st, opts),
         Value::List(l) => put_list(out, l.iter(), opts),
         Value::Hash(h) if h.has_field_ttls() => {
             // Redis 7.4's HASH_METADATA: the earliest deadline, then each
@@ -926,7 +973,7 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
             b.hash(pairs).or_else(|e| input.err(e))?
         }
         kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => {
-            return input.err("Streams are not supported by this server");
+            Value::Stream(Box::new(read_stream(input, t == kind::STREAM_LISTPACKS_2)?))
         }
         kind::MODULE | kind::MODULE_2 => {
             return input.err("The RDB file contains module data I can't load: no matching module");
@@ -939,6 +986,114 @@ pub fn read_value(input: &mut Input<'_>, t: u8, limits: &LoadLimits) -> LoadResu
         Value::ZSet(z) if z.is_empty() => None,
         _ => Some(value),
     })
+}
+
+/// Reads a stream of type STREAM_LISTPACKS (Redis 5 to 6.2) or
+/// STREAM_LISTPACKS_2 (7.0), checking what rdbLoadObject checks with deep
+/// sanitization, which Goblin always applies. The older type lacks the
+/// first and deleted IDs and the counters: they are derived as Redis
+/// derives them.
+fn read_stream(input: &mut Input<'_>, v2: bool) -> LoadResult<Stream> {
+    let mut s = Stream::new();
+    let nodes = input.count()?;
+    for _ in 0..nodes {
+        let key = input.string()?;
+        let Ok(key) = <[u8; 16]>::try_from(key.as_slice()) else {
+            return input.err("Stream node key entry is not the size of a stream ID");
+        };
+        let lp = input.string()?;
+        if !stream::validate_node(&lp) {
+            return input.err("Stream listpack integrity check failed.");
+        }
+        if !s.entries.insert_node(StreamId::from_be_bytes(&key), lp) {
+            return input.err("Listpack re-added with existing key");
+        }
+    }
+    let e = &mut s.entries;
+    e.length = input.len()?;
+    e.last_id = StreamId::new(input.len()?, input.len()?);
+    if v2 {
+        e.first_id = StreamId::new(input.len()?, input.len()?);
+        e.max_deleted_entry_id = StreamId::new(input.len()?, input.len()?);
+        e.entries_added = input.len()?;
+    } else {
+        e.entries_added = e.length;
+        e.first_id = e.edge_id(true, true).unwrap_or(StreamId::MAX);
+    }
+    if e.length > 0 && e.node_count() == 0 {
+        return input.err("Stream length inconsistent with rax entries");
+    }
+    let groups = input.count()?;
+    for _ in 0..groups {
+        let name = input.string()?;
+        let last_id = StreamId::new(input.len()?, input.len()?);
+        let entries_read = if v2 {
+            Some(input.len()? as i64).filter(|v| *v >= 0)
+        } else {
+            s.entries.estimate_distance(last_id)
+        };
+        if s.groups.contains_key(name.as_slice()) {
+            return input.err(format!(
+                "Duplicated consumer group name {}",
+                String::from_utf8_lossy(&name)
+            ));
+        }
+        let mut g = ConsumerGroup::new(last_id, entries_read);
+        // The group's PEL first, owners unknown until the consumers come.
+        let mut owners: std::collections::BTreeMap<StreamId, Option<CompactBytes>> =
+            std::collections::BTreeMap::new();
+        let mut times: Vec<(StreamId, i64, u64)> = Vec::new();
+        let pel = input.count()?;
+        for _ in 0..pel {
+            let id = StreamId::from_be_bytes(&input.array()?);
+            let time = i64::from_le_bytes(input.array()?);
+            let count = input.len()?;
+            if owners.insert(id, None).is_some() {
+                return input.err("Duplicated global PEL entry loading stream consumer group");
+            }
+            times.push((id, time, count));
+        }
+        let consumers = input.count()?;
+        for _ in 0..consumers {
+            let cname = input.string()?;
+            if !g.create_consumer(&cname, 0) {
+                return input.err("Duplicate stream consumer detected.");
+            }
+            let seen = i64::from_le_bytes(input.array()?);
+            let owned = input.count()?;
+            let mut ids = std::collections::BTreeSet::new();
+            for _ in 0..owned {
+                let id = StreamId::from_be_bytes(&input.array()?);
+                match owners.get_mut(&id) {
+                    None => return input.err("Consumer entry not found in group global PEL"),
+                    Some(Some(_)) => {
+                        return input
+                            .err("Stream consumer PEL entry already has a consumer assigned")
+                    }
+                    Some(owner) => *owner = Some(CompactBytes::from_slice(&cname)),
+                }
+                ids.insert(id);
+            }
+            let c = g.consumers.get_mut(cname.as_slice()).expect("just created");
+            c.seen_time = seen;
+            c.pel = ids;
+        }
+        for (id, delivery_time, delivery_count) in times {
+            let Some(Some(consumer)) = owners.remove(&id) else {
+                return input.err("Stream CG PEL entry without consumer");
+            };
+            g.pel.insert(
+                id,
+                Nack {
+                    delivery_time,
+                    delivery_count,
+                    consumer,
+                },
+            );
+        }
+        s.groups.insert(CompactBytes::from_vec(name), g);
+    }
+    Ok(s)
 }
 
 fn list_value(elems: Vec<Vec<u8>>, limits: &LoadLimits) -> Option<Value> {
