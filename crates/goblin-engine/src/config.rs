@@ -301,6 +301,9 @@ pub struct Config {
     pub set_max_intset_entries: AtomicUsize,
     pub zset_max_listpack_entries: AtomicUsize,
     pub zset_max_listpack_value: AtomicUsize,
+    /// stream-node-max-bytes and stream-node-max-entries (read by every XADD).
+    pub stream_node_max_bytes: AtomicUsize,
+    pub stream_node_max_entries: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
 }
@@ -476,6 +479,8 @@ impl Config {
             set_max_intset_entries: AtomicUsize::new(0),
             zset_max_listpack_entries: AtomicUsize::new(0),
             zset_max_listpack_value: AtomicUsize::new(0),
+            stream_node_max_bytes: AtomicUsize::new(0),
+            stream_node_max_entries: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
@@ -504,6 +509,8 @@ impl Config {
             (&self.set_max_intset_entries, "set-max-intset-entries"),
             (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
             (&self.zset_max_listpack_value, "zset-max-listpack-value"),
+            (&self.stream_node_max_bytes, "stream-node-max-bytes"),
+            (&self.stream_node_max_entries, "stream-node-max-entries"),
         ] {
             slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }
