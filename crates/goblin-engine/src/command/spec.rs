@@ -364,7 +364,14 @@ impl CommandSpec {
         if !self.has(flag::FAST) {
             add("slow");
         }
-        if let Some(c) = self.group.acl_category() {
+        // A container (XINFO, OBJECT, CLIENT...) is in no category of its
+        // group: its subcommands are (Redis's container commands declare
+        // no ACL categories).
+        if let Some(c) = self
+            .group
+            .acl_category()
+            .filter(|_| self.subcommands.is_empty())
+        {
             add(c);
         }
         for c in self.acl {
