@@ -814,9 +814,13 @@ struct ReadArgs<'a> {
     ids: Vec<&'a [u8]>,
 }
 
-/// The key positions of XREAD / XREADGROUP (Redis's xreadGetKeys): the
-/// first half of what follows STREAMS, found by skipping the options, since
-/// "STREAMS" may also name a group or a key.
+/// The key positions of XREAD / XREADGROUP: the first half of what
+/// follows STREAMS, found by skipping the options as the command parses
+/// them (Redis's xreadGetKeys), since "STREAMS" may also name a group or a
+/// consumer. These are the keys the command locks and touches. When the
+/// arguments do not parse (the command will refuse them before touching a
+/// key), the key specs' answer is given, as Redis's COMMAND GETKEYS and
+/// ACL checks give it.
 fn xread_keys(argv: &[&[u8]]) -> Vec<usize> {
     let mut streams_pos = None;
     let mut i = 1;
@@ -835,14 +839,26 @@ fn xread_keys(argv: &[&[u8]]) -> Vec<usize> {
         }
         i += 1;
     }
-    let Some(pos) = streams_pos else {
-        return Vec::new();
+    let parsed = streams_pos.filter(|pos| {
+        let n = argv.len() - pos - 1;
+        n != 0 && n % 2 == 0
+    });
+    let pos = match parsed {
+        Some(pos) => pos,
+        None => {
+            // The key spec: STREAMS searched from argument 1 (XREAD) or 4
+            // (XREADGROUP), the last argument excluded.
+            let from = if argv[0].len() == 10 { 4 } else { 1 };
+            let found = (from..argv.len().saturating_sub(1))
+                .find(|&i| argv[i].eq_ignore_ascii_case(b"streams"));
+            match found {
+                Some(pos) => pos,
+                None => return Vec::new(),
+            }
+        }
     };
-    let n = argv.len() - pos - 1;
-    if n == 0 || n % 2 != 0 {
-        return Vec::new();
-    }
-    (pos + 1..pos + 1 + n / 2).collect()
+    let n = (argv.len() - pos - 1) / 2;
+    (pos + 1..pos + 1 + n).collect()
 }
 
 /// xreadCommand's argument loop.
@@ -2394,9 +2410,13 @@ mod tests {
             b">",
         ];
         assert_eq!(xread_keys(&argv), vec![7, 8]);
+        // Arguments the command refuses: the key spec's keys, as Redis's
+        // COMMAND GETKEYS reports them.
         let argv: Vec<&[u8]> = vec![b"XREAD", b"STREAMS", b"a", b"0", b"b"];
-        assert!(xread_keys(&argv).is_empty());
+        assert_eq!(xread_keys(&argv), vec![2]);
         let argv: Vec<&[u8]> = vec![b"XREAD", b"BLOCK"];
+        assert!(xread_keys(&argv).is_empty());
+        let argv: Vec<&[u8]> = vec![b"XREAD", b"COUNT", b"1", b"STREAMS"];
         assert!(xread_keys(&argv).is_empty());
     }
 }
