@@ -350,7 +350,7 @@ fn reply_group_range(
         if e.id > g.last_id {
             if g.entries_read.is_some() && !entries.range_has_tombstones(Some(e.id), None) {
                 // A valid counter and no tombstone ahead: count the read.
-                g.entries_read = g.entries_read.map(|r| r + 1);
+                g.entries_read = g.entries_read.map(|r| r.wrapping_add(1));
             } else if entries.entries_added != 0 {
                 g.entries_read = entries.estimate_distance(e.id);
             }
@@ -416,7 +416,7 @@ fn reply_consumer_history(
                 reply_entry(out, &e);
                 if let Some(nack) = g.pel.get_mut(&id) {
                     nack.delivery_time = now;
-                    nack.delivery_count += 1;
+                    nack.delivery_count = nack.delivery_count.wrapping_add(1);
                 }
             }
             None => {
@@ -438,10 +438,10 @@ fn reply_lag(out: &mut ReplyWriter, s: &Stream, g: &ConsumerGroup) {
         g.entries_read,
         e.range_has_tombstones(Some(g.last_id), None),
     ) {
-        Some(e.entries_added as i64 - read)
+        Some((e.entries_added as i64).wrapping_sub(read))
     } else {
         e.estimate_distance(g.last_id)
-            .map(|read| e.entries_added as i64 - read)
+            .map(|read| (e.entries_added as i64).wrapping_sub(read))
     };
     match lag {
         Some(l) => out.int(l),
@@ -1524,7 +1524,7 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             break;
         }
         let Some(nack) = g.pel.get(&id) else { continue };
-        if min_idle != 0 && now - nack.delivery_time < min_idle {
+        if min_idle != 0 && now.saturating_sub(nack.delivery_time) < min_idle {
             continue;
         }
         emitted += 1;
@@ -1532,7 +1532,7 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         out.array(4);
         reply_id(out, id);
         out.bulk(&nack.consumer);
-        out.int((now - nack.delivery_time).max(0));
+        out.int(now.saturating_sub(nack.delivery_time).max(0));
         out.int(nack.delivery_count as i64);
     }
     out.end_array(d, emitted);
@@ -1650,7 +1650,7 @@ fn xclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None if force => true,
             None => continue,
             Some(t) => {
-                if min_idle != 0 && now - t < min_idle {
+                if min_idle != 0 && now.saturating_sub(t) < min_idle {
                     continue;
                 }
                 false
@@ -1671,7 +1671,7 @@ fn xclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         nack.delivery_time = delivery_time;
         match retry_count {
             Some(n) if n >= 0 => nack.delivery_count = n as u64,
-            _ if !justid => nack.delivery_count += 1,
+            _ if !justid => nack.delivery_count = nack.delivery_count.wrapping_add(1),
             _ => {}
         }
         if justid {
@@ -1779,7 +1779,7 @@ fn xautoclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             count -= 1;
             continue;
         }
-        if min_idle != 0 && now - time < min_idle {
+        if min_idle != 0 && now.saturating_sub(time) < min_idle {
             continue;
         }
         if !consumer_ready {
@@ -1792,7 +1792,7 @@ fn xautoclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let nack = g.claim(id, consumer).expect("pending");
         nack.delivery_time = now;
         if !justid {
-            nack.delivery_count += 1;
+            nack.delivery_count = nack.delivery_count.wrapping_add(1);
         }
         if justid {
             reply_id(&mut list, id);
@@ -1979,7 +1979,7 @@ fn xinfo_consumers(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         out.bulk_str("pending");
         out.int(c.pel.len() as i64);
         out.bulk_str("idle");
-        out.int((now - c.seen_time).max(0));
+        out.int(now.saturating_sub(c.seen_time).max(0));
     }
     Ok(())
 }
