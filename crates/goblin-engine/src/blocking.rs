@@ -1,6 +1,6 @@
 //! Blocking commands: clients that wait for a key to receive data (BLPOP,
-//! BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and the sorted-set pops to come);
-//! Redis's blocked.c.
+//! BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, the sorted-set pops, XREAD and
+//! XREADGROUP with BLOCK); Redis's blocked.c.
 //!
 //! # The model
 //!
@@ -20,7 +20,12 @@
 //! blocked anywhere this costs one relaxed atomic load; otherwise, when the
 //! key's registry has waiters, the (database, key) pair is recorded on the
 //! calling client. Since the check happens under the key's shard lock, as
-//! does registration, a waiter cannot be missed.
+//! does registration, a waiter cannot be missed. A stream deleted, expired,
+//! overwritten or flushed while clients wait on its key is noted by the
+//! `Db` itself (`BlockingRegistry::stream_gone`), and the key is made ready
+//! once the command is done, so that XREADGROUP waiters learn that their
+//! stream went away (Redis signals such keys from dbDelete and
+//! dbOverwrite).
 //!
 //! **Serving.** After the top-level command finished and released its locks
 //! (so after a whole EXEC), the session calls [`Engine::serve_ready`]. For
@@ -32,7 +37,11 @@
 //! ready key, and never blocking again), deliver the reply bytes into the
 //! entry, mark it served and wake its connection. Keys that the served
 //! command makes ready in turn (BLMOVE pushing to a key others wait on) join
-//! the queue. Serving a key continues while it has data and waiters.
+//! the queue. Serving a key continues while it has data and waiters. A
+//! stream waiter's command runs whatever the key holds, since only it can
+//! tell whether there is something for it (entries past its ID, a group
+//! still there): when there is not, it declines (`Ctx::keep_waiting`) and
+//! the client goes on waiting.
 //!
 //! **Timeouts, CLIENT UNBLOCK, disconnects.** Every way out of the wait
 //! resolves the entry under the shard locks of its keys, after checking it
