@@ -288,14 +288,14 @@ fn read_lp_entry(b: &[u8]) -> Result<(Elem<'_>, usize), Corrupt> {
             _ => return Err(Corrupt),
         }
     };
-    // The backlen must encode the entry's size.
+    // The backlen must be the entry's size as Redis encodes it (its
+    // continuation bits included): walking the listpack backwards (stream
+    // nodes do) reads it to find where the entry starts.
     let bl = backlen_size(enc);
     let back = b.get(enc..enc + bl).ok_or(Corrupt)?;
-    let mut val: u64 = 0;
-    for (i, byte) in back.iter().rev().enumerate() {
-        val |= ((byte & 127) as u64) << (7 * i);
-    }
-    if val != enc as u64 {
+    let mut expected = Vec::with_capacity(5);
+    put_backlen(&mut expected, enc);
+    if back != expected.as_slice() {
         return Err(Corrupt);
     }
     Ok((elem, enc + bl))

@@ -96,20 +96,22 @@ pub fn prev(lp: &[u8], p: usize) -> Option<usize> {
         return None;
     }
     // The back-length ends right before `p`: its last byte holds the low
-    // seven bits, and bit 7 says that more bytes precede (lpDecodeBacklen).
+    // seven bits, and bit 7 says that more bytes precede (lpDecodeBacklen,
+    // at most five bytes). The entry starts that many bytes, and the
+    // back-length's own size, before `p` (lpPrev).
     let mut q = p - 1;
     let mut len = 0usize;
     let mut shift = 0;
     loop {
         let b = lp[q];
         len |= ((b & 127) as usize) << shift;
-        if b & 128 == 0 {
+        if b & 128 == 0 || shift == 28 {
             break;
         }
         q -= 1;
         shift += 7;
     }
-    Some(q - len)
+    Some(p - backlen_size(len) - len)
 }
 
 /// The last entry, if any.
