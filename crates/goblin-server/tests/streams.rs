@@ -315,6 +315,55 @@ fn deleting_the_stream_or_its_group_ends_group_waits_with_redis_errors() {
     assert_eq!(s.engine.blocked_entries(), 0);
 }
 
+#[test]
+fn xreadgroup_takes_the_maximum_id_for_new_entries() {
+    // Redis marks `>` with the maximum ID internally, so that ID given
+    // explicitly reads new entries (and blocks) rather than the history.
+    let s = TestServer::start();
+    let mut c = s.client();
+    cmd(&mut c, &["XADD", "m", "1-0", "f", "a"]);
+    cmd(&mut c, &["XADD", "m", "2-0", "f", "b"]);
+    cmd(&mut c, &["XGROUP", "CREATE", "m", "g", "0"]);
+    let max = "18446744073709551615-18446744073709551615";
+    let first = cmd(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "m",
+            max,
+        ],
+    );
+    assert_eq!(
+        first,
+        Value::Array(vec![Value::Array(vec![
+            bulk("m"),
+            Value::Array(vec![entry("1-0", &["f", "a"])])
+        ])])
+    );
+    let second = cmd(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "m", max],
+    );
+    assert_eq!(
+        second,
+        Value::Array(vec![Value::Array(vec![
+            bulk("m"),
+            Value::Array(vec![entry("2-0", &["f", "b"])])
+        ])])
+    );
+    let none = cmd(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "m", max],
+    );
+    assert_eq!(none, Value::Nil);
+}
+
 // ---------------------------------------------------------------------------
 // Persistence
 

@@ -988,7 +988,14 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
             }
             from.push(ReadFrom::New);
         } else {
-            from.push(ReadFrom::After(parse_strict_id(raw_id, 0)?));
+            let id = parse_strict_id(raw_id, 0)?;
+            // Redis marks `>` with the maximum ID, so an explicit maximum
+            // reads new entries too.
+            from.push(if xreadgroup && id == StreamId::MAX {
+                ReadFrom::New
+            } else {
+                ReadFrom::After(id)
+            });
         }
     }
 
