@@ -364,6 +364,36 @@ fn xreadgroup_takes_the_maximum_id_for_new_entries() {
     assert_eq!(none, Value::Nil);
 }
 
+#[test]
+fn stream_changes_abort_watching_transactions_as_in_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut other = s.client();
+    cmd(&mut c, &["XADD", "w", "1-0", "f", "v"]);
+    cmd(&mut c, &["XGROUP", "CREATE", "w", "g", "0"]);
+    // (command run on the other connection, whether EXEC goes through)
+    let cases: &[(&[&str], bool)] = &[
+        (&["XADD", "w", "*", "f", "v"], false),
+        (&["XDEL", "w", "1-0"], false),
+        (&["XTRIM", "w", "MAXLEN", "0"], false),
+        // Redis signals no change of the key for these.
+        (
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "w", ">"],
+            true,
+        ),
+        (&["XSETID", "w", "18446744073709551615-0"], true),
+        (&["XGROUP", "CREATECONSUMER", "w", "g", "d"], true),
+    ];
+    for (args, exec_runs) in cases {
+        cmd(&mut c, &["WATCH", "w"]);
+        cmd(&mut other, args);
+        cmd(&mut c, &["MULTI"]);
+        cmd(&mut c, &["PING"]);
+        let got = cmd(&mut c, &["EXEC"]);
+        assert_eq!(got != Value::Nil, *exec_runs, "WATCH then {args:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Persistence
 
