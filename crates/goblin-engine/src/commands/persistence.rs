@@ -215,6 +215,9 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.log_as(&argv);
     }
     ctx.modified(key);
+    // A list or stream restored where clients wait serves them (Redis's
+    // dbAdd signals the key).
+    ctx.signal_ready(key);
     ctx.out.ok();
     Ok(())
 }
