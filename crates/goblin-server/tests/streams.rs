@@ -258,12 +258,46 @@ fn a_client_that_disconnects_while_blocked_leaves_nothing() {
     });
 }
 
+/// How a stream goes away under its waiters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Gone {
+    Del,
+    Set,
+    /// MULTI, DEL, SADD, EXEC: a set in its place by the end.
+    Transaction,
+    FlushAll,
+    /// SWAPDB with an empty database.
+    SwapEmpty,
+    /// SWAPDB with a database where the key is a list.
+    SwapList,
+    GroupDestroyed,
+}
+
 #[test]
-fn deleting_the_stream_or_its_group_ends_group_waits_with_redis_errors() {
+fn a_stream_or_group_going_away_ends_group_waits_with_redis_errors() {
+    // The Tcl suite's tests of these (stream-cgroups "Blocking XREADGROUP:
+    // key deleted" and the like) send the change without waiting for the
+    // reader to block; here every change comes once both readers wait.
     let s = TestServer::start();
     let mut c = s.client();
-    for (key, end) in [("d1", "DEL"), ("d2", "DESTROY"), ("d3", "SET")] {
-        cmd(&mut c, &["XGROUP", "CREATE", key, "g", "$", "MKSTREAM"]);
+    for gone in [
+        Gone::Del,
+        Gone::Set,
+        Gone::Transaction,
+        Gone::FlushAll,
+        Gone::SwapEmpty,
+        Gone::SwapList,
+        Gone::GroupDestroyed,
+    ] {
+        let key = "gone";
+        cmd(&mut c, &["FLUSHALL"]);
+        cmd(&mut c, &["XADD", key, "666-0", "f", "v"]);
+        cmd(&mut c, &["XGROUP", "CREATE", key, "g", "$"]);
+        if gone == Gone::SwapList {
+            cmd(&mut c, &["SELECT", "1"]);
+            cmd(&mut c, &["LPUSH", key, "e1"]);
+            cmd(&mut c, &["SELECT", "0"]);
+        }
         let group = spawn(
             &s,
             &[
@@ -280,13 +314,31 @@ fn deleting_the_stream_or_its_group_ends_group_waits_with_redis_errors() {
         );
         let xread = spawn(&s, &["XREAD", "BLOCK", "0", "STREAMS", key, "$"]);
         wait_blocked(&mut c, 2);
-        match end {
-            "DEL" => cmd(&mut c, &["DEL", key]),
-            "DESTROY" => cmd(&mut c, &["XGROUP", "DESTROY", key, "g"]),
-            _ => cmd(&mut c, &["SET", key, "now a string"]),
-        };
+        match gone {
+            Gone::Del => {
+                cmd(&mut c, &["DEL", key]);
+            }
+            Gone::Set => {
+                cmd(&mut c, &["SET", key, "now a string"]);
+            }
+            Gone::Transaction => {
+                cmd(&mut c, &["MULTI"]);
+                cmd(&mut c, &["DEL", key]);
+                cmd(&mut c, &["SADD", key, "e1"]);
+                cmd(&mut c, &["EXEC"]);
+            }
+            Gone::FlushAll => {
+                cmd(&mut c, &["FLUSHALL"]);
+            }
+            Gone::SwapEmpty | Gone::SwapList => {
+                cmd(&mut c, &["SWAPDB", "0", "1"]);
+            }
+            Gone::GroupDestroyed => {
+                cmd(&mut c, &["XGROUP", "DESTROY", key, "g"]);
+            }
+        }
         let err = group.join().unwrap().unwrap_err();
-        let expected = if end == "DESTROY" {
+        let expected = if gone == Gone::GroupDestroyed {
             (
                 "NOGROUP",
                 "the consumer group this client was blocked on no longer exists",
@@ -297,20 +349,60 @@ fn deleting_the_stream_or_its_group_ends_group_waits_with_redis_errors() {
         assert_eq!(
             (err.code(), err.detail()),
             (Some(expected.0), Some(expected.1)),
-            "after {end}"
+            "after {gone:?}"
         );
         // XREAD keeps waiting, and is served by the next stream there.
         wait_blocked(&mut c, 1);
         cmd(&mut c, &["DEL", key]);
-        cmd(&mut c, &["XADD", key, "1-0", "f", "v"]);
+        cmd(&mut c, &["XADD", key, "667-0", "f", "v"]);
         let got = xread.join().unwrap().unwrap();
         assert_eq!(
             got,
             Value::Array(vec![Value::Array(vec![
                 bulk(key),
-                Value::Array(vec![entry("1-0", &["f", "v"])])
-            ])])
+                Value::Array(vec![entry("667-0", &["f", "v"])])
+            ])]),
+            "XREAD after {gone:?}"
         );
+    }
+    assert_eq!(s.engine.blocked_entries(), 0);
+}
+
+#[test]
+fn a_stream_moved_or_restored_into_place_serves_its_waiters() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    cmd(&mut c, &["XADD", "src", "5-0", "f", "v"]);
+    let payload: Vec<u8> = redis::cmd("DUMP").arg("src").query(&mut c).unwrap();
+    for how in ["RESTORE", "RENAME", "COPY"] {
+        let waiter = spawn(&s, &["XREAD", "BLOCK", "0", "STREAMS", "dst", "0-0"]);
+        wait_blocked(&mut c, 1);
+        match how {
+            "RESTORE" => redis::cmd("RESTORE")
+                .arg("dst")
+                .arg(0)
+                .arg(&payload)
+                .query::<()>(&mut c)
+                .unwrap(),
+            "RENAME" => {
+                cmd(&mut c, &["RENAME", "src", "dst"]);
+            }
+            _ => {
+                cmd(&mut c, &["COPY", "src", "dst"]);
+            }
+        }
+        let got = waiter.join().unwrap().unwrap();
+        assert_eq!(
+            got,
+            Value::Array(vec![Value::Array(vec![
+                bulk("dst"),
+                Value::Array(vec![entry("5-0", &["f", "v"])])
+            ])]),
+            "{how}"
+        );
+        if how != "COPY" {
+            cmd(&mut c, &["RENAME", "dst", "src"]);
+        }
     }
     assert_eq!(s.engine.blocked_entries(), 0);
 }
