@@ -1514,20 +1514,22 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let (start, end, mut count) = range.expect("extended form");
-    let ids: Vec<StreamId> = match consumer {
+    // The consumer's own PEL, or the group's, walked until `count` entries
+    // were given (entries filtered out by IDLE do not count).
+    let ids: Box<dyn Iterator<Item = StreamId> + '_> = match consumer {
         Some(name) => match g.consumers.get(name) {
-            Some(c) => c.pel.range(start..).copied().collect_until(end),
+            Some(c) => Box::new(c.pel.range(start..).copied()),
             None => {
                 out.array(0);
                 return Ok(());
             }
         },
-        None => g.pel.range(start..).map(|(id, _)| *id).collect_until(end),
+        None => Box::new(g.pel.range(start..).map(|(id, _)| *id)),
     };
     let d = out.begin_deferred();
     let mut emitted = 0;
     for id in ids {
-        if count == 0 {
+        if count == 0 || id > end {
             break;
         }
         let Some(nack) = g.pel.get(&id) else { continue };
@@ -1544,17 +1546,6 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     out.end_array(d, emitted);
     Ok(())
-}
-
-/// Collects IDs from a sorted iterator up to `end`, included.
-trait CollectUntil {
-    fn collect_until(self, end: StreamId) -> Vec<StreamId>;
-}
-
-impl<I: Iterator<Item = StreamId>> CollectUntil for I {
-    fn collect_until(self, end: StreamId) -> Vec<StreamId> {
-        self.take_while(|id| *id <= end).collect()
-    }
 }
 
 /// XCLAIM key group consumer min-idle-time id... [IDLE ms] [TIME ms]

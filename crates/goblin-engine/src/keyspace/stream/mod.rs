@@ -769,8 +769,9 @@ impl Entries {
     /// Trims from the oldest entries (streamTrim); returns how many went.
     pub fn trim(&mut self, t: Trim) -> u64 {
         let mut deleted: u64 = 0;
-        let keys: Vec<StreamId> = self.nodes.keys().copied().collect();
-        for master_id in keys {
+        // Always the first node: a node is either removed whole (the next
+        // one is then first) or trimmed from within, which ends the trim.
+        while let Some(&master_id) = self.nodes.keys().next() {
             if let TrimStrategy::MaxLen(maxlen) = t.strategy {
                 if self.length <= maxlen {
                     break;
