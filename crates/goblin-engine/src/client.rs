@@ -150,6 +150,10 @@ pub struct ClientState {
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
     /// Set when the last command blocked (see `crate::blocking`).
     pub blocked: Option<Arc<crate::blocking::BlockedClient>>,
+    /// Set by a blocking command run for a waiter that finds nothing for
+    /// it yet (a stream's new entries not past its ID): the waiter goes on
+    /// waiting instead of being served.
+    pub keep_waiting: bool,
     /// The server was out of memory when the current command started
     /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
     /// script's deny-oom commands are refused on it.
@@ -182,6 +186,7 @@ impl ClientState {
             watching: None,
             ready_keys: Vec::new(),
             blocked: None,
+            keep_waiting: false,
             pre_command_oom: false,
             pubsub: None,
             replaying: false,

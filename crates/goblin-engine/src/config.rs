@@ -305,6 +305,9 @@ pub struct Config {
     pub zset_max_listpack_value: AtomicUsize,
     /// hll-sparse-max-bytes: read by every PFADD and PFMERGE.
     pub hll_sparse_max_bytes: AtomicUsize,
+    /// stream-node-max-bytes and stream-node-max-entries (read by every XADD).
+    pub stream_node_max_bytes: AtomicUsize,
+    pub stream_node_max_entries: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
 }
@@ -478,6 +481,8 @@ impl Config {
             zset_max_listpack_entries: AtomicUsize::new(0),
             zset_max_listpack_value: AtomicUsize::new(0),
             hll_sparse_max_bytes: AtomicUsize::new(0),
+            stream_node_max_bytes: AtomicUsize::new(0),
+            stream_node_max_entries: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
@@ -507,6 +512,8 @@ impl Config {
             (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
             (&self.zset_max_listpack_value, "zset-max-listpack-value"),
             (&self.hll_sparse_max_bytes, "hll-sparse-max-bytes"),
+            (&self.stream_node_max_bytes, "stream-node-max-bytes"),
+            (&self.stream_node_max_entries, "stream-node-max-entries"),
         ] {
             slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }

@@ -482,6 +482,11 @@ impl Engine {
             ctx.out.error(e.text());
         }
         ctx.publish_db_events();
+        // Streams the command deleted or replaced under waiters: their
+        // XREADGROUP clients are served (with an error) once it is done.
+        if self.clients.blocked.load(Ordering::Relaxed) != 0 {
+            self.collect_gone_streams(ctx.locks, &mut ctx.client.ready_keys);
+        }
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
         if self.persist.aof.is_on() && !client.replaying {

@@ -66,6 +66,15 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
             }
         }
         expired_in(engine, &mut shard);
+        if engine.clients.blocked.load(Ordering::Relaxed) != 0 {
+            // Expired streams end the waits of their XREADGROUP clients.
+            let mut gone = Vec::new();
+            crate::blocking::take_gone(&mut shard, &mut gone);
+            drop(shard);
+            if !gone.is_empty() {
+                engine.serve_ready(&engine.stats.local(), gone);
+            }
+        }
     }
     deleted
 }

@@ -1250,3 +1250,50 @@ fn a_subscribed_client_gets_the_notification_of_its_own_write_first() {
         Frame::Push(vec![b("message"), b("__keyevent@0__:set"), b("k3")])
     );
 }
+
+#[test]
+fn notifications_of_stream_commands() {
+    let s = TestServer::start();
+    let (mut c, mut sub) = keyevents(&s, "E$t");
+    c.call(&["XGROUP", "CREATE", "st", "g", "$", "MKSTREAM"]);
+    c.call(&["XGROUP", "CREATECONSUMER", "st", "g", "bob"]);
+    // An existing consumer is not created again, and says nothing.
+    c.call(&["XGROUP", "CREATECONSUMER", "st", "g", "bob"]);
+    c.call(&["XADD", "st", "1-1", "f", "v"]);
+    c.call(&["XADD", "st", "MAXLEN", "1", "2-1", "f", "v"]);
+    c.call(&["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "st", ">"]);
+    c.call(&["XCLAIM", "st", "g", "mike", "0", "2-1", "FORCE"]);
+    c.call(&["XAUTOCLAIM", "st", "g", "zoe", "0", "0"]);
+    // Neither deletes a consumer that is not there nor an absent entry.
+    c.call(&["XGROUP", "DELCONSUMER", "st", "g", "lee"]);
+    c.call(&["XDEL", "st", "9-9"]);
+    c.call(&["XGROUP", "DELCONSUMER", "st", "g", "bob"]);
+    c.call(&["XGROUP", "SETID", "st", "g", "0"]);
+    c.call(&["XSETID", "st", "5-0"]);
+    c.call(&["XADD", "st", "6-0", "f", "v"]);
+    c.call(&["XTRIM", "st", "MAXLEN", "1"]);
+    c.call(&["XDEL", "st", "6-0"]);
+    c.call(&["XGROUP", "DESTROY", "st", "g"]);
+    c.call(&["XGROUP", "DESTROY", "st", "g"]);
+    expect_events(
+        &mut c,
+        &mut sub,
+        &[
+            ("xgroup-create", "st"),
+            ("xgroup-createconsumer", "st"),
+            ("xadd", "st"),
+            ("xadd", "st"),
+            ("xtrim", "st"),
+            ("xgroup-createconsumer", "st"),
+            ("xgroup-createconsumer", "st"),
+            ("xgroup-createconsumer", "st"),
+            ("xgroup-delconsumer", "st"),
+            ("xgroup-setid", "st"),
+            ("xsetid", "st"),
+            ("xadd", "st"),
+            ("xtrim", "st"),
+            ("xdel", "st"),
+            ("xgroup-destroy", "st"),
+        ],
+    );
+}

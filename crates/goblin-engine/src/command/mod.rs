@@ -427,6 +427,13 @@ impl<'a, 'l> Ctx<'a, 'l> {
         }
     }
 
+    /// While serving a blocked client: declines to serve it, so that it
+    /// goes on waiting (a stream with nothing past its ID). The command
+    /// must then have written no reply.
+    pub fn keep_waiting(&mut self) {
+        self.client.keep_waiting = true;
+    }
+
     /// Blocks the calling client until one of `req.keys` receives data of
     /// `req.value_type`, the deadline passes, or it is unblocked. The
     /// command writes no reply: the reply comes when the client is served

@@ -228,6 +228,7 @@ pub enum Group {
     Bitmap,
     Geo,
     HyperLogLog,
+    Stream,
     Connection,
     Server,
     Scripting,
@@ -252,6 +253,7 @@ impl Group {
             Group::Bitmap => "bitmap",
             Group::Geo => "geo",
             Group::HyperLogLog => "hyperloglog",
+            Group::Stream => "stream",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
@@ -275,6 +277,7 @@ impl Group {
             Group::Bitmap => Some("bitmap"),
             Group::Geo => Some("geo"),
             Group::HyperLogLog => Some("hyperloglog"),
+            Group::Stream => Some("stream"),
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
@@ -414,7 +417,14 @@ impl CommandSpec {
         if !self.has(flag::FAST) {
             add("slow");
         }
-        if let Some(c) = self.group.acl_category() {
+        // A container (XINFO, OBJECT, CLIENT...) is in no category of its
+        // group: its subcommands are (Redis's container commands declare
+        // no ACL categories).
+        if let Some(c) = self
+            .group
+            .acl_category()
+            .filter(|_| self.subcommands.is_empty())
+        {
             add(c);
         }
         for c in self.acl {

@@ -65,6 +65,7 @@ impl Store for CtxStore<'_, '_, '_> {
                 .0
                 .set_value(key, Value::Str(CompactBytes::from_i64(value)), true),
         }
+        self.0.notify(notify::STRING, "incrby", key);
     }
 
     fn delete(&mut self, key: &[u8]) -> bool {

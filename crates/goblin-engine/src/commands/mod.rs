@@ -19,6 +19,7 @@ pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -42,6 +43,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     geo::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    streams::COMMANDS,
     sort::COMMANDS,
     goblin::COMMANDS,
     persistence::COMMANDS,
@@ -68,5 +70,5 @@ pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
         ctx.out.simple(l);
     }
     ctx.out.simple("HELP");
-    ctx.out.simple("    Print this help.");
+    ctx.out.simple("    Prints this help.");
 }

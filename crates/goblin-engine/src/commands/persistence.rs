@@ -217,6 +217,9 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.modified(key);
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
+    // A list or stream restored where clients wait serves them (Redis's
+    // dbAdd signals the key).
+    ctx.signal_ready(key);
     ctx.out.ok();
     Ok(())
 }

@@ -510,7 +510,9 @@ impl Db {
 
     fn remove_expired(&mut self, hash: u64, key: &[u8]) {
         self.preserve(hash, key);
-        self.table_remove(hash, key);
+        if let Some(old) = self.table_remove(hash, key) {
+            self.leaving(key, &old.value);
+        }
         self.expires.remove(hash, key);
         if !self.field_expires.is_empty() {
             self.field_expires.remove(hash, key);
@@ -592,11 +594,13 @@ impl Db {
     pub fn set(&mut self, hash: u64, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.preserve(hash, key);
         if let Some(obj) = self.lookup(hash, key, now_ms) {
-            obj.value = value;
-            if !keep_ttl && obj.expire_at != 0 {
+            let old = std::mem::replace(&mut obj.value, value);
+            let clear_ttl = !keep_ttl && obj.expire_at != 0;
+            if clear_ttl {
                 obj.expire_at = 0;
                 self.expires.remove(hash, key);
             }
+            self.leaving(key, &old);
             return;
         }
         self.table_insert(hash, key, Object::new(value, now_ms));
@@ -628,7 +632,8 @@ impl Db {
         }
         if let Some(old) = self.keys.get_mut(hash, key) {
             let had_ttl = old.expire_at != 0;
-            *old = obj;
+            let previous = std::mem::replace(old, obj);
+            self.leaving(key, &previous.value);
             match (had_ttl, expire_at != 0) {
                 (true, false) => {
                     self.expires.remove(hash, key);
@@ -656,6 +661,7 @@ impl Db {
     pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
         self.preserve(hash, key);
         let obj = self.table_remove(hash, key)?;
+        self.leaving(key, &obj.value);
         if obj.expire_at != 0 {
             self.expires.remove(hash, key);
         }
@@ -682,6 +688,15 @@ impl Db {
         true
     }
 
+    /// A value leaves `key` (deleted, expired or replaced): a stream that
+    /// clients wait on is noted for them (see `BlockingRegistry::gone`).
+    #[inline]
+    fn leaving(&mut self, key: &[u8], old: &Value) {
+        if matches!(old, Value::Stream(_)) && !self.blocking.is_empty() {
+            self.blocking.stream_gone(key);
+        }
+    }
+
     /// Removes the expiry of an existing key; true when it had one.
     pub fn persist(&mut self, hash: u64, key: &[u8]) -> bool {
         self.preserve(hash, key);
@@ -697,6 +712,25 @@ impl Db {
     }
 
     pub fn clear(&mut self) -> Dict<Object> {
+        if !self.blocking.is_empty() {
+            let streams: Vec<CompactBytes> = self
+                .blocking
+                .keys()
+                .filter(|k| {
+                    matches!(
+                        self.keys.get(hash_key(k), k),
+                        Some(Object {
+                            value: Value::Stream(_),
+                            ..
+                        })
+                    )
+                })
+                .cloned()
+                .collect();
+            for k in streams {
+                self.blocking.stream_gone(&k);
+            }
+        }
         self.expires.clear();
         self.expire_cursor = 0;
         self.field_expires.clear();
