@@ -45,8 +45,14 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
     pub killed: AtomicBool,
-    /// Woken when the client is killed.
+    /// Woken when the client is killed, and when a message reaches its
+    /// mailbox: its connection then writes the message out.
     pub wake: tokio::sync::Notify,
+    /// Pub/Sub messages published to the client that its connection has
+    /// not written yet (see `crate::pubsub`).
+    pub mailbox: crate::pubsub::Mailbox,
+    /// What it is subscribed to, counted (CLIENT LIST's sub/psub/ssub).
+    pub subscriptions: crate::pubsub::SubscriptionCounts,
     /// The wait in progress while the client is blocked (CLIENT UNBLOCK
     /// finds it here).
     pub block: Mutex<Option<Arc<crate::blocking::BlockedClient>>>,
@@ -144,10 +150,18 @@ pub struct ClientState {
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
     /// Set when the last command blocked (see `crate::blocking`).
     pub blocked: Option<Arc<crate::blocking::BlockedClient>>,
+    /// Set by a blocking command run for a waiter that finds nothing for
+    /// it yet (a stream's new entries not past its ID): the waiter goes on
+    /// waiting instead of being served.
+    pub keep_waiting: bool,
     /// The server was out of memory when the current command started
     /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
     /// script's deny-oom commands are refused on it.
     pub pre_command_oom: bool,
+    /// The channels, patterns and shard channels the client subscribes
+    /// to; None while it subscribes to nothing (Redis's CLIENT_PUBSUB
+    /// flag is whether this is set).
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
 }
 
 impl ClientState {
@@ -172,7 +186,9 @@ impl ClientState {
             watching: None,
             ready_keys: Vec::new(),
             blocked: None,
+            keep_waiting: false,
             pre_command_oom: false,
+            pubsub: None,
             replaying: false,
             aof_offset: 0,
             pending_log: Vec::new(),
@@ -181,6 +197,12 @@ impl ClientState {
 
     pub fn id(&self) -> u64 {
         self.info.id
+    }
+
+    /// Subscribed to some channel, pattern or shard channel.
+    #[inline]
+    pub fn subscribed(&self) -> bool {
+        self.pubsub.is_some()
     }
 
     pub fn set_db(&mut self, db: usize) {
@@ -225,6 +247,8 @@ impl ClientRegistry {
             no_evict: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
+            mailbox: Default::default(),
+            subscriptions: Default::default(),
             block: Mutex::new(None),
             user: Mutex::new(b"default".to_vec()),
         });

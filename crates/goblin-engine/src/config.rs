@@ -217,6 +217,8 @@ pub static PARAMS: &[ParamSpec] = &[
         "-2",
     ),
     p("list-compress-depth", int(0, INT_MAX), "0"),
+    // Past this length a sparse HyperLogLog turns dense.
+    p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
     p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
     p("stream-node-max-entries", int(0, LONG_MAX), "100"),
     // Replication safety: writes need this many good replicas (Goblin has
@@ -301,6 +303,11 @@ pub struct Config {
     pub set_max_intset_entries: AtomicUsize,
     pub zset_max_listpack_entries: AtomicUsize,
     pub zset_max_listpack_value: AtomicUsize,
+    /// hll-sparse-max-bytes: read by every PFADD and PFMERGE.
+    pub hll_sparse_max_bytes: AtomicUsize,
+    /// stream-node-max-bytes and stream-node-max-entries (read by every XADD).
+    pub stream_node_max_bytes: AtomicUsize,
+    pub stream_node_max_entries: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
 }
@@ -312,7 +319,11 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
 }
 
 /// Redis's memtoull: a number with an optional b/k/kb/m/mb/g/gb unit.
+/// A sign is refused ("argument must be a memory value" for -1).
 pub fn parse_memory(s: &str) -> Option<i64> {
+    if s.starts_with('-') {
+        return None;
+    }
     let lower = s.to_ascii_lowercase();
     let split = lower
         .find(|c: char| !(c.is_ascii_digit() || c == '-'))
@@ -398,18 +409,11 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
         }
         // Existence is checked by CONFIG SET; at startup the directory is created.
         Kind::Dir => Ok(value.to_string()),
-        Kind::NotifyFlags => {
-            let mut flags = String::new();
-            for c in value.chars() {
-                if !"gx$lshzxeKEtmdnA".contains(c) {
-                    return Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into());
-                }
-                if !flags.contains(c) {
-                    flags.push(c);
-                }
-            }
-            Ok(flags)
-        }
+        // Kept as CONFIG GET shows it (Redis's keyspaceEventsFlagsToString).
+        Kind::NotifyFlags => match crate::pubsub::notify::parse(value) {
+            Some(flags) => Ok(crate::pubsub::notify::describe(flags)),
+            None => Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
+        },
         Kind::ObufLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if parts.len() % 4 != 0 {
@@ -476,6 +480,9 @@ impl Config {
             set_max_intset_entries: AtomicUsize::new(0),
             zset_max_listpack_entries: AtomicUsize::new(0),
             zset_max_listpack_value: AtomicUsize::new(0),
+            hll_sparse_max_bytes: AtomicUsize::new(0),
+            stream_node_max_bytes: AtomicUsize::new(0),
+            stream_node_max_entries: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
         };
         c.refresh_hot();
@@ -504,6 +511,9 @@ impl Config {
             (&self.set_max_intset_entries, "set-max-intset-entries"),
             (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
             (&self.zset_max_listpack_value, "zset-max-listpack-value"),
+            (&self.hll_sparse_max_bytes, "hll-sparse-max-bytes"),
+            (&self.stream_node_max_bytes, "stream-node-max-bytes"),
+            (&self.stream_node_max_entries, "stream-node-max-entries"),
         ] {
             slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }
@@ -626,6 +636,7 @@ mod tests {
         assert_eq!(parse_memory("1k"), Some(1000));
         assert_eq!(parse_memory("2GB"), Some(2 * 1024 * 1024 * 1024));
         assert_eq!(parse_memory("x"), None);
+        assert_eq!(parse_memory("-1"), None);
     }
 
     #[test]

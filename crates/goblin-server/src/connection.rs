@@ -129,6 +129,8 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             },
+            // Killed, or a message reached the mailbox: the next turn's
+            // flush writes it, though the client sent nothing.
             _ = info.wake.notified() => {
                 if info.is_killed() { break }
                 continue;
@@ -159,6 +161,9 @@ async fn flush(
     stream: &mut TcpStream,
     session: &mut goblin_engine::Session,
 ) -> std::io::Result<()> {
+    // Pub/Sub messages published to the client meanwhile go out with the
+    // replies, after them.
+    session.deliver_pushes();
     if session.out.is_empty() {
         return Ok(());
     }
@@ -176,7 +181,33 @@ async fn flush(
     }
     let out = &session.out.buf;
     engine.stats.add_net_output(out.len());
-    stream.write_all(out).await?;
+    if !session.state.subscribed() {
+        stream.write_all(out).await?;
+    } else {
+        // A subscriber that does not read holds this write forever: a
+        // kill (its output limit, CLIENT KILL) ends it.
+        let info = session.info().clone();
+        let write = stream.write_all(out);
+        tokio::pin!(write);
+        loop {
+            tokio::select! {
+                r = &mut write => {
+                    r?;
+                    break;
+                }
+                _ = info.wake.notified() => {
+                    if info.is_killed() {
+                        return Err(std::io::Error::other("client killed"));
+                    }
+                }
+            }
+        }
+        // A wake for messages may have been taken above: keep it for the
+        // connection's next wait.
+        if info.mailbox.has_pending() {
+            info.wake.notify_one();
+        }
+    }
     session.out.buf.clear();
     if session.out.buf.capacity() > KEEP_CAPACITY {
         session.out.buf = Vec::new();
@@ -223,6 +254,11 @@ async fn wait_blocked(
             } => break,
             _ = info.wake.notified() => {
                 if info.is_killed() {
+                    return Wait::Gone;
+                }
+                // A RESP3 client may block while it subscribes: its
+                // messages keep flowing meanwhile.
+                if flush(engine, stream, session).await.is_err() {
                     return Wait::Gone;
                 }
             }

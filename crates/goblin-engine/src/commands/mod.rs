@@ -10,13 +10,16 @@ pub mod connection;
 pub mod geo;
 pub mod goblin;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod persistence;
+pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -28,6 +31,7 @@ use crate::command::Ctx;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    hyperloglog::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
@@ -39,11 +43,13 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     geo::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    streams::COMMANDS,
     sort::COMMANDS,
     goblin::COMMANDS,
     persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
+    pubsub::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.
@@ -64,5 +70,5 @@ pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
         ctx.out.simple(l);
     }
     ctx.out.simple("HELP");
-    ctx.out.simple("    Print this help.");
+    ctx.out.simple("    Prints this help.");
 }

@@ -152,9 +152,15 @@ impl RedisProcess {
         RedisProcess::start_with(&[])
     }
 
-    /// `start` with more command-line directives, which come last and so
-    /// override the defaults (`--appendonly yes --dir ...`).
+    /// `start` with more `--directive value` arguments (a `--dir`, an
+    /// append-only file...).
     pub fn start_with(extra: &[&str]) -> RedisProcess {
+        RedisProcess::start_program("redis-server", extra)
+    }
+
+    /// `start_with` for another server that takes redis-server's command
+    /// line: goblin-server itself, as a child process with its own files.
+    pub fn start_program(program: &str, extra: &[&str]) -> RedisProcess {
         let mut last_error = String::new();
         // A port found free can be taken before redis-server binds it: try
         // a few.
@@ -164,7 +170,7 @@ impl RedisProcess {
                 .local_addr()
                 .unwrap()
                 .port();
-            let child = Command::new("redis-server")
+            let child = Command::new(program)
                 .args([
                     "--port",
                     &port.to_string(),
@@ -183,7 +189,7 @@ impl RedisProcess {
             let mut child = match child {
                 Ok(c) => c,
                 Err(e) => panic!(
-                    "cannot run `redis-server` ({e}): these tests compare Goblin with a \
+                    "cannot run `{program}` ({e}): these tests compare Goblin with a \
                      real Redis 7.0 and need Debian's redis-server on the PATH \
                      (apt-get install redis-server, or scripts/setup)"
                 ),
@@ -196,7 +202,7 @@ impl RedisProcess {
                 if let Some(status) = child.try_wait().unwrap() {
                     let mut out = String::new();
                     child.stdout.take().unwrap().read_to_string(&mut out).ok();
-                    last_error = format!("redis-server exited with {status}: {out}");
+                    last_error = format!("{program} exited with {status}: {out}");
                     break;
                 }
                 if let Ok(stream) = TcpStream::connect(addr) {
@@ -213,12 +219,12 @@ impl RedisProcess {
                 }
                 assert!(
                     start.elapsed() < Duration::from_secs(20),
-                    "redis-server did not answer on port {port}"
+                    "{program} did not answer on port {port}"
                 );
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
-        panic!("could not start redis-server: {last_error}");
+        panic!("could not start {program}: {last_error}");
     }
 
     pub fn conn(&self) -> Conn {
