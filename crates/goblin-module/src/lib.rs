@@ -32,7 +32,9 @@
 //!   commands that read the clock (they report their changes through
 //!   `Store::effect`), those effects instead (`SET ... PXAT`,
 //!   `PEXPIREAT`, `ZADD`, `ZREMRANGEBYSCORE`), so that a replica or a
-//!   reload sees the same deadlines.
+//!   reload sees the same deadlines;
+//! - announce each change's keyspace event, as goblin-server does (see
+//!   [`store`]).
 //!
 //! It needs the module API of Redis 7.0 (RedisModule_SetCommandInfo,
 //! RedisModule_GetAbsExpire, RedisModule_SetAbsExpire) and refuses to load
@@ -152,6 +154,7 @@ fn missing_api() -> Option<&'static str> {
         RedisModule_StringPtrLen,
         RedisModule_Replicate,
         RedisModule_ReplicateVerbatim,
+        RedisModule_NotifyKeyspaceEvent,
         RedisModule_ReplyWithLongLong,
         RedisModule_ReplyWithArray,
         RedisModule_ReplyWithError,

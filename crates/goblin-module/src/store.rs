@@ -7,10 +7,17 @@
 //! command handler replicates what Redis's own commands would: nothing for
 //! a call that changed nothing, the call itself when replaying it is
 //! deterministic, its effects when it read the clock.
+//!
+//! Each change announces the keyspace event of the Redis command it stands
+//! for, as goblin-server's host does (the module API announces none
+//! itself): a counter step is "incrby", a deadline "expire", a hash field
+//! "hset" or "hdel", a lease "zadd", a lease cleanup "zremrangebyscore",
+//! and a key that goes "del".
 
 use crate::api::{self, ModuleString};
 use goblin_family::{Error, Store};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey};
+use std::ffi::{c_int, CStr};
 use std::ptr;
 
 /// One open key: its name (kept to signal the change) and its handle.
@@ -91,6 +98,27 @@ impl KeyStore {
                 api::f(raw::RedisModule_CloseKey)(key.handle);
             }
         }
+    }
+
+    /// Announces `event` of class `class` (a REDISMODULE_NOTIFY_* bit) for
+    /// the open key.
+    fn notify(&self, class: c_int, event: &CStr) {
+        if let Some(key) = &self.key {
+            unsafe {
+                api::f(raw::RedisModule_NotifyKeyspaceEvent)(
+                    self.ctx,
+                    class,
+                    event.as_ptr(),
+                    key.string.ptr(),
+                );
+            }
+        }
+    }
+
+    /// Whether the open key `name` is gone (the module API deletes a hash
+    /// or sorted set when its last element goes).
+    fn emptied(&mut self, name: &[u8]) -> bool {
+        self.kind(name).1 == Type::Empty
     }
 
     fn changed(&mut self) {
@@ -199,6 +227,8 @@ impl Store for KeyStore {
             }
         }
         self.changed();
+        // Every string the family writes is a counter's new value.
+        self.notify(raw::REDISMODULE_NOTIFY_STRING, c"incrby");
     }
 
     fn delete(&mut self, key: &[u8]) -> bool {
@@ -208,6 +238,7 @@ impl Store for KeyStore {
         }
         unsafe { api::f(raw::RedisModule_DeleteKey)(handle) };
         self.changed();
+        self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del");
         true
     }
 
@@ -221,9 +252,21 @@ impl Store for KeyStore {
     }
 
     fn set_expire_at(&mut self, key: &[u8], at_ms: i64) {
-        let handle = self.open(key);
+        let (handle, kind) = self.kind(key);
+        if kind == Type::Empty {
+            return;
+        }
+        // A deadline already past deletes the key, as EXPIRE does (the
+        // family's deadlines are at least 1 ms ahead, though).
+        if at_ms <= self.now_ms {
+            unsafe { api::f(raw::RedisModule_DeleteKey)(handle) };
+            self.changed();
+            self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del");
+            return;
+        }
         unsafe { api::f(raw::RedisModule_SetAbsExpire)(handle, at_ms) };
         self.changed();
+        self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"expire");
     }
 
     fn read_hash_field<R>(
@@ -269,6 +312,7 @@ impl Store for KeyStore {
             );
         }
         self.changed();
+        self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hset");
     }
 
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool {
@@ -289,6 +333,10 @@ impl Store for KeyStore {
         };
         if deleted > 0 {
             self.changed();
+            self.notify(raw::REDISMODULE_NOTIFY_HASH, c"hdel");
+            if self.emptied(key) {
+                self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del");
+            }
         }
         deleted == 1
     }
@@ -332,6 +380,10 @@ impl Store for KeyStore {
         }
         if removed > 0 {
             self.changed();
+            self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zremrangebyscore");
+            if self.emptied(key) {
+                self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del");
+            }
         }
         removed
     }
@@ -357,6 +409,10 @@ impl Store for KeyStore {
         let mut flags = 0;
         unsafe { api::f(raw::RedisModule_ZsetAdd)(handle, score, member.ptr(), &mut flags) };
         self.changed();
+        // As ZADD: announced when the member was added or its score moved.
+        if flags as u32 & (raw::REDISMODULE_ZADD_ADDED | raw::REDISMODULE_ZADD_UPDATED) != 0 {
+            self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd");
+        }
     }
 
     fn max_score(&mut self, key: &[u8]) -> Option<f64> {

@@ -3,7 +3,7 @@
 //! MULTI/EXEC, WATCH and scripts run the commands as on goblin-server; the
 //! append-only file and a replica receive exactly what changed (the calls
 //! that read the clock as their effects), and replay it to the same data
-//! and deadlines.
+//! and deadlines; the keyspace events are goblin-server's.
 
 mod support;
 
@@ -546,4 +546,103 @@ fn a_replica_with_the_module_follows_its_master() {
     random_workload(&mut m, 0x7e9, 600);
     assert_eq!(m.cmd(&["WAIT", "1", "10000"]), Reply::Int(1));
     assert_eq!(state(&mut r), state(&mut m));
+}
+
+/// The keyevents (event, key) the server at `addr` announces while `work`
+/// runs on it: subscribed to `__keyevent@0__:*` with every class on, read
+/// from a marker key set before the work to one set after it.
+fn events_of(addr: std::net::SocketAddr, work: impl FnOnce(&mut Conn)) -> Vec<(String, String)> {
+    let mut c = Conn::connect(addr);
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "EA"]),
+        Reply::Status("OK".into())
+    );
+    let client = redis::Client::open(format!("redis://{addr}/")).unwrap();
+    let mut sub = client.get_connection().unwrap();
+    let mut sub = sub.as_pubsub();
+    sub.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    sub.psubscribe("__keyevent@0__:*").unwrap();
+    let mut next = || {
+        let msg = sub.get_message().expect("a keyevent");
+        let event = msg
+            .get_channel_name()
+            .strip_prefix("__keyevent@0__:")
+            .unwrap()
+            .to_string();
+        (event, msg.get_payload::<String>().unwrap())
+    };
+    // The subscription is live once the first marker arrives.
+    c.cmd(&["SET", "events:start", "1"]);
+    while next().1 != "events:start" {}
+    work(&mut c);
+    c.cmd(&["SET", "events:end", "1"]);
+    let mut events = Vec::new();
+    loop {
+        let (event, key) = next();
+        if key == "events:end" {
+            return events;
+        }
+        events.push((event, key));
+    }
+}
+
+#[test]
+fn keyspace_events_are_goblin_servers() {
+    let goblin = TestServer::start();
+    let redis = support::redis_with_module(&[]);
+    let work = |c: &mut Conn| {
+        for argv in [
+            &["SET", "c", "3"][..],
+            &["GOBLIN.DECRPOS", "c"],
+            &["GOBLIN.DECRBYPOS", "c", "9"],
+            &["GOBLIN.INCRTTL", "c", "1", "5000000"],
+            &["SET", "lock", "me"],
+            &["GOBLIN.CAE", "lock", "me", "5000000"],
+            &["GOBLIN.CAD", "lock", "other"],
+            &["GOBLIN.CAD", "lock", "me"],
+            &["HSET", "h", "f", "1"],
+            &["GOBLIN.HSETGT", "h", "f", "5"],
+            &["GOBLIN.HSETGT", "h", "f", "2"],
+            &["GOBLIN.HCAS", "h", "f", "5", "6"],
+            &["GOBLIN.HCAD", "h", "f", "6"],
+            &["GOBLIN.ZWINDOW", "w", "5", "5000000", "a"],
+            &["GOBLIN.ZWINDOW", "w", "5", "1", "b"],
+        ] {
+            c.cmd(argv);
+        }
+        // b's lease runs out; the next call removes it.
+        let after = c.time_ms() + 1;
+        while c.time_ms() <= after {}
+        c.cmd(&["GOBLIN.ZWINDOW", "w", "5", "5000000", "c"]);
+        random_workload(c, 0xe7e, 400);
+    };
+    let on_goblin = events_of(goblin.addr, work);
+    let on_module = events_of(redis.addr, work);
+    assert_eq!(on_module, on_goblin);
+    let event = |e: &str, k: &str| (e.to_string(), k.to_string());
+    let head = [
+        event("set", "c"),
+        event("incrby", "c"),
+        event("incrby", "c"),
+        event("expire", "c"),
+        event("set", "lock"),
+        event("expire", "lock"),
+        event("del", "lock"),
+        event("hset", "h"),
+        event("hset", "h"),
+        event("hset", "h"),
+        event("hdel", "h"),
+        event("del", "h"),
+        event("zadd", "w"),
+        event("expire", "w"),
+        event("zadd", "w"),
+        event("expire", "w"),
+        event("zremrangebyscore", "w"),
+        event("zadd", "w"),
+        event("expire", "w"),
+    ];
+    assert_eq!(on_module[..head.len()], head, "{on_module:?}");
+    // The random workload's calls announce theirs too.
+    assert!(on_module.len() > head.len() + 50, "{on_module:?}");
 }
