@@ -148,6 +148,10 @@ pub struct ClientState {
     /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
     /// script's deny-oom commands are refused on it.
     pub pre_command_oom: bool,
+    /// When a blocked command is served on this client's behalf: when it
+    /// blocked (monotonic ns), so that its duration counts the wait, as
+    /// Redis's does. 0 otherwise.
+    pub blocked_since_ns: u64,
 }
 
 impl ClientState {
@@ -173,6 +177,7 @@ impl ClientState {
             ready_keys: Vec::new(),
             blocked: None,
             pre_command_oom: false,
+            blocked_since_ns: 0,
             replaying: false,
             aof_offset: 0,
             pending_log: Vec::new(),

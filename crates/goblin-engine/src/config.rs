@@ -8,7 +8,7 @@
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -32,6 +32,8 @@ pub enum Kind {
     NotifyFlags,
     /// `client-output-buffer-limit`: "class hard soft seconds" triples.
     ObufLimits,
+    /// `latency-tracking-info-percentiles`: numbers between 0 and 100.
+    Percentiles,
 }
 
 pub const IMMUTABLE: u32 = 1;
@@ -153,6 +155,11 @@ pub static PARAMS: &[ParamSpec] = &[
     p("active-expire-effort", int(1, 10), "1"),
     p("notify-keyspace-events", Kind::NotifyFlags, ""),
     p("latency-tracking", BOOL, "yes"),
+    p(
+        "latency-tracking-info-percentiles",
+        Kind::Percentiles,
+        "50 99 99.9",
+    ),
     p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
     p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
     p("slowlog-max-len", int(0, LONG_MAX), "128"),
@@ -307,6 +314,17 @@ pub struct Config {
     pub hll_sparse_max_bytes: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
+    /// The slow log and the latency monitor, read after every command.
+    pub slowlog_log_slower_than: AtomicI64,
+    pub slowlog_max_len: AtomicUsize,
+    pub latency_monitor_threshold: AtomicI64,
+    /// latency-tracking: every command records its duration in its
+    /// thread's histogram.
+    pub latency_tracking: AtomicBool,
+    /// The shortest duration, in microseconds, that the slow log or the
+    /// latency monitor wants to hear about (u64::MAX when both are off):
+    /// the one comparison a command pays for both.
+    pub watch_us: AtomicU64,
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -418,6 +436,23 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             }
             Ok(flags)
         }
+        Kind::Percentiles => {
+            // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption,
+            // shown as "%f" without trailing zeros.
+            let mut out = Vec::new();
+            for part in value.split_whitespace() {
+                let v = crate::util::number::parse_f64(part.as_bytes())
+                    .filter(|v| !v.is_nan())
+                    .ok_or_else(|| {
+                        "Invalid latency-tracking-info-percentiles parameters".to_string()
+                    })?;
+                if !(0.0..=100.0).contains(&v) {
+                    return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
+                }
+                out.push(crate::latency::percentile_label(v));
+            }
+            Ok(out.join(" "))
+        }
         Kind::ObufLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if parts.len() % 4 != 0 {
@@ -486,6 +521,11 @@ impl Config {
             zset_max_listpack_value: AtomicUsize::new(0),
             hll_sparse_max_bytes: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
+            slowlog_log_slower_than: AtomicI64::new(0),
+            slowlog_max_len: AtomicUsize::new(0),
+            latency_monitor_threshold: AtomicI64::new(0),
+            latency_tracking: AtomicBool::new(true),
+            watch_us: AtomicU64::new(u64::MAX),
         };
         c.refresh_hot();
         c
@@ -524,6 +564,25 @@ impl Config {
         };
         self.min_replicas_to_write
             .store(min_replicas, Ordering::Relaxed);
+        let slow = self.get_i64("slowlog-log-slower-than");
+        let latency = self.get_i64("latency-monitor-threshold");
+        self.slowlog_log_slower_than.store(slow, Ordering::Relaxed);
+        self.slowlog_max_len.store(
+            self.get_i64("slowlog-max-len").max(0) as usize,
+            Ordering::Relaxed,
+        );
+        self.latency_monitor_threshold
+            .store(latency, Ordering::Relaxed);
+        self.latency_tracking
+            .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
+        let slow_us = if slow >= 0 { slow as u64 } else { u64::MAX };
+        let latency_us = if latency > 0 {
+            (latency as u64).saturating_mul(1000)
+        } else {
+            u64::MAX
+        };
+        self.watch_us
+            .store(slow_us.min(latency_us), Ordering::Relaxed);
     }
 
     /// The canonical value of a parameter (by name or alias).

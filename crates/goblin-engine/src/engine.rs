@@ -60,6 +60,10 @@ pub struct Engine {
     pub acl: crate::acl::Acl,
     /// Snapshots, the append-only file, loading.
     pub persist: crate::persist::Persistence,
+    /// SLOWLOG's entries.
+    pub slowlog: crate::slowlog::SlowLog,
+    /// The latency monitor's events (LATENCY LATEST, HISTORY...).
+    pub latency: crate::latency::LatencyMonitor,
     /// The engine itself, for work that outlives a command (background
     /// saves started by a command or the cron).
     me: std::sync::OnceLock<std::sync::Weak<Engine>>,
@@ -110,6 +114,8 @@ impl Engine {
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
             persist: crate::persist::Persistence::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
             me: std::sync::OnceLock::new(),
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
@@ -124,7 +130,16 @@ impl Engine {
     /// Periodic work, called `hz` times a second by the host: active
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
+        let start = crate::util::time::monotonic_ns();
         crate::expire::active_expire_cycle(self);
+        let elapsed_ms = crate::util::time::monotonic_ns().saturating_sub(start) / 1_000_000;
+        self.latency.add_if_needed(
+            self.config
+                .latency_monitor_threshold
+                .load(Ordering::Relaxed),
+            "expire-cycle",
+            elapsed_ms,
+        );
         crate::persist::cron(&self.arc());
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
@@ -180,6 +195,10 @@ impl Engine {
             .collect();
         // requirepass is the default user's password (Redis's
         // ACLUpdateDefaultUserPassword).
+        if names.contains(&"slowlog-max-len") {
+            self.slowlog
+                .trim(self.config.slowlog_max_len.load(Ordering::Relaxed));
+        }
         if names.contains(&"requirepass") {
             self.acl
                 .set_default_password(self.config.get("requirepass").as_bytes());
@@ -480,7 +499,26 @@ impl Engine {
                 in_multi || in_script,
             );
         }
-        let elapsed = crate::util::time::monotonic_ns().saturating_sub(start) / 1000;
+        let elapsed_ns = crate::util::time::monotonic_ns().saturating_sub(start);
+        let elapsed = elapsed_ns / 1000;
+        // A command that blocked is accounted for when it is served
+        // (Redis's updateStatsOnUnblock); a served one counts from the
+        // moment it blocked.
+        let (elapsed_ns, elapsed) = match (serving, client.blocked_since_ns) {
+            (Some(_), since) if since != 0 => {
+                let total = start.saturating_sub(since) + elapsed_ns;
+                (total, total / 1000)
+            }
+            _ => (elapsed_ns, elapsed),
+        };
+        if client.blocked.is_none() {
+            if self.config.latency_tracking.load(Ordering::Relaxed) {
+                stats.commands[cmd_id].record_latency(elapsed_ns);
+            }
+            if elapsed >= self.config.watch_us.load(Ordering::Relaxed) {
+                self.note_slow_command(client, cmd_id, argv, elapsed);
+            }
+        }
         if dirty > 0 {
             stats.dirty.fetch_add(dirty, Ordering::Relaxed);
         }
@@ -557,6 +595,39 @@ impl Engine {
             });
         }
         client.aof_offset = self.persist.aof.append(&records);
+    }
+
+    /// A command ran past the slow log's or the latency monitor's
+    /// threshold: Redis's slowlogPushCurrentCommand and the "command" /
+    /// "fast-command" latency events of call().
+    #[cold]
+    #[inline(never)]
+    fn note_slow_command(&self, client: &ClientState, cmd_id: usize, argv: &[&[u8]], us: u64) {
+        let entry = table().get(cmd_id);
+        let slower_than = self.config.slowlog_log_slower_than.load(Ordering::Relaxed);
+        if slower_than >= 0 && us >= slower_than as u64 && !entry.spec.has(flag::SKIP_SLOWLOG) {
+            let name = client.info.name().unwrap_or_default();
+            self.slowlog.push(
+                &entry.fullname,
+                argv,
+                us,
+                &client.info.addr,
+                &name,
+                self.config.slowlog_max_len.load(Ordering::Relaxed),
+            );
+        }
+        let event = if entry.spec.has(flag::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        self.latency.add_if_needed(
+            self.config
+                .latency_monitor_threshold
+                .load(Ordering::Relaxed),
+            event,
+            us / 1000,
+        );
     }
 
     fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {

@@ -34,11 +34,13 @@ pub mod engine;
 mod error;
 pub mod expire;
 pub mod keyspace;
+pub mod latency;
 pub mod log;
 pub mod memory;
 pub mod persist;
 pub mod protocol;
 pub mod scripting;
+pub mod slowlog;
 pub mod stats;
 pub mod util;
 

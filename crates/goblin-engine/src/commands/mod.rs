@@ -12,11 +12,13 @@ pub mod goblin;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
+pub mod latency;
 pub mod lists;
 pub mod persistence;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod strings;
 pub mod transactions;
@@ -46,6 +48,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
+    slowlog::COMMANDS,
+    latency::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.

@@ -418,6 +418,12 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             let _ = write!(out, "errorstat_{code}:count={n}\r\n");
         }
     }
+    if wants("latencystats") {
+        out.push_str("\r\n# Latencystats\r\n");
+        if engine.config.latency_tracking.load(Ordering::Relaxed) {
+            latency_stats(engine, &mut out);
+        }
+    }
     if wants("cluster") {
         out.push_str("\r\n# Cluster\r\ncluster_enabled:0\r\n");
     }
@@ -436,6 +442,37 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         out.drain(..2);
     }
     out
+}
+
+/// INFO latencystats: the configured percentiles of every command's
+/// latency histogram, in microseconds (Redis's
+/// fillPercentileDistributionLatencies).
+fn latency_stats(engine: &crate::Engine, out: &mut String) {
+    let percentiles: Vec<f64> = engine
+        .config
+        .get("latency-tracking-info-percentiles")
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let t = table();
+    for id in 0..t.len() {
+        let Some(h) = engine.stats.latency_histogram(id) else {
+            continue;
+        };
+        let _ = write!(out, "latency_percentiles_usec_{}:", t.get(id).fullname);
+        for (j, p) in percentiles.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "p{}={:.3}",
+                crate::latency::percentile_label(*p),
+                h.value_at_percentile(*p) as f64 / 1000.0
+            );
+        }
+        out.push_str("\r\n");
+    }
 }
 
 fn info_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
