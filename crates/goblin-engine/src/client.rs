@@ -53,6 +53,12 @@ pub struct ClientInfo {
     /// The ACL user the client is authenticated as (CLIENT LIST's user=,
     /// CLIENT KILL USER, ACL DELUSER).
     pub user: Mutex<Vec<u8>>,
+    /// A MONITOR client (CLIENT LIST flag O).
+    pub monitor: AtomicBool,
+    /// Output produced for this client by others (MONITOR lines), sent
+    /// by its connection when woken; `has_pushed` says there is some.
+    pushed: Mutex<Vec<u8>>,
+    has_pushed: AtomicBool,
 }
 
 impl ClientInfo {
@@ -67,6 +73,22 @@ impl ClientInfo {
 
     pub fn name(&self) -> Option<Vec<u8>> {
         self.name.lock().clone()
+    }
+
+    /// Queues output for this client and wakes its connection.
+    pub fn push(&self, bytes: &[u8]) {
+        self.pushed.lock().extend_from_slice(bytes);
+        self.has_pushed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Moves the output others queued for this client into `out`.
+    #[inline]
+    pub fn take_pushed(&self, out: &mut Vec<u8>) {
+        if self.has_pushed.load(Ordering::Relaxed) {
+            self.has_pushed.store(false, Ordering::Relaxed);
+            out.append(&mut self.pushed.lock());
+        }
     }
 }
 
@@ -232,6 +254,9 @@ impl ClientRegistry {
             wake: tokio::sync::Notify::new(),
             block: Mutex::new(None),
             user: Mutex::new(b"default".to_vec()),
+            monitor: AtomicBool::new(false),
+            pushed: Mutex::new(Vec::new()),
+            has_pushed: AtomicBool::new(false),
         });
         if conn.fd >= 0 {
             self.clients.lock().insert(id, info.clone());

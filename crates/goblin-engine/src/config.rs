@@ -34,10 +34,16 @@ pub enum Kind {
     ObufLimits,
     /// `latency-tracking-info-percentiles`: numbers between 0 and 100.
     Percentiles,
+    /// A size in bytes or a percentage of maxmemory ("10%"), Redis's
+    /// PERCENT_CONFIG memory parameters (maxmemory-clients).
+    MemoryOrPercent,
 }
 
 pub const IMMUTABLE: u32 = 1;
 pub const SENSITIVE: u32 = 2;
+/// Left out of CONFIG GET patterns; returned when asked for by name
+/// (Redis's HIDDEN_CONFIG).
+pub const HIDDEN: u32 = 4;
 
 pub struct ParamSpec {
     pub name: &'static str,
@@ -63,6 +69,15 @@ const fn imm(name: &'static str, kind: Kind, default: &'static str) -> ParamSpec
         kind,
         default,
         flags: IMMUTABLE,
+    }
+}
+const fn hidden(name: &'static str, kind: Kind, default: &'static str, flags: u32) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags: flags | HIDDEN,
     }
 }
 const fn aliased(
@@ -96,7 +111,9 @@ const YESNO_LOCAL: &[&str] = &["no", "yes", "local"];
 /// Goblin's README documents otherwise (bind, dir, appendonly).
 pub static PARAMS: &[ParamSpec] = &[
     // Network and clients.
-    imm("bind", Kind::Str, "127.0.0.1"),
+    // Changing bind or port at runtime rebinds the listeners (the
+    // server's hook, Engine::listeners).
+    p("bind", Kind::Str, "127.0.0.1"),
     p("port", int(0, 65535), "6379"),
     imm("tcp-backlog", int(0, INT_MAX), "511"),
     p("tcp-keepalive", int(0, INT_MAX), "300"),
@@ -136,8 +153,10 @@ pub static PARAMS: &[ParamSpec] = &[
     imm("unixsocket", Kind::Str, ""),
     imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
     // Threads and shards (Goblin's own; 0 = one per core, or automatic).
-    imm("threads", int(0, 1024), "0"),
-    imm("shards", int(0, 65536), "0"),
+    // Hidden from CONFIG GET patterns, which tools expect to list Redis's
+    // parameters only.
+    hidden("threads", int(0, 1024), "0", IMMUTABLE),
+    hidden("shards", int(0, 65536), "0", IMMUTABLE),
     // General.
     imm("daemonize", BOOL, "no"),
     imm("pidfile", Kind::Str, ""),
@@ -182,6 +201,7 @@ pub static PARAMS: &[ParamSpec] = &[
         "noeviction",
     ),
     p("maxmemory-samples", int(1, INT_MAX), "5"),
+    p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
     p("lfu-log-factor", int(0, INT_MAX), "10"),
     p("lfu-decay-time", int(0, INT_MAX), "1"),
     p("lazyfree-lazy-eviction", BOOL, "no"),
@@ -237,6 +257,15 @@ pub static PARAMS: &[ParamSpec] = &[
         int(0, INT_MAX),
         "0",
     ),
+    // Replication (Goblin has none): kept and shown as Redis does.
+    ParamSpec {
+        name: "replicaof",
+        alias: Some("slaveof"),
+        kind: Kind::Str,
+        default: "",
+        flags: IMMUTABLE,
+    },
+    p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
     aliased(
         "min-replicas-max-lag",
         "min-slaves-max-lag",
@@ -263,8 +292,8 @@ pub static PARAMS: &[ParamSpec] = &[
     p("rdbcompression", BOOL, "yes"),
     imm("rdbchecksum", BOOL, "yes"),
     p("stop-writes-on-bgsave-error", BOOL, "yes"),
-    p("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0"),
-    p("key-load-delay", int(i32::MIN as i64, INT_MAX), "0"),
+    hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
+    hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     p("appendonly", BOOL, "yes"),
     imm("appendfilename", Kind::Str, "appendonly.aof"),
     imm("appenddirname", Kind::Str, "appendonlydir"),
@@ -435,6 +464,22 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
                 }
             }
             Ok(flags)
+        }
+        Kind::MemoryOrPercent => {
+            if let Some(pct) = value.strip_suffix('%') {
+                let v: i64 = pct
+                    .parse()
+                    .ok()
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| "argument must be a memory or percent value".to_string())?;
+                if v > 100 {
+                    return Err("percentage argument must be less or equal to 100".into());
+                }
+                return Ok(format!("{v}%"));
+            }
+            let v = parse_memory(value)
+                .ok_or_else(|| "argument must be a memory or percent value".to_string())?;
+            Ok(v.to_string())
         }
         Kind::Percentiles => {
             // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption,
@@ -659,18 +704,29 @@ impl Config {
         Ok(())
     }
 
+    /// Every parameter by its name, hidden ones included (CONFIG REWRITE).
+    pub fn all(&self) -> Vec<(&'static str, String)> {
+        let names: Vec<&[u8]> = PARAMS.iter().map(|s| s.name.as_bytes()).collect();
+        self.matching(&names)
+    }
+
     /// CONFIG GET: (name, value) for every parameter whose name or alias
     /// matches one of the glob patterns, each parameter once.
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
         let values = self.values.read();
         let mut out = Vec::new();
+        let is_glob = |p: &[u8]| p.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
         for spec in PARAMS {
             for name in std::iter::once(spec.name).chain(spec.alias) {
-                if patterns
-                    .iter()
-                    .any(|p| crate::util::glob_match(p, name.as_bytes(), true))
-                    && !out.iter().any(|(n, _)| *n == name)
-                {
+                let wanted = patterns.iter().any(|p| {
+                    if is_glob(p) {
+                        spec.flags & HIDDEN == 0
+                            && crate::util::glob_match(p, name.as_bytes(), true)
+                    } else {
+                        p.eq_ignore_ascii_case(name.as_bytes())
+                    }
+                });
+                if wanted && !out.iter().any(|(n, _)| *n == name) {
                     let mut v = values.get(spec.name).cloned().unwrap_or_default();
                     if matches!(spec.kind, Kind::Dir) {
                         if let Ok(abs) = std::fs::canonicalize(&v) {

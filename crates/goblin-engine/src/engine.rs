@@ -60,6 +60,13 @@ pub struct Engine {
     pub acl: crate::acl::Acl,
     /// Snapshots, the append-only file, loading.
     pub persist: crate::persist::Persistence,
+    /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
+    /// bind / port); installed by the server, absent in-process.
+    #[allow(clippy::type_complexity)]
+    pub listeners:
+        parking_lot::Mutex<Option<Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>>>,
+    /// MONITOR clients.
+    pub monitors: crate::monitor::Monitors,
     /// SLOWLOG's entries.
     pub slowlog: crate::slowlog::SlowLog,
     /// The latency monitor's events (LATENCY LATEST, HISTORY...).
@@ -116,6 +123,8 @@ impl Engine {
             persist: crate::persist::Persistence::default(),
             slowlog: Default::default(),
             latency: Default::default(),
+            monitors: Default::default(),
+            listeners: parking_lot::Mutex::new(None),
             me: std::sync::OnceLock::new(),
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
@@ -204,6 +213,40 @@ impl Engine {
                 .set_default_password(self.config.get("requirepass").as_bytes());
         }
         crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
+    }
+
+    /// CONFIG SET of bind or port: listens on the new addresses (Redis's
+    /// applyBind and updatePort). `before` holds the values before the
+    /// change; an unchanged value rebinds nothing. The error names the
+    /// parameter, with Redis's text.
+    pub fn apply_listeners(&self, before: &[(&str, String)]) -> Result<(), (String, String)> {
+        let changed = |name: &str| {
+            before
+                .iter()
+                .any(|(n, v)| *n == name && *v != self.config.get(name))
+        };
+        let (bind, port) = (changed("bind"), changed("port"));
+        if !bind && !port {
+            return Ok(());
+        }
+        let hook = self.listeners.lock();
+        let Some(rebind) = hook.as_ref() else {
+            return Ok(());
+        };
+        let port_value = self.config.get_i64("port") as u16;
+        rebind(&self.config.get("bind"), port_value).map_err(|_| {
+            if bind {
+                (
+                    "bind".to_string(),
+                    "Failed to bind to specified addresses.".to_string(),
+                )
+            } else {
+                (
+                    "port".to_string(),
+                    "Unable to listen on this port".to_string(),
+                )
+            }
+        })
     }
 
     /// Pushes configuration that lives outside the config table into the
@@ -483,8 +526,20 @@ impl Engine {
             effects: Default::default(),
             serving,
         };
+        // Scripts are shown before the commands they run (Redis's
+        // evalCommand and fcallCommandGeneric feed monitors first).
+        let monitored = self.monitors.any() && serving.is_none() && !ctx.client.replaying;
+        if monitored
+            && entry.spec.group == crate::command::Group::Scripting
+            && entry.spec.has(flag::SKIP_MONITOR)
+        {
+            self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
+        }
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
+        }
+        if monitored && !entry.spec.has(flag::SKIP_MONITOR | flag::ADMIN) {
+            self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
         }
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
@@ -595,6 +650,23 @@ impl Engine {
             });
         }
         client.aof_offset = self.persist.aof.append(&records);
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn feed_monitors(
+        &self,
+        client: &ClientState,
+        in_script: bool,
+        fullname: &str,
+        argv: &[&[u8]],
+    ) {
+        let source = if in_script {
+            "lua"
+        } else {
+            client.info.addr.as_str()
+        };
+        self.monitors.feed(client.db, source, fullname, argv);
     }
 
     /// A command ran past the slow log's or the latency monitor's
@@ -976,6 +1048,10 @@ impl Session {
                 err.text()
             ));
             engine.reject(stats, &mut self.out, Some(id), &abort);
+            // Redis's execCommandAbort: monitors saw MULTI, now see EXEC.
+            if engine.monitors.any() {
+                engine.feed_monitors(&self.state, false, "exec", &[b"exec"]);
+            }
             return;
         }
         self.reject(engine, stats, Some(id), err);
@@ -995,6 +1071,9 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.cancel_block();
         crate::commands::transactions::unwatch_all(&self.engine, &mut self.state, None);
+        if self.state.info.monitor.load(Ordering::Relaxed) {
+            self.engine.monitors.remove(self.state.info.id);
+        }
         self.engine.clients.unregister(self.state.info.id);
     }
 }

@@ -37,6 +37,7 @@ pub mod keyspace;
 pub mod latency;
 pub mod log;
 pub mod memory;
+pub mod monitor;
 pub mod persist;
 pub mod protocol;
 pub mod scripting;

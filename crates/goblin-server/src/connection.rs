@@ -52,6 +52,9 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     // replies, then either wait out a blocking command or read more input.
     loop {
         let mut blocked = false;
+        // While its commands run, a client's query buffer holds what was
+        // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
+        info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
         loop {
             let auth_required = session.auth_required();
             match parser.parse(&rbuf, auth_required) {
@@ -159,6 +162,8 @@ async fn flush(
     stream: &mut TcpStream,
     session: &mut goblin_engine::Session,
 ) -> std::io::Result<()> {
+    // Output others produced for this client (MONITOR lines).
+    session.state.info.take_pushed(&mut session.out.buf);
     if session.out.is_empty() {
         return Ok(());
     }

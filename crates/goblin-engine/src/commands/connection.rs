@@ -1,5 +1,5 @@
-//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH and
-//! CLIENT (Redis's networking.c and server.c).
+//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH,
+//! MONITOR and CLIENT (Redis's networking.c, server.c and replication.c).
 
 use crate::client::{ClientInfo, ReplyMode};
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
@@ -49,6 +49,10 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
+    *ctx.client.info.name.lock() = None;
+    if ctx.client.info.monitor.swap(false, Ordering::Relaxed) {
+        ctx.engine.monitors.remove(ctx.client.id());
+    }
     set_user(ctx, ctx.engine.acl.default_user());
     ctx.client.authenticated = !ctx.engine.acl.auth_required();
     ctx.out.simple("RESET");
@@ -193,6 +197,19 @@ fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis's monitorCommand: refused inside MULTI and scripts; a client
+/// already monitoring stays as it is.
+fn monitor_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if ctx.in_multi || ctx.in_script {
+        return Err(Error::err("MONITOR isn't allowed for DENY BLOCKING client"));
+    }
+    if !ctx.client.info.monitor.swap(true, Ordering::Relaxed) {
+        ctx.engine.monitors.add(&ctx.client.info);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------
 // CLIENT
 
@@ -203,6 +220,9 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
         .map(|n| String::from_utf8_lossy(&n).into_owned())
         .unwrap_or_default();
     let mut flags = String::new();
+    if info.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
     if info.in_multi.load(Ordering::Relaxed) {
         flags.push('x');
     }
@@ -684,7 +704,8 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::LOADING
             | flag::STALE
             | flag::FAST
-            | flag::NO_AUTH,
+            | flag::NO_AUTH
+            | flag::TX_CONTROL,
         group: Group::Connection,
         summary: "Closes the connection.",
         handler: quit_command,
@@ -698,7 +719,8 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::STALE
             | flag::FAST
             | flag::NO_AUTH
-            | flag::ALLOW_BUSY,
+            | flag::ALLOW_BUSY
+            | flag::TX_CONTROL,
         group: Group::Connection,
         since: "6.2.0",
         summary: "Resets the connection.",
@@ -736,6 +758,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) where N is the number of passwords defined for the user",
         syntax: "[username:string] password:string",
         handler: auth_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "monitor",
+        arity: 1,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "1.0.0",
+        summary: "Listen for all requests received by the server in real time",
+        handler: monitor_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

@@ -515,8 +515,24 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
+    // The values before, to roll back to when applying fails (Redis's
+    // restoreBackupConfig).
+    let backup: Vec<(&str, String)> = pairs
+        .iter()
+        .filter_map(|(n, _)| crate::config::spec(n))
+        .map(|s| (s.name, ctx.engine.config.get(s.name)))
+        .collect();
     match ctx.engine.config.set_many(&pairs) {
         Ok(()) => {
+            if let Err((name, reason)) = ctx.engine.apply_listeners(&backup) {
+                for (n, v) in &backup {
+                    let _ = ctx.engine.config.set_initial(n, v);
+                }
+                ctx.engine.apply_config();
+                return Err(Error::err(format_args!(
+                    "CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+                )));
+            }
             let holds_shards = ctx.in_multi || ctx.in_script || ctx.locks.held().next().is_some();
             ctx.engine.config_changed(&pairs, holds_shards)?;
             ctx.out.ok();
@@ -543,7 +559,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("The server is running without a config file"));
     }
     let mut text = String::from("# Written by CONFIG REWRITE\n");
-    for (name, value) in ctx.engine.config.matching(&[b"*"]) {
+    for (name, value) in ctx.engine.config.all() {
         if crate::config::spec(name).is_some_and(|s| s.name == name) {
             let quoted = if value.is_empty() || value.contains(' ') {
                 format!("\"{value}\"")
@@ -884,11 +900,11 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for id in 0..t.len() {
         let e = t.get(id);
         let keep = match &filter {
-            Filter::None => e.parent.is_none(),
+            // Subcommands are listed too (Redis's commandListWithoutFilter
+            // and commandListWithFilter recurse into them).
+            Filter::None => true,
             Filter::Module => false,
-            Filter::AclCat(c) => {
-                e.parent.is_none() && e.spec.acl_categories().iter().any(|x| x == c)
-            }
+            Filter::AclCat(c) => e.spec.acl_categories().iter().any(|x| x == c),
             Filter::Pattern(p) => glob_match(p, e.fullname.as_bytes(), true),
         };
         if keep {
