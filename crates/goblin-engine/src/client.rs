@@ -39,6 +39,11 @@ pub struct ClientInfo {
     pub last_cmd: AtomicUsize,
     pub query_buffer: AtomicUsize,
     pub query_buffer_free: AtomicUsize,
+    /// The most the query buffer held since the cron last looked (Redis's
+    /// querybuf_peak).
+    pub query_buffer_peak: AtomicUsize,
+    /// A resize the cron asks of the connection (usize::MAX: none).
+    query_buffer_resize: AtomicUsize,
     pub output_buffer: AtomicUsize,
     pub multi_len: AtomicU64,
     pub in_multi: AtomicBool,
@@ -73,6 +78,39 @@ impl ClientInfo {
 
     pub fn name(&self) -> Option<Vec<u8>> {
         self.name.lock().clone()
+    }
+
+    /// The query buffer size the cron asked for, once.
+    pub fn take_query_buffer_resize(&self) -> Option<usize> {
+        match self.query_buffer_resize.swap(usize::MAX, Ordering::Relaxed) {
+            usize::MAX => None,
+            size => Some(size),
+        }
+    }
+
+    /// Redis's clientsCronResizeQueryBuffer, decided here and carried out
+    /// by the connection (which owns the buffer): when more than 4 KiB
+    /// are free, a client idle for over 2 seconds gives its free space
+    /// back, and a buffer over 32 KiB and more than twice the recent peak
+    /// shrinks to the peak. The peak restarts from what the buffer holds.
+    pub fn cron_query_buffer(&self, now_ms: u64) {
+        let len = self.query_buffer.load(Ordering::Relaxed);
+        let free = self.query_buffer_free.load(Ordering::Relaxed);
+        let size = len + free;
+        let peak = self.query_buffer_peak.swap(len, Ordering::Relaxed);
+        if free <= 4 * 1024 {
+            return;
+        }
+        let idle = now_ms.saturating_sub(self.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
+        let target = if idle > 2 {
+            len
+        } else if size > 32 * 1024 && size / 2 > peak {
+            len.max(peak)
+        } else {
+            return;
+        };
+        self.query_buffer_resize.store(target, Ordering::Relaxed);
+        self.wake.notify_one();
     }
 
     /// Queues output for this client and wakes its connection.
@@ -245,6 +283,8 @@ impl ClientRegistry {
             last_cmd: AtomicUsize::new(usize::MAX),
             query_buffer: AtomicUsize::new(0),
             query_buffer_free: AtomicUsize::new(0),
+            query_buffer_peak: AtomicUsize::new(0),
+            query_buffer_resize: AtomicUsize::new(usize::MAX),
             output_buffer: AtomicUsize::new(0),
             multi_len: AtomicU64::new(0),
             in_multi: AtomicBool::new(false),
@@ -278,6 +318,23 @@ impl ClientRegistry {
     /// All registered clients, by id.
     pub fn all(&self) -> Vec<Arc<ClientInfo>> {
         self.clients.lock().values().cloned().collect()
+    }
+
+    /// Calls `f` on up to `n` clients with ids after `after`, wrapping
+    /// around; returns the last id visited (Redis's clientsCron walks its
+    /// clients a slice per tick this way).
+    pub fn visit_some(&self, after: u64, n: usize, mut f: impl FnMut(&ClientInfo)) -> u64 {
+        let clients = self.clients.lock();
+        let mut last = after;
+        for (id, c) in clients
+            .range(after + 1..)
+            .chain(clients.range(..=after))
+            .take(n)
+        {
+            f(c);
+            last = *id;
+        }
+        last
     }
 
     pub fn count(&self) -> usize {

@@ -350,6 +350,9 @@ pub struct Config {
     /// latency-tracking: every command records its duration in its
     /// thread's histogram.
     pub latency_tracking: AtomicBool,
+    /// client-output-buffer-limit of normal clients: hard and soft limits
+    /// in bytes (0 = none) and the soft limit's seconds.
+    pub obuf_normal: [AtomicU64; 3],
     /// The shortest duration, in microseconds, that the slow log or the
     /// latency monitor wants to hear about (u64::MAX when both are off):
     /// the one comparison a command pays for both.
@@ -571,6 +574,7 @@ impl Config {
             latency_monitor_threshold: AtomicI64::new(0),
             latency_tracking: AtomicBool::new(true),
             watch_us: AtomicU64::new(u64::MAX),
+            obuf_normal: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         };
         c.refresh_hot();
         c
@@ -609,6 +613,15 @@ impl Config {
         };
         self.min_replicas_to_write
             .store(min_replicas, Ordering::Relaxed);
+        let limits = self.get("client-output-buffer-limit");
+        let words: Vec<&str> = limits.split_whitespace().collect();
+        for chunk in words.chunks(4) {
+            if chunk.len() == 4 && chunk[0] == "normal" {
+                for (slot, v) in self.obuf_normal.iter().zip(&chunk[1..]) {
+                    slot.store(v.parse().unwrap_or(0), Ordering::Relaxed);
+                }
+            }
+        }
         let slow = self.get_i64("slowlog-log-slower-than");
         let latency = self.get_i64("latency-monitor-threshold");
         self.slowlog_log_slower_than.store(slow, Ordering::Relaxed);
@@ -689,7 +702,13 @@ impl Config {
             if spec.flags & IMMUTABLE != 0 {
                 return Err((name.to_string(), "can't set immutable config".into()));
             }
-            let v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
+            let mut v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
+            if matches!(spec.kind, Kind::ObufLimits) {
+                // The classes not named keep their limits.
+                let current = self.get(spec.name);
+                v = canonical(spec, &format!("{current} {v}"))
+                    .map_err(|e| (name.to_string(), e))?;
+            }
             if matches!(spec.kind, Kind::Dir) && !std::path::Path::new(&v).is_dir() {
                 return Err((name.to_string(), "No such file or directory".into()));
             }

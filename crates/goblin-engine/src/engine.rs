@@ -65,6 +65,8 @@ pub struct Engine {
     #[allow(clippy::type_complexity)]
     pub listeners:
         parking_lot::Mutex<Option<Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>>>,
+    /// Where the clients cron resumes (a client id).
+    clients_cron_cursor: AtomicU64,
     /// MONITOR clients.
     pub monitors: crate::monitor::Monitors,
     /// SLOWLOG's entries.
@@ -124,6 +126,7 @@ impl Engine {
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Default::default(),
+            clients_cron_cursor: AtomicU64::new(0),
             listeners: parking_lot::Mutex::new(None),
             me: std::sync::OnceLock::new(),
         });
@@ -150,6 +153,7 @@ impl Engine {
             elapsed_ms,
         );
         crate::persist::cron(&self.arc());
+        self.clients_cron();
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -161,6 +165,20 @@ impl Engine {
         }
         s.last_count = count;
         s.last_ms = now;
+    }
+
+    /// Redis's clientsCron: each tick visits a slice of the clients (all
+    /// of them once a second, at least 5 a tick) to resize their query
+    /// buffers.
+    fn clients_cron(&self) {
+        let hz = self.config.hz.load(Ordering::Relaxed).clamp(1, 500) as usize;
+        let n = (self.clients.count() / hz).max(5);
+        let now = now_ms();
+        let after = self.clients_cron_cursor.load(Ordering::Relaxed);
+        let last = self
+            .clients
+            .visit_some(after, n, |c| c.cron_query_buffer(now));
+        self.clients_cron_cursor.store(last, Ordering::Relaxed);
     }
 
     pub fn instantaneous_ops(&self) -> u64 {
@@ -583,12 +601,18 @@ impl Engine {
             c.calls.fetch_add(1, Ordering::Relaxed);
             stats.commands_processed.fetch_add(1, Ordering::Relaxed);
         }
-        if out.errors != errors_before || out.errors_uncounted != uncounted_before {
+        // Errors of nested calls (EXEC's queued commands) were counted by
+        // them: only this command's own make it a failed call.
+        let fresh = out.errors - out.errors_noted.max(errors_before);
+        let fresh_uncounted = out.errors_uncounted - out.uncounted_noted.max(uncounted_before);
+        if fresh > 0 || fresh_uncounted > 0 {
             c.failed.fetch_add(1, Ordering::Relaxed);
         }
-        if out.errors != errors_before {
-            self.note_errors(stats, out, out.errors - errors_before);
+        if fresh > 0 {
+            self.note_errors(stats, out, fresh);
         }
+        out.errors_noted = out.errors;
+        out.uncounted_noted = out.errors_uncounted;
     }
 
     /// Logs what a command changed, while it still holds its shards (so the

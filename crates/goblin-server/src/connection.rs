@@ -47,6 +47,11 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     let mut rbuf = BytesMut::with_capacity(IOBUF);
     let mut parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
     let mut close = false;
+    // Bytes of `session.out.buf` already written (a partial write leaves
+    // the rest pending while the client is read from).
+    let mut written = 0usize;
+    // When the output passed the soft limit (0 = it is under).
+    let mut soft_since = 0u64;
 
     // Each turn: execute every complete command in the buffer, write their
     // replies, then either wait out a blocking command or read more input.
@@ -91,6 +96,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         let consumed = parser.consumed();
         rbuf.advance(consumed);
         parser.discard(consumed);
+        parser.shrink();
 
         let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
         if rbuf.len() > limit {
@@ -104,7 +110,29 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         info.query_buffer_free
             .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
 
-        if flush(&engine, &mut stream, &mut session).await.is_err() || close {
+        // Redis's checkClientOutputBufferLimits: a client whose unsent
+        // replies pass its limit is closed without them.
+        if session.out.buf.len() - written > 0
+            && over_output_limit(&engine, &session, written, &mut soft_since)
+        {
+            crate::log::warning(&format!(
+                "Client id={} addr={peer} closed for overcoming of output buffer limits.",
+                info.id
+            ));
+            break;
+        }
+        if close || blocked {
+            if flush_all(&engine, &mut stream, &mut session, &mut written)
+                .await
+                .is_err()
+                || close
+            {
+                break;
+            }
+        } else if flush_some(&engine, &mut stream, &mut session, &mut written)
+            .await
+            .is_err()
+        {
             break;
         }
 
@@ -113,7 +141,10 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                 // The reply is in `out`; what the client sent meanwhile is
                 // processed on the next turn.
                 Wait::Done => {
-                    if flush(&engine, &mut stream, &mut session).await.is_err() {
+                    if flush_all(&engine, &mut stream, &mut session, &mut written)
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                     continue;
@@ -123,17 +154,38 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             }
         }
 
-        if rbuf.is_empty() && rbuf.capacity() > KEEP_CAPACITY {
-            rbuf = BytesMut::with_capacity(IOBUF);
+        if rbuf.is_empty() {
+            // Reuses the whole allocation from its start (no copy: it is
+            // empty); the cron shrinks it when it is too large for the
+            // client's recent use (see resize_query_buffer).
+            rbuf.reserve(IOBUF);
         }
         reserve_read(&parser, &mut rbuf);
+        if rbuf.len() > info.query_buffer_peak.load(Ordering::Relaxed) {
+            info.query_buffer_peak.store(rbuf.len(), Ordering::Relaxed);
+        }
+        let pending = session.out.buf.len() > written;
         let n = tokio::select! {
-            r = stream.read_buf(&mut rbuf) => match r {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
+            r = stream.readable() => {
+                if r.is_err() { break }
+                match stream.try_read_buf(&mut rbuf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(_) => break,
+                }
+            }
+            w = stream.writable(), if pending => {
+                if w.is_err() { break }
+                continue;
+            }
             _ = info.wake.notified() => {
                 if info.is_killed() { break }
+                if let Some(size) = info.take_query_buffer_resize() {
+                    resize_query_buffer(&mut rbuf, size, &parser);
+                    info.query_buffer_free
+                        .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
+                }
                 continue;
             }
         };
@@ -156,20 +208,10 @@ fn reserve_read(parser: &RequestParser, rbuf: &mut BytesMut) {
     }
 }
 
-/// Writes the pending replies.
-async fn flush(
-    engine: &Engine,
-    stream: &mut TcpStream,
-    session: &mut goblin_engine::Session,
-) -> std::io::Result<()> {
-    // Output others produced for this client (MONITOR lines).
-    session.state.info.take_pushed(&mut session.out.buf);
-    if session.out.is_empty() {
-        return Ok(());
-    }
-    // No reply before its writes reached the append-only file: on disk
-    // (synced) under appendfsync always, handed to the kernel otherwise,
-    // as Redis writes its AOF buffer before it sends replies.
+/// Before replies leave, their writes must have reached the append-only
+/// file: on disk (synced) under appendfsync always, handed to the kernel
+/// otherwise, as Redis writes its AOF buffer before it sends replies.
+async fn await_log(engine: &Engine, session: &goblin_engine::Session) {
     let logged = session.state.aof_offset;
     let aof = &engine.persist.aof;
     if logged > aof.synced() {
@@ -179,14 +221,113 @@ async fn flush(
             aof.write_through(logged);
         }
     }
-    let out = &session.out.buf;
-    engine.stats.add_net_output(out.len());
-    stream.write_all(out).await?;
+}
+
+/// The replies were all written: the buffer is reused (released when it
+/// grew large).
+fn written_out(session: &mut goblin_engine::Session, written: &mut usize) {
+    *written = 0;
     session.out.buf.clear();
     if session.out.buf.capacity() > KEEP_CAPACITY {
         session.out.buf = Vec::new();
     }
+}
+
+/// Writes what the socket takes now of the pending replies; the rest
+/// stays pending (the loop waits for the socket to be writable while it
+/// keeps reading, as Redis does).
+async fn flush_some(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+    written: &mut usize,
+) -> std::io::Result<()> {
+    session.state.info.take_pushed(&mut session.out.buf);
+    if session.out.buf.len() == *written {
+        return Ok(());
+    }
+    await_log(engine, session).await;
+    loop {
+        match stream.try_write(&session.out.buf[*written..]) {
+            Ok(n) => {
+                engine.stats.add_net_output(n);
+                *written += n;
+                if *written == session.out.buf.len() {
+                    written_out(session, written);
+                    return Ok(());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes every pending reply, waiting for the socket.
+async fn flush_all(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+    written: &mut usize,
+) -> std::io::Result<()> {
+    // Output others produced for this client (MONITOR lines).
+    session.state.info.take_pushed(&mut session.out.buf);
+    if session.out.buf.len() == *written {
+        return Ok(());
+    }
+    await_log(engine, session).await;
+    let out = &session.out.buf[*written..];
+    engine.stats.add_net_output(out.len());
+    stream.write_all(out).await?;
+    written_out(session, written);
     Ok(())
+}
+
+/// Redis's checkClientOutputBufferLimits for a normal client: more than
+/// 1024 bytes pending for a client that must still authenticate, or past
+/// the hard limit, or past the soft limit for longer than its seconds.
+fn over_output_limit(
+    engine: &Engine,
+    session: &goblin_engine::Session,
+    written: usize,
+    soft_since: &mut u64,
+) -> bool {
+    let used = (session.out.buf.len() - written) as u64;
+    if used > 1024 && session.auth_required() {
+        return true;
+    }
+    let [hard, soft, secs] = &engine.config.obuf_normal;
+    let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
+    if hard != 0 && used >= hard {
+        return true;
+    }
+    if soft != 0 && used >= soft {
+        let now = goblin_engine::util::time::now_ms() / 1000;
+        if *soft_since == 0 {
+            *soft_since = now;
+        } else if now - *soft_since > secs.load(Ordering::Relaxed) {
+            return true;
+        }
+    } else {
+        *soft_since = 0;
+    }
+    false
+}
+
+/// Redis's clientsCronResizeQueryBuffer, asked for by the cron: an idle
+/// client's empty buffer is released (`size` 0), a buffer much larger than
+/// the client's recent peak shrinks to that peak (never below what it
+/// holds or the bulk being received).
+fn resize_query_buffer(rbuf: &mut BytesMut, size: usize, parser: &RequestParser) {
+    let target = size
+        .max(rbuf.len())
+        .max(parser.pending_bulk().map_or(0, |n| n + 2));
+    if target >= rbuf.capacity() {
+        return;
+    }
+    let mut fresh = BytesMut::with_capacity(target);
+    fresh.extend_from_slice(rbuf);
+    *rbuf = fresh;
 }
 
 enum Wait {

@@ -158,14 +158,30 @@ fn spawn_acceptors(
 }
 
 /// Stops accept loops and waits (a little) until their sockets are closed.
+/// The wait hands this worker's queue to another thread first
+/// (block_in_place): a cancelled accept loop queued here must get to run.
 fn stop_acceptors(tasks: Vec<tokio::task::JoinHandle<()>>) {
     for t in &tasks {
         t.abort();
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while tasks.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(1));
+    let wait = || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while tasks.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    };
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+        _ => wait(),
     }
+}
+
+/// Whether every address of a bind list is well formed (checked before
+/// the old sockets are closed).
+fn valid_bind(bind: &str, port: u16) -> bool {
+    addresses(bind, port)
+        .iter()
+        .all(|(_, addr)| addr.parse::<SocketAddr>().is_ok())
 }
 
 /// CONFIG SET bind / port (Redis's changeBindAddr and changeListenPort):
@@ -186,6 +202,9 @@ fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptor
             stop_acceptors(std::mem::take(&mut a.tasks));
             fresh
         } else {
+            if !valid_bind(bind, port) {
+                return Err("invalid address".to_string());
+            }
             stop_acceptors(std::mem::take(&mut a.tasks));
             match listen(bind, port) {
                 Ok(fresh) => fresh,
@@ -232,8 +251,16 @@ pub fn install_jemalloc_stats() {
     fn read() -> goblin_engine::memory::AllocatorStats {
         use tikv_jemalloc_ctl::{epoch, stats};
         let _ = epoch::advance();
+        // Freed objects parked in the threads' caches count as allocated
+        // in jemalloc's figure; Redis's used_memory (zmalloc's count) does
+        // not include them, and with several threads they swing it by
+        // hundreds of kilobytes.
+        // SAFETY: the name is a NUL-terminated mallctl name of a size_t.
+        let cached: usize =
+            unsafe { tikv_jemalloc_ctl::raw::read(b"stats.arenas.4096.tcache_bytes\0") }
+                .unwrap_or(0);
         goblin_engine::memory::AllocatorStats {
-            allocated: stats::allocated::read().unwrap_or(0) as u64,
+            allocated: (stats::allocated::read().unwrap_or(0).saturating_sub(cached)) as u64,
             active: stats::active::read().unwrap_or(0) as u64,
             resident: stats::resident::read().unwrap_or(0) as u64,
             allocator: "jemalloc-5.3.0",
