@@ -67,6 +67,8 @@ pub struct Engine {
         parking_lot::Mutex<Option<Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>>>,
     /// Where the clients cron resumes (a client id).
     clients_cron_cursor: AtomicU64,
+    /// CLIENT PAUSE.
+    pub pause: crate::pause::Pause,
     /// MONITOR clients.
     pub monitors: crate::monitor::Monitors,
     /// SLOWLOG's entries.
@@ -126,6 +128,7 @@ impl Engine {
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Default::default(),
+            pause: Default::default(),
             clients_cron_cursor: AtomicU64::new(0),
             listeners: parking_lot::Mutex::new(None),
             me: std::sync::OnceLock::new(),
@@ -316,6 +319,7 @@ impl Engine {
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
             last_command: 0,
+            paused: false,
         }
     }
 
@@ -528,6 +532,7 @@ impl Engine {
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
         let start = crate::util::time::monotonic_ns();
+        crate::pause::set_command_writes(entry.spec.has(flag::WRITE));
         let db = client.db;
         let mut ctx = Ctx {
             engine: self,
@@ -760,6 +765,9 @@ pub enum Flow {
     /// `Session::blocked()` without processing further input, then call
     /// `Session::finish_block` and continue (see `crate::blocking`).
     Block,
+    /// CLIENT PAUSE holds the command back: it did not run. Wait on
+    /// `Engine::pause`, then give the same command to `execute` again.
+    Paused,
 }
 
 /// One client's connection to the engine.
@@ -774,6 +782,8 @@ pub struct Session {
     /// repeat one command, and comparing its name is cheaper than a hash
     /// look-up.
     last_command: usize,
+    /// The last command was held back by CLIENT PAUSE (Flow::Paused).
+    paused: bool,
 }
 
 impl Session {
@@ -793,6 +803,10 @@ impl Session {
         let stats = engine.stats.local();
         let reply_start = self.out.len();
         if !self.dispatch(&engine, &stats, argv) {
+            if self.paused {
+                self.paused = false;
+                return Flow::Paused;
+            }
             self.state
                 .info
                 .last_interaction_ms
@@ -922,6 +936,16 @@ impl Session {
             }
         }
 
+        // CLIENT PAUSE (checked where Redis's processCommand does, after
+        // the checks that answer at once).
+        if engine.pause.active() && !self.state.internal {
+            let flags = self.effective_flags(engine, spec, argv);
+            if engine.pause.holds(flags, now_ms()) {
+                self.paused = true;
+                return false;
+            }
+        }
+
         if let Some(multi) = self.state.multi.as_mut() {
             if !spec.has(flag::TX_CONTROL) {
                 if spec.has(flag::NO_MULTI) {
@@ -997,6 +1021,36 @@ impl Session {
     /// state: out of memory (deny-oom commands, and anything queued inside
     /// MULTI) and min-replicas-to-write (write commands). Scripts count
     /// with the flags they declare; EXEC with those of its queue.
+    /// A command's flags as Redis's processCommand sees them: a script's
+    /// from its declared flags, EXEC's with those of its queue (Redis's
+    /// mstate.cmd_flags).
+    fn effective_flags(&self, engine: &Engine, spec: &CommandSpec, argv: &[&[u8]]) -> u32 {
+        let mut flags = spec.flags;
+        if spec.group == crate::command::Group::Scripting && spec.has(flag::ALL_SHARDS) {
+            flags =
+                crate::commands::scripting::script_command_flags(engine, spec.name, argv, flags);
+        }
+        if spec.name == "exec" && spec.has(flag::TX_CONTROL) {
+            if let Some(multi) = &self.state.multi {
+                let t = table();
+                for q in &multi.commands {
+                    let qspec = t.get(q.id).spec;
+                    let mut f = qspec.flags;
+                    if qspec.group == crate::command::Group::Scripting
+                        && qspec.has(flag::ALL_SHARDS)
+                    {
+                        let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
+                        f = crate::commands::scripting::script_command_flags(
+                            engine, qspec.name, &qargv, f,
+                        );
+                    }
+                    flags |= f & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM);
+                }
+            }
+        }
+        flags
+    }
+
     fn check_state(
         &mut self,
         engine: &Engine,

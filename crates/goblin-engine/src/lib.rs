@@ -38,6 +38,7 @@ pub mod latency;
 pub mod log;
 pub mod memory;
 pub mod monitor;
+pub mod pause;
 pub mod persist;
 pub mod protocol;
 pub mod scripting;

@@ -57,6 +57,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     // replies, then either wait out a blocking command or read more input.
     loop {
         let mut blocked = false;
+        let mut paused = false;
         // While its commands run, a client's query buffer holds what was
         // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
         info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
@@ -80,6 +81,12 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                         // Later commands stay unprocessed until the wait ends.
                         Flow::Block => {
                             blocked = true;
+                            break;
+                        }
+                        // Held back by CLIENT PAUSE: parsed again after it.
+                        Flow::Paused => {
+                            parser.rewind();
+                            paused = true;
                             break;
                         }
                     }
@@ -121,7 +128,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             ));
             break;
         }
-        if close || blocked {
+        if close || blocked || paused {
             if flush_all(&engine, &mut stream, &mut session, &mut written)
                 .await
                 .is_err()
@@ -152,6 +159,19 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                 // Dropping the session gives up the wait.
                 Wait::Gone => break,
             }
+        }
+
+        if paused {
+            engine.pause.waiting.fetch_add(1, Ordering::Relaxed);
+            let gone = tokio::select! {
+                _ = engine.pause.wait() => false,
+                _ = info.wake.notified() => info.is_killed(),
+            };
+            engine.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+            if gone {
+                break;
+            }
+            continue;
         }
 
         if rbuf.is_empty() {

@@ -503,6 +503,33 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL] (Redis's clientCommand "pause").
+fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let timeout = parse_i64(args[2])
+        .ok_or_else(|| Error::err("timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(Error::err("timeout is negative"));
+    }
+    let mode = match args.get(3) {
+        None => crate::pause::ALL,
+        Some(m) if m.eq_ignore_ascii_case(b"all") => crate::pause::ALL,
+        Some(m) if m.eq_ignore_ascii_case(b"write") => crate::pause::WRITE,
+        Some(_) => return Err(Error::err("CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let now = now_ms();
+    ctx.engine
+        .pause
+        .pause(mode, now.saturating_add(timeout as u64), now);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.engine.pause.unpause();
+    ctx.out.ok();
+    Ok(())
+}
+
 fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::reply_help(
         ctx,
@@ -536,10 +563,14 @@ fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             "      Return clients of specified type.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock the specified blocked client.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "REPLY (ON|OFF|SKIP)",
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
         ],
@@ -650,6 +681,31 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         complexity: "O(log N) where N is the number of client connections",
         syntax: "client-id:integer [TIMEOUT|ERROR]",
         handler: client_unblock,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "pause",
+        arity: -3,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "2.9.50",
+        summary: "Stop processing commands from clients for some time",
+        complexity: "O(1)",
+        syntax: "timeout:integer [WRITE|ALL]",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_pause,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "unpause",
+        arity: 2,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "6.2.0",
+        summary: "Resume processing of clients that were paused",
+        complexity: "O(N) Where N is the number of paused clients",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_unpause,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

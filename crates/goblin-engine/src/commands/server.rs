@@ -285,7 +285,8 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
             engine.clients.count(),
             engine.config.get("maxclients"),
-            engine.clients.blocked.load(Ordering::Relaxed),
+            engine.clients.blocked.load(Ordering::Relaxed)
+                + engine.pause.waiting.load(Ordering::Relaxed),
             engine.clients.blocked_with_timeout.load(Ordering::Relaxed),
         );
     }

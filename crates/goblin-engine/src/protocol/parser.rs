@@ -96,6 +96,16 @@ impl RequestParser {
         }
     }
 
+    /// Forgets the command just parsed, so that the next `parse` returns
+    /// it again (a command CLIENT PAUSE held back).
+    pub fn rewind(&mut self) {
+        self.pos = self.partial_start;
+        self.remaining = 0;
+        self.bulk_len = None;
+        self.spans.clear();
+        self.inline.clear();
+    }
+
     /// Gives back the argument table of a very long command once no
     /// command is in progress (a 100,000-argument SADD leaves 1.6 MB).
     pub fn shrink(&mut self) {
