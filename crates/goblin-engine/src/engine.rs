@@ -532,7 +532,7 @@ impl Engine {
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
         let start = crate::util::time::monotonic_ns();
-        crate::pause::set_command_writes(entry.spec.has(flag::WRITE));
+        self.pause.enter_command(entry.spec.has(flag::WRITE));
         let db = client.db;
         let mut ctx = Ctx {
             engine: self,

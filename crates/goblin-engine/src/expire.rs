@@ -34,6 +34,10 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
     let mut deleted = 0;
     for idx in 0..engine.keyspace.shard_count() {
         let mut shard = engine.keyspace.lock(idx);
+        // A CLIENT PAUSE may begin while the cycle runs.
+        if engine.pause.expiry_paused() {
+            break;
+        }
         let now = now_ms();
         for db in shard.dbs.iter_mut() {
             loop {

@@ -5,41 +5,33 @@
 //! are neither expired nor evicted meanwhile, so the dataset stays as it
 //! was.
 //!
-//! A command pays one relaxed load of the pause state. A paused client's
-//! connection waits on `Pause::wait` and then runs the command again from
-//! the start, as Redis re-processes a postponed client.
+//! A command pays one relaxed load of the pause state and a thread-local
+//! read. A paused client's connection waits on `Pause::wait` and then runs
+//! the command again from the start, as Redis re-processes a postponed
+//! client.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 pub const NONE: u8 = 0;
 pub const WRITE: u8 = 1;
 pub const ALL: u8 = 2;
 
-/// Whether any pause is in effect, for the expiry paths (the keyspace
-/// reads it without an engine at hand). Set by `Pause` only.
-static EXPIRY_PAUSED: AtomicBool = AtomicBool::new(false);
-
 thread_local! {
-    /// The command running on this thread writes: its look-ups delete
-    /// expired keys even during a pause (it could not otherwise insert
-    /// over them). Only kept up to date while a pause is in effect.
-    static COMMAND_WRITES: Cell<bool> = const { Cell::new(false) };
+    /// The command running on this thread leaves expired keys in place
+    /// (they read as absent): its engine's clients are paused and it does
+    /// not write (a writer deletes them, or it could not insert over
+    /// them). Set per command by `Pause::enter_command`; per thread rather
+    /// than per process, so that engines sharing a process (tests) do not
+    /// share a pause.
+    static KEEP_EXPIRED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Expired keys stay (and read as absent) while clients are paused, for
-/// commands that do not write.
+/// Whether the look-ups of the command running on this thread keep
+/// expired keys (CLIENT PAUSE).
 #[inline]
 pub fn keep_expired_keys() -> bool {
-    EXPIRY_PAUSED.load(Ordering::Relaxed) && !COMMAND_WRITES.with(|w| w.get())
-}
-
-/// Records whether the command about to run writes (during a pause).
-#[inline]
-pub fn set_command_writes(writes: bool) {
-    if EXPIRY_PAUSED.load(Ordering::Relaxed) {
-        COMMAND_WRITES.with(|w| w.set(writes));
-    }
+    KEEP_EXPIRED.with(|k| k.get())
 }
 
 #[derive(Default)]
@@ -81,14 +73,25 @@ impl Pause {
         if current == NONE || end_ms > self.end_ms.load(Ordering::Relaxed) {
             self.end_ms.store(end_ms, Ordering::Relaxed);
         }
-        EXPIRY_PAUSED.store(true, Ordering::Relaxed);
     }
 
     /// CLIENT UNPAUSE, or the end of the pause: the waiting clients run.
     pub fn unpause(&self) {
         self.mode.store(NONE, Ordering::Relaxed);
-        EXPIRY_PAUSED.store(false, Ordering::Relaxed);
         self.changed.notify_waiters();
+    }
+
+    /// Records, before a command runs, whether its look-ups keep expired
+    /// keys: one relaxed load, and a thread-local write only when the
+    /// answer changes.
+    #[inline]
+    pub fn enter_command(&self, writes: bool) {
+        let keep = self.active() && !writes;
+        KEEP_EXPIRED.with(|k| {
+            if k.get() != keep {
+                k.set(keep)
+            }
+        });
     }
 
     /// Whether a command with these (effective) flags must wait now.
@@ -119,6 +122,6 @@ impl Pause {
 
     /// Whether expiry (active and lazy) is held back.
     pub fn expiry_paused(&self) -> bool {
-        EXPIRY_PAUSED.load(Ordering::Relaxed) && self.mode(crate::util::time::now_ms()) != NONE
+        self.active() && self.mode(crate::util::time::now_ms()) != NONE
     }
 }
