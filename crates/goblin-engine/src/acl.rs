@@ -18,7 +18,7 @@
 //! version change (a load of a cache line nobody writes in between).
 
 use crate::command::keys::key_positions;
-use crate::command::spec::kflag;
+use crate::command::spec::{chflag, kflag};
 use crate::command::table;
 use crate::util::glob::glob_match;
 use parking_lot::{Mutex, RwLock};
@@ -555,7 +555,56 @@ impl Selector {
                 }
             }
         }
+        // Channels that are published to or subscribed to; leaving a
+        // channel needs no permission.
+        if let Some(ch) = entry.spec.channels {
+            if !self.allchannels && ch.flags & (chflag::PUBLISH | chflag::SUBSCRIBE) != 0 {
+                let pattern = ch.flags & chflag::PATTERN != 0;
+                for pos in ch.positions(argv.len()) {
+                    if !channel_allowed(&self.channels, argv[pos], pattern) {
+                        return Err(Denied::Channel(pos));
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+}
+
+/// Redis's ACLCheckChannelAgainstList: a channel matches the rules as glob
+/// patterns; a pattern (PSUBSCRIBE) must equal one of them literally.
+pub fn channel_allowed(rules: &[Vec<u8>], channel: &[u8], is_pattern: bool) -> bool {
+    rules.iter().any(|rule| {
+        if is_pattern {
+            rule.as_slice() == channel
+        } else {
+            glob_match(rule, channel, false)
+        }
+    })
+}
+
+/// The first half of Redis's ACLKillPubsubClientsIfNeeded: None when the
+/// rules `new` cannot have revoked a channel that `old` allowed (a
+/// selector allows every channel, or the old channel rules are all among
+/// the new ones); otherwise the new rules of every selector, against which
+/// the user's subscriptions are to be checked.
+pub fn revoked_channels(new: &User, old: &User) -> Option<Vec<Vec<u8>>> {
+    if new.selectors.iter().any(|s| s.allchannels) {
+        return None;
+    }
+    let upcoming: Vec<Vec<u8>> = new
+        .selectors
+        .iter()
+        .flat_map(|s| s.channels.iter().cloned())
+        .collect();
+    let kept = old
+        .selectors
+        .iter()
+        .all(|s| !s.allchannels && s.channels.iter().all(|c| upcoming.contains(c)));
+    if kept {
+        None
+    } else {
+        Some(upcoming)
     }
 }
 
@@ -1263,6 +1312,51 @@ mod tests {
         let u = user(&[]);
         assert_eq!(u.check(id("get"), &[b"get", b"k"]), Err(Denied::Command));
         assert_eq!(u.describe(), b"off resetchannels -@all");
+    }
+
+    #[test]
+    fn channels_match_as_globs_and_patterns_literally() {
+        let u = user(&["+@all", "~*", "resetchannels", "&news.*", "&exact"]);
+        assert_eq!(
+            u.check(id("publish"), &[b"publish", b"news.1", b"m"]),
+            Ok(())
+        );
+        assert_eq!(
+            u.check(id("publish"), &[b"publish", b"other", b"m"]),
+            Err(Denied::Channel(1))
+        );
+        assert_eq!(
+            u.check(id("subscribe"), &[b"subscribe", b"exact", b"nope"]),
+            Err(Denied::Channel(2))
+        );
+        // A pattern subscription must be one of the rules as written.
+        assert_eq!(
+            u.check(id("psubscribe"), &[b"psubscribe", b"news.*"]),
+            Ok(())
+        );
+        assert_eq!(
+            u.check(id("psubscribe"), &[b"psubscribe", b"news.1*"]),
+            Err(Denied::Channel(1))
+        );
+        // Leaving needs no permission.
+        assert_eq!(u.check(id("unsubscribe"), &[b"unsubscribe", b"x"]), Ok(()));
+        assert_eq!(
+            u.check(id("spublish"), &[b"spublish", b"exact", b"m"]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn revoking_channels_is_told_from_keeping_them() {
+        let old = user(&["&a", "&b*"]);
+        assert!(revoked_channels(&user(&["&a", "&b*", "&c"]), &old).is_none());
+        assert!(revoked_channels(&user(&["allchannels"]), &old).is_none());
+        assert_eq!(
+            revoked_channels(&user(&["&a"]), &old),
+            Some(vec![b"a".to_vec()])
+        );
+        // From every channel to some: anything may be revoked.
+        assert!(revoked_channels(&user(&["&a"]), &user(&["allchannels"])).is_some());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Blocking commands: clients that wait for a key to receive data (BLPOP,
-//! BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and the sorted-set pops to come);
-//! Redis's blocked.c.
+//! BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, the sorted-set pops, XREAD and
+//! XREADGROUP with BLOCK); Redis's blocked.c.
 //!
 //! # The model
 //!
@@ -20,7 +20,12 @@
 //! blocked anywhere this costs one relaxed atomic load; otherwise, when the
 //! key's registry has waiters, the (database, key) pair is recorded on the
 //! calling client. Since the check happens under the key's shard lock, as
-//! does registration, a waiter cannot be missed.
+//! does registration, a waiter cannot be missed. A stream deleted, expired,
+//! overwritten or flushed while clients wait on its key is noted by the
+//! `Db` itself (`BlockingRegistry::stream_gone`), and the key is made ready
+//! once the command is done, so that XREADGROUP waiters learn that their
+//! stream went away (Redis signals such keys from dbDelete and
+//! dbOverwrite).
 //!
 //! **Serving.** After the top-level command finished and released its locks
 //! (so after a whole EXEC), the session calls [`Engine::serve_ready`]. For
@@ -32,7 +37,11 @@
 //! ready key, and never blocking again), deliver the reply bytes into the
 //! entry, mark it served and wake its connection. Keys that the served
 //! command makes ready in turn (BLMOVE pushing to a key others wait on) join
-//! the queue. Serving a key continues while it has data and waiters.
+//! the queue. Serving a key continues while it has data and waiters. A
+//! stream waiter's command runs whatever the key holds, since only it can
+//! tell whether there is something for it (entries past its ID, a group
+//! still there): when there is not, it declines (`Ctx::keep_waiting`) and
+//! the client goes on waiting.
 //!
 //! **Timeouts, CLIENT UNBLOCK, disconnects.** Every way out of the wait
 //! resolves the entry under the shard locks of its keys, after checking it
@@ -144,11 +153,23 @@ impl BlockedClient {
 #[derive(Default)]
 pub struct BlockingRegistry {
     keys: HashMap<CompactBytes, VecDeque<Arc<BlockedClient>>>,
+    /// Keys waited on whose stream was deleted or replaced since the
+    /// running command started: their XREADGROUP waiters are to be told
+    /// (Redis signals a stream key as ready when dbDelete or dbOverwrite
+    /// removes it). Collected after the command by `collect_gone_streams`.
+    gone: Vec<CompactBytes>,
 }
 
 impl BlockingRegistry {
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// Notes that the stream at `key` went away (see `gone`).
+    pub fn stream_gone(&mut self, key: &[u8]) {
+        if self.has_waiters(key) && !self.gone.iter().any(|k| k.as_slice() == key) {
+            self.gone.push(CompactBytes::from_slice(key));
+        }
     }
 
     pub fn has_waiters(&self, key: &[u8]) -> bool {
@@ -352,75 +373,102 @@ impl Engine {
 
     /// Serves the clients blocked on the `ready` keys, first come first
     /// served, with no lock held by the caller.
+    ///
+    /// The waiters of a key are visited in arrival order. A list or sorted
+    /// set waiter is served while the key holds its type. A stream waiter's
+    /// command always runs, since only it can tell whether the stream has
+    /// something for it (entries past its ID, a group that still exists):
+    /// when it has not, the command declines (`Ctx::keep_waiting`) and the
+    /// client goes on waiting. A pass that served someone is followed by
+    /// another, for the waiters that came meanwhile.
     pub fn serve_ready(&self, stats: &ThreadStats, ready: Vec<(usize, CompactBytes)>) {
         let mut queue: VecDeque<(usize, CompactBytes)> = ready.into();
         while let Some((db, key)) = queue.pop_front() {
             let h = hash_key(&key);
             let shard = self.keyspace.shard_of(h);
             loop {
-                let first = self.keyspace.lock(shard).dbs[db].blocking.first(&key);
-                let Some(entry) = first else { break };
-                let spec = table().get(entry.cmd_id).spec;
-                let argv: Vec<&[u8]> = entry.argv.iter().map(|a| a.as_slice()).collect();
-                let mut locks = self.locks_for(spec, &argv, false);
-                if !locks.holds(shard) {
-                    // Cannot happen for a well-formed command (the key is
-                    // one of its keys); never serve without the lock.
-                    break;
-                }
-                let slice = &mut locks.shard(shard).dbs[db];
-                let still_first = slice
+                let waiters: Vec<Arc<BlockedClient>> = self.keyspace.lock(shard).dbs[db]
                     .blocking
-                    .first(&key)
-                    .is_some_and(|e| Arc::ptr_eq(&e, &entry));
-                if !still_first {
-                    // Changed while unlocked: look again.
-                    continue;
-                }
-                if entry.state() != BlockState::Waiting {
-                    // Resolved entries leave every registry as they are
-                    // resolved; never let one stall the queue regardless.
-                    slice.blocking.remove(&key, &entry);
-                    continue;
-                }
-                let slice = &locks.shard_ref(shard).dbs[db];
-                if entry.info.is_killed() {
-                    // Its connection is going away; do not hand it data.
-                    self.resolve(&mut locks, &entry, BlockState::Cancelled, Vec::new());
-                    continue;
-                }
-                let now = now_ms();
-                let has_data = slice
-                    .peek(h, &key, now)
-                    .is_some_and(|o| o.value.value_type() == entry.value_type);
-                if !has_data {
-                    break;
-                }
-                let mut client =
-                    ClientState::new(entry.info.clone(), entry.db, entry.resp, true, false);
-                client.blocked_since_ns = entry.since_ns;
-                let mut out = ReplyWriter::new(entry.resp);
-                self.call_with(
-                    &mut client,
-                    &mut out,
-                    &mut locks,
-                    stats,
-                    entry.cmd_id,
-                    &argv,
-                    now,
-                    false,
-                    false,
-                    Some(&key),
-                );
-                entry.aof_offset.store(client.aof_offset, Ordering::Relaxed);
-                self.resolve(&mut locks, &entry, BlockState::Served, out.buf);
-                drop(locks);
-                for (d, k) in client.ready_keys {
-                    if !queue.iter().any(|(qd, qk)| *qd == d && *qk == k) {
-                        queue.push_back((d, k));
+                    .keys
+                    .get(key.as_slice())
+                    .map(|q| q.iter().cloned().collect())
+                    .unwrap_or_default();
+                let mut served_any = false;
+                for entry in waiters {
+                    if entry.state() != BlockState::Waiting {
+                        continue;
+                    }
+                    let spec = table().get(entry.cmd_id).spec;
+                    let argv: Vec<&[u8]> = entry.argv.iter().map(|a| a.as_slice()).collect();
+                    let mut locks = self.locks_for(spec, &argv, false);
+                    if !locks.holds(shard) {
+                        // Cannot happen for a well-formed command (the key
+                        // is one of its keys); never serve without the lock.
+                        continue;
+                    }
+                    if entry.state() != BlockState::Waiting {
+                        continue;
+                    }
+                    if entry.info.is_killed() {
+                        // Its connection is going away; do not hand it data.
+                        self.resolve(&mut locks, &entry, BlockState::Cancelled, Vec::new());
+                        continue;
+                    }
+                    let now = now_ms();
+                    if entry.value_type != ValueType::Stream {
+                        let has_data = locks.shard_ref(shard).dbs[db]
+                            .peek(h, &key, now)
+                            .is_some_and(|o| o.value.value_type() == entry.value_type);
+                        if !has_data {
+                            continue;
+                        }
+                    }
+                    let mut client =
+                        ClientState::new(entry.info.clone(), entry.db, entry.resp, true, false);
+                    client.blocked_since_ns = entry.since_ns;
+                    let mut out = ReplyWriter::new(entry.resp);
+                    self.call_with(
+                        &mut client,
+                        &mut out,
+                        &mut locks,
+                        stats,
+                        entry.cmd_id,
+                        &argv,
+                        now,
+                        false,
+                        false,
+                        Some(&key),
+                    );
+                    if client.keep_waiting {
+                        continue;
+                    }
+                    entry.aof_offset.store(client.aof_offset, Ordering::Relaxed);
+                    self.resolve(&mut locks, &entry, BlockState::Served, out.buf);
+                    served_any = true;
+                    drop(locks);
+                    for (d, k) in client.ready_keys {
+                        if !queue.iter().any(|(qd, qk)| *qd == d && *qk == k) {
+                            queue.push_back((d, k));
+                        }
                     }
                 }
+                if !served_any {
+                    break;
+                }
             }
+        }
+    }
+
+    /// After a command: the keys of the held shards whose stream went away
+    /// while someone waited on them (see `BlockingRegistry::gone`), queued
+    /// as ready so that their XREADGROUP waiters learn it.
+    pub(crate) fn collect_gone_streams(
+        &self,
+        locks: &mut ShardLocks<'_>,
+        ready: &mut Vec<(usize, CompactBytes)>,
+    ) {
+        for shard in locks.held_mut() {
+            take_gone(shard, ready);
         }
     }
 
@@ -457,13 +505,35 @@ impl Engine {
                 let slice = &shard.dbs[db];
                 for key in slice.blocking.keys() {
                     let waiting_for = slice.blocking.first(key).map(|e| e.value_type);
-                    let ready_now = slice
+                    let current = slice
                         .peek(hash_key(key), key, now_ms)
-                        .is_some_and(|o| Some(o.value.value_type()) == waiting_for);
-                    if ready_now {
+                        .map(|o| o.value.value_type());
+                    // Stream waiters decide for themselves: new entries
+                    // may serve them, a stream gone away ends XREADGROUP
+                    // (Redis's scanDatabaseForDeletedStreams).
+                    let stream_waiters = slice
+                        .blocking
+                        .keys
+                        .get(key.as_slice())
+                        .is_some_and(|q| q.iter().any(|e| e.value_type == ValueType::Stream));
+                    if current == waiting_for || stream_waiters {
                         ready.push((db, key.clone()));
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Moves the gone-stream keys of a shard's databases into `ready`.
+pub(crate) fn take_gone(
+    shard: &mut crate::keyspace::Shard,
+    ready: &mut Vec<(usize, CompactBytes)>,
+) {
+    for (db, slice) in shard.dbs.iter_mut().enumerate() {
+        for key in slice.blocking.gone.drain(..) {
+            if !ready.iter().any(|(d, k)| *d == db && *k == key) {
+                ready.push((db, key));
             }
         }
     }

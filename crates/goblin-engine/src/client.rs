@@ -44,14 +44,22 @@ pub struct ClientInfo {
     pub query_buffer_peak: AtomicUsize,
     /// A resize the cron asks of the connection (usize::MAX: none).
     query_buffer_resize: AtomicUsize,
-    pub output_buffer: AtomicUsize,
+    /// Replies its connection has not written yet (the socket did not
+    /// take them), as of the connection's last turn.
+    pub output_pending: AtomicUsize,
     pub multi_len: AtomicU64,
     pub in_multi: AtomicBool,
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
     pub killed: AtomicBool,
-    /// Woken when the client is killed.
+    /// Woken when the client is killed, and when a message reaches its
+    /// mailbox: its connection then writes the message out.
     pub wake: tokio::sync::Notify,
+    /// Pub/Sub messages published to the client that its connection has
+    /// not written yet (see `crate::pubsub`).
+    pub mailbox: crate::pubsub::Mailbox,
+    /// What it is subscribed to, counted (CLIENT LIST's sub/psub/ssub).
+    pub subscriptions: crate::pubsub::SubscriptionCounts,
     /// The wait in progress while the client is blocked (CLIENT UNBLOCK
     /// finds it here).
     pub block: Mutex<Option<Arc<crate::blocking::BlockedClient>>>,
@@ -67,6 +75,18 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
+    /// CLIENT LIST's omem: the output not written yet, Pub/Sub messages
+    /// still in the mailbox included (what the output buffer limits
+    /// measure).
+    pub fn output_memory(&self) -> usize {
+        let pending = self.output_pending.load(Ordering::Relaxed);
+        if self.subscriptions.any() {
+            pending + self.mailbox.len()
+        } else {
+            pending
+        }
+    }
+
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.wake.notify_one();
@@ -204,6 +224,10 @@ pub struct ClientState {
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
     /// Set when the last command blocked (see `crate::blocking`).
     pub blocked: Option<Arc<crate::blocking::BlockedClient>>,
+    /// Set by a blocking command run for a waiter that finds nothing for
+    /// it yet (a stream's new entries not past its ID): the waiter goes on
+    /// waiting instead of being served.
+    pub keep_waiting: bool,
     /// The server was out of memory when the current command started
     /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
     /// script's deny-oom commands are refused on it.
@@ -212,6 +236,10 @@ pub struct ClientState {
     /// blocked (monotonic ns), so that its duration counts the wait, as
     /// Redis's does. 0 otherwise.
     pub blocked_since_ns: u64,
+    /// The channels, patterns and shard channels the client subscribes
+    /// to; None while it subscribes to nothing (Redis's CLIENT_PUBSUB
+    /// flag is whether this is set).
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
 }
 
 impl ClientState {
@@ -236,8 +264,10 @@ impl ClientState {
             watching: None,
             ready_keys: Vec::new(),
             blocked: None,
+            keep_waiting: false,
             pre_command_oom: false,
             blocked_since_ns: 0,
+            pubsub: None,
             replaying: false,
             aof_offset: 0,
             pending_log: Vec::new(),
@@ -246,6 +276,12 @@ impl ClientState {
 
     pub fn id(&self) -> u64 {
         self.info.id
+    }
+
+    /// Subscribed to some channel, pattern or shard channel.
+    #[inline]
+    pub fn subscribed(&self) -> bool {
+        self.pubsub.is_some()
     }
 
     pub fn set_db(&mut self, db: usize) {
@@ -285,13 +321,15 @@ impl ClientRegistry {
             query_buffer_free: AtomicUsize::new(0),
             query_buffer_peak: AtomicUsize::new(0),
             query_buffer_resize: AtomicUsize::new(usize::MAX),
-            output_buffer: AtomicUsize::new(0),
+            output_pending: AtomicUsize::new(0),
             multi_len: AtomicU64::new(0),
             in_multi: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
+            mailbox: Default::default(),
+            subscriptions: Default::default(),
             block: Mutex::new(None),
             user: Mutex::new(b"default".to_vec()),
             monitor: AtomicBool::new(false),

@@ -341,6 +341,9 @@ pub struct Config {
     pub zset_max_listpack_value: AtomicUsize,
     /// hll-sparse-max-bytes: read by every PFADD and PFMERGE.
     pub hll_sparse_max_bytes: AtomicUsize,
+    /// stream-node-max-bytes and stream-node-max-entries (read by every XADD).
+    pub stream_node_max_bytes: AtomicUsize,
+    pub stream_node_max_entries: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
     /// The slow log and the latency monitor, read after every command.
@@ -350,9 +353,11 @@ pub struct Config {
     /// latency-tracking: every command records its duration in its
     /// thread's histogram.
     pub latency_tracking: AtomicBool,
-    /// client-output-buffer-limit of normal clients: hard and soft limits
-    /// in bytes (0 = none) and the soft limit's seconds.
+    /// client-output-buffer-limit of normal clients and of Pub/Sub
+    /// subscribers: hard and soft limits in bytes (0 = none) and the soft
+    /// limit's seconds.
     pub obuf_normal: [AtomicU64; 3],
+    pub obuf_pubsub: [AtomicU64; 3],
     /// The shortest duration, in microseconds, that the slow log or the
     /// latency monitor wants to hear about (u64::MAX when both are off):
     /// the one comparison a command pays for both.
@@ -456,18 +461,11 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
         }
         // Existence is checked by CONFIG SET; at startup the directory is created.
         Kind::Dir => Ok(value.to_string()),
-        Kind::NotifyFlags => {
-            let mut flags = String::new();
-            for c in value.chars() {
-                if !"gx$lshzxeKEtmdnA".contains(c) {
-                    return Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into());
-                }
-                if !flags.contains(c) {
-                    flags.push(c);
-                }
-            }
-            Ok(flags)
-        }
+        // Kept as CONFIG GET shows it (Redis's keyspaceEventsFlagsToString).
+        Kind::NotifyFlags => match crate::pubsub::notify::parse(value) {
+            Some(flags) => Ok(crate::pubsub::notify::describe(flags)),
+            None => Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
+        },
         Kind::MemoryOrPercent => {
             if let Some(pct) = value.strip_suffix('%') {
                 let v: i64 = pct
@@ -568,6 +566,8 @@ impl Config {
             zset_max_listpack_entries: AtomicUsize::new(0),
             zset_max_listpack_value: AtomicUsize::new(0),
             hll_sparse_max_bytes: AtomicUsize::new(0),
+            stream_node_max_bytes: AtomicUsize::new(0),
+            stream_node_max_entries: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
             slowlog_log_slower_than: AtomicI64::new(0),
             slowlog_max_len: AtomicUsize::new(0),
@@ -575,6 +575,7 @@ impl Config {
             latency_tracking: AtomicBool::new(true),
             watch_us: AtomicU64::new(u64::MAX),
             obuf_normal: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            obuf_pubsub: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         };
         c.refresh_hot();
         c
@@ -603,6 +604,8 @@ impl Config {
             (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
             (&self.zset_max_listpack_value, "zset-max-listpack-value"),
             (&self.hll_sparse_max_bytes, "hll-sparse-max-bytes"),
+            (&self.stream_node_max_bytes, "stream-node-max-bytes"),
+            (&self.stream_node_max_entries, "stream-node-max-entries"),
         ] {
             slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
         }
@@ -616,8 +619,13 @@ impl Config {
         let limits = self.get("client-output-buffer-limit");
         let words: Vec<&str> = limits.split_whitespace().collect();
         for chunk in words.chunks(4) {
-            if chunk.len() == 4 && chunk[0] == "normal" {
-                for (slot, v) in self.obuf_normal.iter().zip(&chunk[1..]) {
+            let class = match chunk {
+                ["normal", ..] => &self.obuf_normal,
+                ["pubsub", ..] => &self.obuf_pubsub,
+                _ => continue,
+            };
+            if chunk.len() == 4 {
+                for (slot, v) in class.iter().zip(&chunk[1..]) {
                     slot.store(v.parse().unwrap_or(0), Ordering::Relaxed);
                 }
             }

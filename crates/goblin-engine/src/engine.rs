@@ -58,6 +58,8 @@ pub struct Engine {
     pub scripting: crate::scripting::Scripting,
     /// ACL users and the ACL log.
     pub acl: crate::acl::Acl,
+    /// Pub/Sub subscriptions, and the keyspace notifications' settings.
+    pub pubsub: crate::pubsub::PubSub,
     /// Snapshots, the append-only file, loading.
     pub persist: crate::persist::Persistence,
     /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
@@ -112,6 +114,7 @@ impl Engine {
             clients,
             scripting,
             acl: crate::acl::Acl::new(),
+            pubsub: crate::pubsub::PubSub::new(),
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
@@ -275,6 +278,15 @@ impl Engine {
     pub fn apply_config(&self) {
         self.acl
             .set_pubsub_default(self.config.get("acl-pubsub-default") == "allchannels");
+        let [hard, soft, secs] = self
+            .config
+            .obuf_pubsub
+            .each_ref()
+            .map(|v| v.load(Ordering::Relaxed));
+        self.pubsub.set_output_limits(hard, soft, secs);
+        self.pubsub.set_notify_flags(
+            crate::pubsub::notify::parse(&self.config.get("notify-keyspace-events")).unwrap_or(0),
+        );
         crate::keyspace::object::access::configure(
             self.config.get("maxmemory-policy").ends_with("lfu"),
             self.config
@@ -388,9 +400,11 @@ impl Engine {
         // Fast path: a single key at a fixed position.
         if let [ks_spec] = spec.keys {
             if spec.keys_fn.is_none() {
-                if let (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }) =
-                    (ks_spec.begin, ks_spec.find)
-                {
+                if let (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }, false) = (
+                    ks_spec.begin,
+                    ks_spec.find,
+                    ks_spec.flags & crate::command::kflag::NOT_KEY != 0,
+                ) {
                     return match argv.get(pos as usize) {
                         Some(key) => {
                             let idx = ks.shard_of_key(key);
@@ -560,6 +574,12 @@ impl Engine {
         }
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
+        }
+        ctx.publish_db_events();
+        // Streams the command deleted or replaced under waiters: their
+        // XREADGROUP clients are served (with an error) once it is done.
+        if self.clients.blocked.load(Ordering::Relaxed) != 0 {
+            self.collect_gone_streams(ctx.locks, &mut ctx.client.ready_keys);
         }
         if monitored && !entry.spec.has(flag::SKIP_MONITOR | flag::ADMIN) {
             self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
@@ -791,6 +811,19 @@ impl Session {
         &self.state.info
     }
 
+    /// Moves the Pub/Sub messages published to this client since the last
+    /// call into `out`, after the replies already there; true when there
+    /// were some. A connection calls it before each write, and when woken
+    /// by `ClientInfo::wake` (see `crate::pubsub`); costs nothing for a
+    /// client that subscribes to nothing.
+    #[inline]
+    pub fn deliver_pushes(&mut self) -> bool {
+        if !self.state.subscribed() {
+            return false;
+        }
+        self.state.info.mailbox.drain_into(&mut self.out)
+    }
+
     /// Whether the client must authenticate before running commands (the
     /// parser then applies Redis's stricter limits).
     pub fn auth_required(&self) -> bool {
@@ -801,6 +834,9 @@ impl Session {
     pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
         let engine = self.engine.clone();
         let stats = engine.stats.local();
+        // Messages that arrived before the command precede its reply.
+        self.deliver_pushes();
+        self.out.clear_push_marks();
         let reply_start = self.out.len();
         if !self.dispatch(&engine, &stats, argv) {
             if self.paused {
@@ -834,7 +870,9 @@ impl Session {
             }
         };
         if discard {
-            self.out.truncate(reply_start);
+            self.out.discard_from(reply_start);
+        } else {
+            self.out.clear_push_marks();
         }
         if self.state.blocked.is_some() {
             self.block_reply_discarded = discard;
@@ -934,6 +972,17 @@ impl Session {
                 self.reject_command(engine, stats, id, &err);
                 return false;
             }
+        }
+
+        // A RESP2 client that subscribes may only subscribe, leave, PING,
+        // QUIT or RESET: its replies are messages (Redis's processCommand).
+        if self.state.subscribed() && self.state.resp == 2 && !spec.has(flag::SUBSCRIBED_OK) {
+            let err = Error::err(format_args!(
+                "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                t.get(id).fullname
+            ));
+            self.reject_command(engine, stats, id, &err);
+            return false;
         }
 
         // CLIENT PAUSE (checked where Redis's processCommand does, after
@@ -1152,6 +1201,7 @@ impl Drop for Session {
         if self.state.info.monitor.load(Ordering::Relaxed) {
             self.engine.monitors.remove(self.state.info.id);
         }
+        crate::commands::pubsub::leave_all(&self.engine, &mut self.state, None);
         self.engine.clients.unregister(self.state.info.id);
     }
 }

@@ -50,7 +50,7 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                     break;
                 }
                 if start.elapsed() > budget {
-                    crate::persist::log_expired(engine, &mut shard);
+                    expired_in(engine, &mut shard);
                     return deleted;
                 }
             }
@@ -64,11 +64,35 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
                     break;
                 }
                 if start.elapsed() > budget {
+                    expired_in(engine, &mut shard);
                     return deleted;
                 }
             }
         }
-        crate::persist::log_expired(engine, &mut shard);
+        expired_in(engine, &mut shard);
+        if engine.clients.blocked.load(Ordering::Relaxed) != 0 {
+            // Expired streams end the waits of their XREADGROUP clients.
+            let mut gone = Vec::new();
+            crate::blocking::take_gone(&mut shard, &mut gone);
+            drop(shard);
+            if !gone.is_empty() {
+                engine.serve_ready(&engine.stats.local(), gone);
+            }
+        }
     }
     deleted
+}
+
+/// What expired in a shard the cycle holds: logged (as DELs) for the
+/// append-only file and published as keyspace notifications.
+fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
+    crate::persist::log_expired(engine, shard);
+    if crate::keyspace::db::events_pending() {
+        for (i, db) in shard.dbs.iter_mut().enumerate() {
+            let events = db.take_events();
+            if !events.is_empty() {
+                engine.pubsub.db_events(i, events, None);
+            }
+        }
+    }
 }

@@ -20,6 +20,8 @@
 //! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
 //!   timed out and unblocked.
 //! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
+//! - [`pubsub`]: the Pub/Sub registry and the mailboxes through which
+//!   messages reach clients on any thread.
 //!
 //! See ARCHITECTURE.md at the repository root for the path of a command and
 //! the locking model.
@@ -41,6 +43,7 @@ pub mod monitor;
 pub mod pause;
 pub mod persist;
 pub mod protocol;
+pub mod pubsub;
 pub mod scripting;
 pub mod slowlog;
 pub mod stats;

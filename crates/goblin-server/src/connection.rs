@@ -23,6 +23,9 @@ const IOBUF: usize = 16 * 1024;
 /// Buffers larger than this are released once drained, so idle clients
 /// hold little memory.
 const KEEP_CAPACITY: usize = 64 * 1024;
+/// How often a client past its soft output limit is checked while
+/// nothing else wakes its connection.
+const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
 pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
@@ -52,6 +55,8 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     let mut written = 0usize;
     // When the output passed the soft limit (0 = it is under).
     let mut soft_since = 0u64;
+    // The pending output as CLIENT LIST last saw it.
+    let mut reported_pending = 0usize;
 
     // Each turn: execute every complete command in the buffer, write their
     // replies, then either wait out a blocking command or read more input.
@@ -118,10 +123,10 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
 
         // Redis's checkClientOutputBufferLimits: a client whose unsent
-        // replies pass its limit is closed without them.
-        if session.out.buf.len() - written > 0
-            && over_output_limit(&engine, &session, written, &mut soft_since)
-        {
+        // replies pass its limit is closed without them. Messages for a
+        // subscriber count as soon as they are here.
+        take_output_of_others(&mut session);
+        if over_output_limit(&engine, &session, written, &mut soft_since) {
             crate::log::warning(&format!(
                 "Client id={} addr={peer} closed for overcoming of output buffer limits.",
                 info.id
@@ -142,9 +147,14 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         {
             break;
         }
+        let pending = session.out.buf.len() - written;
+        if pending != reported_pending {
+            info.output_pending.store(pending, Ordering::Relaxed);
+            reported_pending = pending;
+        }
 
         if blocked {
-            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf).await {
+            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf, &mut written).await {
                 // The reply is in `out`; what the client sent meanwhile is
                 // processed on the next turn.
                 Wait::Done => {
@@ -199,6 +209,13 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                 if w.is_err() { break }
                 continue;
             }
+            // Past the soft limit, the limit is looked at again though
+            // nothing happens (Redis's clientsCron does). An async block,
+            // so that other turns do not even read the clock for it.
+            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if soft_since != 0 => continue,
+            // Killed, asked to resize the query buffer, or output reached
+            // the mailbox (Pub/Sub) or the push queue (MONITOR): the next
+            // turn's flush writes it, though the client sent nothing.
             _ = info.wake.notified() => {
                 if info.is_killed() { break }
                 if let Some(size) = info.take_query_buffer_resize() {
@@ -262,7 +279,7 @@ async fn flush_some(
     session: &mut goblin_engine::Session,
     written: &mut usize,
 ) -> std::io::Result<()> {
-    session.state.info.take_pushed(&mut session.out.buf);
+    take_output_of_others(session);
     if session.out.buf.len() == *written {
         return Ok(());
     }
@@ -290,33 +307,80 @@ async fn flush_all(
     session: &mut goblin_engine::Session,
     written: &mut usize,
 ) -> std::io::Result<()> {
-    // Output others produced for this client (MONITOR lines).
-    session.state.info.take_pushed(&mut session.out.buf);
+    take_output_of_others(session);
     if session.out.buf.len() == *written {
         return Ok(());
     }
     await_log(engine, session).await;
     let out = &session.out.buf[*written..];
     engine.stats.add_net_output(out.len());
-    stream.write_all(out).await?;
+    if !session.state.subscribed() {
+        stream.write_all(out).await?;
+    } else {
+        // A subscriber that does not read holds this write forever: a
+        // kill (its output limit, CLIENT KILL) ends it.
+        let info = session.info().clone();
+        let write = stream.write_all(out);
+        tokio::pin!(write);
+        loop {
+            tokio::select! {
+                r = &mut write => {
+                    r?;
+                    break;
+                }
+                _ = info.wake.notified() => {
+                    if info.is_killed() {
+                        return Err(std::io::Error::other("client killed"));
+                    }
+                }
+            }
+        }
+        // A wake for messages may have been taken above: keep it for the
+        // connection's next wait.
+        if info.mailbox.has_pending() {
+            info.wake.notify_one();
+        }
+    }
     written_out(session, written);
     Ok(())
 }
 
-/// Redis's checkClientOutputBufferLimits for a normal client: more than
-/// 1024 bytes pending for a client that must still authenticate, or past
-/// the hard limit, or past the soft limit for longer than its seconds.
+/// Appends what other clients produced for this one since the last
+/// flush: Pub/Sub messages (after the replies, as they arrived later) and
+/// MONITOR lines.
+#[inline]
+fn take_output_of_others(session: &mut goblin_engine::Session) {
+    session.deliver_pushes();
+    session.state.info.take_pushed(&mut session.out.buf);
+}
+
+/// Redis's checkClientOutputBufferLimits for a normal client or a Pub/Sub
+/// subscriber, by its class's limits (messages that wait in a mailbox
+/// while the connection is busy are checked as they arrive, see
+/// goblin_engine::pubsub): more than 1024 bytes for a client that must
+/// still authenticate, or past the hard limit, or past the soft limit for
+/// longer than its seconds. All the output not written counts (Redis
+/// counts its reply list, rounded up to allocation sizes).
 fn over_output_limit(
     engine: &Engine,
     session: &goblin_engine::Session,
     written: usize,
     soft_since: &mut u64,
 ) -> bool {
-    let used = (session.out.buf.len() - written) as u64;
+    let pending = session.out.buf.len() - written;
+    if pending == 0 {
+        *soft_since = 0;
+        return false;
+    }
+    let used = pending as u64;
     if used > 1024 && session.auth_required() {
         return true;
     }
-    let [hard, soft, secs] = &engine.config.obuf_normal;
+    let [hard, soft, secs] = if session.state.subscribed() {
+        &engine.config.obuf_pubsub
+    } else {
+        &engine.config.obuf_normal
+    };
     let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
     if hard != 0 && used >= hard {
         return true;
@@ -366,6 +430,7 @@ async fn wait_blocked(
     stream: &mut TcpStream,
     session: &mut goblin_engine::Session,
     rbuf: &mut BytesMut,
+    written: &mut usize,
 ) -> Wait {
     let Some(entry) = session.blocked().cloned() else {
         return Wait::Done;
@@ -389,6 +454,11 @@ async fn wait_blocked(
             } => break,
             _ = info.wake.notified() => {
                 if info.is_killed() {
+                    return Wait::Gone;
+                }
+                // A RESP3 client may block while it subscribes: its
+                // messages keep flowing meanwhile.
+                if flush_all(engine, stream, session, written).await.is_err() {
                     return Wait::Gone;
                 }
             }

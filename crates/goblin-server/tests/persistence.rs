@@ -4,116 +4,16 @@
 //! Goblin and Redis 7.0.15 (Debian's redis-server, which must be installed:
 //! these tests fail rather than skip without it).
 
+mod common;
+
+use common::process::{free_port, temp_dir, Proc};
 use redis::{Commands, Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "goblin-persist-{name}-{}-{}",
-        std::process::id(),
-        fastrand::u32(..)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A server process (goblin-server or redis-server) on its own port.
-struct Proc {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Proc {
-    fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
-        let port = free_port();
-        let log = dir.join(format!(
-            "{}-{port}.log",
-            Path::new(program).file_name().unwrap().to_string_lossy()
-        ));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut cmd = Command::new(program);
-        cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
-            .args(args)
-            .stdout(Stdio::from(out.try_clone().unwrap()))
-            .stderr(Stdio::from(out));
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
-        let mut p = Proc { child, port, log };
-        p.wait_ready();
-        p
-    }
-
-    fn goblin(dir: &Path, args: &[&str]) -> Proc {
-        Proc::spawn(env!("CARGO_BIN_EXE_goblin-server"), dir, args)
-    }
-
-    fn redis(dir: &Path, args: &[&str]) -> Proc {
-        Proc::spawn("redis-server", dir, args)
-    }
-
-    /// Waits until the server answers PING (it loads its data first).
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!(
-                    "server exited ({status}) during startup:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
-            }
-            if let Ok(mut c) = self.try_client() {
-                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
-                }
-            }
-            assert!(Instant::now() < deadline, "server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn try_client(&self) -> redis::RedisResult<Connection> {
-        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?
-            .get_connection_with_timeout(Duration::from_secs(5))
-    }
-
-    fn client(&self) -> Connection {
-        self.try_client().unwrap()
-    }
-
-    fn kill9(mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-
-    fn shutdown(mut self) {
-        let mut c = self.client();
-        let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// What a writer got acknowledged: key -> value (for SET), counter value.
 #[derive(Default)]
@@ -530,8 +430,6 @@ fn dump_payloads_travel_between_redis_and_goblin() {
 
 // ---------------------------------------------------------------------------
 // Point-in-time snapshots while clients write
-
-mod common;
 
 /// Reads a dump.rdb into (db, key) -> (value or type, expiry).
 fn read_rdb(path: &Path) -> BTreeMap<(u64, Vec<u8>), String> {

@@ -16,10 +16,20 @@
 //! registry under its lock; so the store keeps idle sessions in a pool
 //! and hands each call one of them. A session goes back to the pool only
 //! when the call left it exactly as a fresh one (database 0, RESP3, no
-//! transaction, no WATCH, replies on, no name); a call that changed any of
+//! transaction, no WATCH, no subscription, replies on, no name); a call
+//! that changed any of
 //! that (SELECT, MULTI, WATCH, HELLO 2, CLIENT SETNAME...) drops its
 //! session, which is what a disconnect does. The benchmark
 //! (`benches/embedded.rs`) measures both ways.
+//!
+//! # Pub/Sub
+//!
+//! PUBLISH works as over the network and reaches every subscriber of the
+//! engine (network clients included). A SUBSCRIBE through `execute` is a
+//! client that subscribes and leaves: the call returns the confirmations
+//! and its session, being subscribed, is dropped, which leaves the
+//! channels again. A host that keeps a session subscribed (see
+//! `goblin_engine::Session::deliver_pushes`) receives the messages.
 //!
 //! # Blocking commands
 //!
@@ -290,6 +300,7 @@ fn is_fresh(s: &Session) -> bool {
         && st.multi.is_none()
         && st.watching.is_none()
         && st.blocked.is_none()
+        && !st.subscribed()
         && st.ready_keys.is_empty()
         && !st.info.is_killed()
         && st.info.name.lock().is_none()

@@ -282,3 +282,45 @@ async fn caches_share_counts_only_through_a_shared_store() {
     assert_eq!(separate.increment(&views, 1).await.unwrap(), 1);
     assert_eq!(a.get(&views).await.unwrap(), Some(2));
 }
+
+#[tokio::test]
+async fn publish_reaches_engine_subscribers_and_subscribe_leaves_with_its_call() {
+    let store = Store::open_in_memory();
+    assert_eq!(
+        store.execute(["PUBLISH", "ch", "nobody"]).await.unwrap(),
+        Reply::Int(0)
+    );
+    // The call subscribes, gets its confirmations as RESP3 pushes, and
+    // leaves with its session.
+    assert_eq!(
+        store.execute(["SUBSCRIBE", "ch", "other"]).await.unwrap(),
+        Reply::Array(vec![
+            Reply::Push(vec![bulk("subscribe"), bulk("ch"), Reply::Int(1)]),
+            Reply::Push(vec![bulk("subscribe"), bulk("other"), Reply::Int(2)]),
+        ])
+    );
+    assert_eq!(
+        store.execute(["PUBSUB", "NUMSUB", "ch"]).await.unwrap(),
+        Reply::Array(vec![bulk("ch"), Reply::Int(0)])
+    );
+    // A session kept subscribed receives what the store publishes.
+    let engine = store.engine();
+    let mut session = engine.session(goblin_engine::ConnInfo::embedded());
+    session.execute(&[b"HELLO", b"3"]);
+    session.execute(&[b"SUBSCRIBE", b"ch"]);
+    session.out.buf.clear();
+    assert_eq!(
+        store.execute(["PUBLISH", "ch", "hi"]).await.unwrap(),
+        Reply::Int(1)
+    );
+    assert!(session.deliver_pushes());
+    assert_eq!(
+        Reply::decode_all(&session.out.buf).unwrap(),
+        vec![Reply::Push(vec![bulk("message"), bulk("ch"), bulk("hi")])]
+    );
+    drop(session);
+    assert_eq!(
+        store.execute(["PUBLISH", "ch", "gone"]).await.unwrap(),
+        Reply::Int(0)
+    );
+}

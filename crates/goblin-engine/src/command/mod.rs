@@ -7,7 +7,8 @@ pub mod syntax;
 pub mod table;
 
 pub use spec::{
-    flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec, LocksFn,
+    chflag, flag, kflag, BeginSearch, ChannelSpec, CmdResult, CommandSpec, FindKeys, Group,
+    KeySpec, LocksFn,
 };
 pub use table::{table, CommandTable};
 
@@ -131,16 +132,40 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn lookup_read(&mut self, key: &[u8]) -> Option<&mut Object> {
         let now = self.now_ms;
         let stats = self.stats;
+        if self.key_miss(key) {
+            return None;
+        }
         let (db, h) = self.locate(key);
         let found = db.lookup(h, key, now);
         stats.hit(found.is_some());
         found
     }
 
+    /// With the 'm' class of keyspace notifications on, a read that finds
+    /// no key publishes "keymiss" (Redis's lookupKeyReadWithFlags); true
+    /// then, the miss counted. Otherwise one relaxed load.
+    #[inline]
+    fn key_miss(&mut self, key: &[u8]) -> bool {
+        if !self.notifies(crate::pubsub::notify::KEY_MISS) {
+            return false;
+        }
+        let now = self.now_ms;
+        let (db, h) = self.locate(key);
+        if db.lookup(h, key, now).is_some() {
+            return false;
+        }
+        self.stats.hit(false);
+        self.notify(crate::pubsub::notify::KEY_MISS, "keymiss", key);
+        true
+    }
+
     /// Like `lookup_read`, also handing back the reply writer so the value
     /// can be copied into the reply while it is borrowed.
     #[inline]
     pub fn lookup_read_and_out(&mut self, key: &[u8]) -> (Option<&mut Object>, &mut ReplyWriter) {
+        if self.key_miss(key) {
+            return (None, &mut *self.out);
+        }
         let h = hash_key(key);
         let idx = self.engine.keyspace.shard_of(h);
         let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
@@ -269,6 +294,87 @@ impl<'a, 'l> Ctx<'a, 'l> {
         }
     }
 
+    /// Redis's notifyKeyspaceEvent: reports that `event` (of class
+    /// `class`, a `pubsub::notify` bit) happened to `key` in the current
+    /// database. Commands call it where they change data, as Redis does.
+    /// Costs one relaxed atomic load while the class is off.
+    #[inline]
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        let db = self.client.db;
+        self.notify_in(db, class, event, key);
+    }
+
+    /// Whether notifications of `class` are on (one relaxed load).
+    #[inline]
+    pub fn notifies(&self, class: u32) -> bool {
+        self.engine
+            .pubsub
+            .notify_flags
+            .load(std::sync::atomic::Ordering::Relaxed)
+            & class
+            != 0
+    }
+
+    /// `notify` for a key of database `db` (MOVE, COPY ... DB).
+    #[inline]
+    pub fn notify_in(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
+        let flags = self
+            .engine
+            .pubsub
+            .notify_flags
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if flags & class != 0 {
+            self.publish_event(flags, db, event.as_bytes(), key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_event(&mut self, flags: u32, db: usize, event: &[u8], key: &[u8]) {
+        // What the databases recorded meanwhile (a key that expired on
+        // look-up, one this command created) comes first.
+        self.publish_db_events();
+        // A subscribed client gets its own messages in its reply buffer.
+        let publisher = self.client.subscribed().then(|| crate::pubsub::Publisher {
+            info: &self.client.info,
+            out: &mut *self.out,
+        });
+        self.engine
+            .pubsub
+            .keyspace_event(flags, db, event, key, publisher);
+    }
+
+    /// Publishes the key creations and expiries the held shards' databases
+    /// recorded (see `keyspace::db::DbEvent`): before each event of the
+    /// command, and when it ends.
+    #[inline]
+    pub(crate) fn publish_db_events(&mut self) {
+        if crate::keyspace::db::events_pending() {
+            self.publish_pending_db_events();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_pending_db_events(&mut self) {
+        let engine = self.engine;
+        let client = &*self.client;
+        let out = &mut *self.out;
+        for shard in self.locks.held_mut() {
+            for (i, db) in shard.dbs.iter_mut().enumerate() {
+                let events = db.take_events();
+                if events.is_empty() {
+                    continue;
+                }
+                let publisher = client.subscribed().then(|| crate::pubsub::Publisher {
+                    info: &client.info,
+                    out: &mut *out,
+                });
+                engine.pubsub.db_events(i, events, publisher);
+            }
+        }
+    }
+
     /// Records that `key` may now serve clients blocked on it (a push, the
     /// destination of a move...). Costs one relaxed load while nobody is
     /// blocked; see `crate::blocking`.
@@ -319,6 +425,13 @@ impl<'a, 'l> Ctx<'a, 'l> {
                 .collect(),
             None => keys.to_vec(),
         }
+    }
+
+    /// While serving a blocked client: declines to serve it, so that it
+    /// goes on waiting (a stream with nothing past its ID). The command
+    /// must then have written no reply.
+    pub fn keep_waiting(&mut self) {
+        self.client.keep_waiting = true;
     }
 
     /// Blocks the calling client until one of `req.keys` receives data of

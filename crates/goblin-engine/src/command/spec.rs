@@ -52,6 +52,10 @@ pub mod flag {
     /// Goblin-specific: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
     pub const TX_CONTROL: u32 = 1 << 25;
+    /// Goblin-specific: may run while a RESP2 client is subscribed
+    /// ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT, RESET: the list of
+    /// Redis's processCommand).
+    pub const SUBSCRIBED_OK: u32 = 1 << 26;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -102,6 +106,39 @@ pub mod kflag {
         (INCOMPLETE, "incomplete"),
         (VARIABLE_FLAGS, "variable_flags"),
     ];
+}
+
+/// Channel argument flags (Redis's CMD_CHANNEL_*).
+pub mod chflag {
+    pub const PUBLISH: u32 = 1 << 0;
+    pub const SUBSCRIBE: u32 = 1 << 1;
+    pub const UNSUBSCRIBE: u32 = 1 << 2;
+    /// The arguments are patterns (PSUBSCRIBE): ACL rules match them
+    /// literally.
+    pub const PATTERN: u32 = 1 << 3;
+}
+
+/// Which arguments of a command are Pub/Sub channels, for the ACL channel
+/// rules (Redis's commands_with_channels table in db.c).
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelSpec {
+    pub flags: u32,
+    /// The first channel argument.
+    pub first: usize,
+    /// The last one, -1 for the last argument.
+    pub last: i32,
+}
+
+impl ChannelSpec {
+    /// The channel arguments of a call with `argc` arguments.
+    pub fn positions(&self, argc: usize) -> std::ops::Range<usize> {
+        let end = if self.last < 0 {
+            argc
+        } else {
+            (self.last as usize + 1).min(argc)
+        };
+        self.first.min(end)..end
+    }
 }
 
 /// Where the search for a spec's keys begins.
@@ -191,6 +228,7 @@ pub enum Group {
     Bitmap,
     Geo,
     HyperLogLog,
+    Stream,
     Connection,
     Server,
     Scripting,
@@ -215,6 +253,7 @@ impl Group {
             Group::Bitmap => "bitmap",
             Group::Geo => "geo",
             Group::HyperLogLog => "hyperloglog",
+            Group::Stream => "stream",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
@@ -238,11 +277,12 @@ impl Group {
             Group::Bitmap => Some("bitmap"),
             Group::Geo => Some("geo"),
             Group::HyperLogLog => Some("hyperloglog"),
+            Group::Stream => Some("stream"),
             Group::Connection => Some("connection"),
             Group::Scripting => Some("scripting"),
             Group::Transactions => Some("transaction"),
-            Group::PubSub => Some("pubsub"),
-            Group::Server | Group::Cluster | Group::Goblin | Group::Module => None,
+            // @pubsub comes from the PUBSUB flag (PUBSUB HELP has none).
+            Group::Server | Group::PubSub | Group::Cluster | Group::Goblin | Group::Module => None,
         }
     }
 }
@@ -259,6 +299,8 @@ pub struct CommandSpec {
     pub keys: &'static [KeySpec],
     /// Notes of key specs, by index in `keys` (COMMAND INFO's "notes").
     pub key_spec_notes: &'static [(usize, &'static str)],
+    /// The Pub/Sub channels among the arguments, for ACL channel rules.
+    pub channels: Option<ChannelSpec>,
     pub keys_fn: Option<KeysFn>,
     /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
     pub key_flags_fn: Option<KeyFlagsFn>,
@@ -291,6 +333,7 @@ impl CommandSpec {
         acl: &[],
         keys: &[],
         key_spec_notes: &[],
+        channels: None,
         keys_fn: None,
         key_flags_fn: None,
         locks_fn: None,
@@ -374,7 +417,14 @@ impl CommandSpec {
         if !self.has(flag::FAST) {
             add("slow");
         }
-        if let Some(c) = self.group.acl_category() {
+        // A container (XINFO, OBJECT, CLIENT...) is in no category of its
+        // group: its subcommands are (Redis's container commands declare
+        // no ACL categories).
+        if let Some(c) = self
+            .group
+            .acl_category()
+            .filter(|_| self.subcommands.is_empty())
+        {
             add(c);
         }
         for c in self.acl {

@@ -12,7 +12,9 @@
 //! - an upper-case word is a literal token; a token directly followed by an
 //!   argument is that argument's token (`EX seconds:integer`);
 //! - `[...]` is optional, `(...)` groups, `|` separates alternatives, and a
-//!   trailing `...` repeats the item before it.
+//!   trailing `...` repeats the item before it;
+//! - `name:block(...)` is a block of that name even when it holds a single
+//!   argument (PSUBSCRIBE's `pattern:block(pattern:pattern)...`).
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgDoc {
@@ -131,6 +133,30 @@ impl Parser {
                 Tok::Word(w) => {
                     let w = w.clone();
                     self.pos += 1;
+                    if let (Some(name), Some(Tok::Open('('))) =
+                        (w.strip_suffix(":block"), self.peek())
+                    {
+                        self.pos += 1;
+                        let mut alts = self.alternatives();
+                        if matches!(self.peek(), Some(Tok::Close)) {
+                            self.pos += 1;
+                        }
+                        let children = if alts.len() == 1 {
+                            alts.pop().unwrap()
+                        } else {
+                            vec![group(alts)]
+                        };
+                        items.push(ArgDoc {
+                            name: name.to_string(),
+                            kind: "block",
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            key_spec_index: None,
+                            children,
+                        });
+                        continue;
+                    }
                     if let Some((name, kind)) = w.split_once(':') {
                         let kind = match kind {
                             "key" => "key",
@@ -289,5 +315,12 @@ mod tests {
         assert!(args[0].multiple);
         let args = parse("key:key...");
         assert!(args[0].multiple);
+        let args = parse("pattern:block(pattern:pattern)...");
+        assert_eq!(args.len(), 1);
+        assert_eq!(args[0].kind, "block");
+        assert_eq!(args[0].name, "pattern");
+        assert!(args[0].multiple);
+        assert_eq!(args[0].children.len(), 1);
+        assert_eq!(args[0].children[0].kind, "pattern");
     }
 }

@@ -17,12 +17,45 @@ fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             "Usernames can't contain spaces or null characters",
         ));
     }
+    let before = ctx.engine.acl.user(name).map(|cell| cell.rules());
     ctx.engine
         .acl
         .set_user(name, &args[3..])
         .map_err(Error::err)?;
+    if let (Some(before), Some(cell)) = (before, ctx.engine.acl.user(name)) {
+        kill_revoked_subscribers(ctx, name, &before, &cell.rules());
+    }
     ctx.out.ok();
     Ok(())
+}
+
+/// Redis's ACLKillPubsubClientsIfNeeded: the user's rules changed from
+/// `before` to `after`; its subscribed clients that now hold a
+/// subscription the rules refuse are closed (the current one after its
+/// reply).
+fn kill_revoked_subscribers(
+    ctx: &mut Ctx,
+    name: &[u8],
+    before: &crate::acl::User,
+    after: &crate::acl::User,
+) {
+    let Some(allowed) = crate::acl::revoked_channels(after, before) else {
+        return;
+    };
+    let violating = ctx
+        .engine
+        .pubsub
+        .subscribers_violating(name, &|channel, pattern| {
+            crate::acl::channel_allowed(&allowed, channel, pattern)
+        });
+    let me = ctx.client.id();
+    for c in violating {
+        if c.id == me {
+            ctx.client.close_after_reply = true;
+        } else {
+            c.kill();
+        }
+    }
 }
 
 fn acl_deluser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -291,10 +324,14 @@ fn acl_file(engine: &Engine) -> Option<PathBuf> {
 
 fn acl_load(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let path = acl_file(ctx.engine).ok_or_else(|| Error::err(NO_ACL_FILE))?;
+    let default_before = ctx.engine.acl.default_user().rules();
     let gone = load_file(ctx.engine, &path).map_err(Error::err)?;
     for name in gone {
         disconnect_user(ctx, &name);
     }
+    // The default user keeps its connections, with its new rules.
+    let default_after = ctx.engine.acl.default_user().rules();
+    kill_revoked_subscribers(ctx, b"default", &default_before, &default_after);
     ctx.out.ok();
     Ok(())
 }

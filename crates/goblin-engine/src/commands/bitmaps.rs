@@ -16,6 +16,7 @@
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Value};
+use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::Error;
 
@@ -617,6 +618,7 @@ pub fn setbit(ctx: &mut Ctx, key: &[u8], offset: u64, on: bool) -> Result<bool, 
     if changed {
         *byte = if on { *byte | mask } else { *byte & !mask };
         ctx.modified(key);
+        ctx.notify(notify::STRING, "setbit", key);
     }
     Ok(old)
 }
@@ -690,8 +692,9 @@ pub fn bitop(ctx: &mut Ctx, op: BitOp, dest: &[u8], srcs: &[&[u8]]) -> Result<us
     let len = res.len();
     if len > 0 {
         ctx.set_value(dest, Value::Str(CompactBytes::from_vec(res)), false);
-    } else {
-        ctx.delete(dest);
+        ctx.notify(notify::STRING, "set", dest);
+    } else if ctx.delete(dest) {
+        ctx.notify(notify::GENERIC, "del", dest);
     }
     Ok(len)
 }
@@ -788,6 +791,7 @@ pub fn bitfield(
     if changes > 0 {
         ctx.modified(key);
         ctx.add_dirty(changes - 1);
+        ctx.notify(notify::STRING, "setbit", key);
     }
     Ok(replies)
 }

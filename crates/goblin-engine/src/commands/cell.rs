@@ -13,6 +13,7 @@
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Object, Value};
+use crate::pubsub::notify;
 use crate::util::time::now_ns;
 use crate::Error;
 
@@ -164,12 +165,21 @@ pub fn throttle(ctx: &mut Ctx, key: &[u8], t: &Throttle, now: i64) -> Result<Dec
         // the TTL in whole milliseconds: a negative one (a negative
         // quantity) fails after the write, a zero one expires the key.
         ctx.set_value(key, Value::Str(CompactBytes::from_i64(new_tat)), false);
+        // The natural events of the write (redis-cell's module writes
+        // notify nothing themselves).
+        ctx.notify(notify::STRING, "set", key);
         let ttl_ms = d.reset_after / 1_000_000;
         if ttl_ms < 0 {
             return Err(store_error("Error while setting key expire"));
         }
         let at = (ctx.now_ms as i128 + ttl_ms).min(i64::MAX as i128) as i64;
         ctx.set_expire_at(key, at);
+        let event = if at <= ctx.now_ms as i64 {
+            "del"
+        } else {
+            "expire"
+        };
+        ctx.notify(notify::GENERIC, event, key);
     }
     Ok(d)
 }

@@ -10,10 +10,19 @@ use crate::Error;
 use std::sync::atomic::Ordering;
 
 fn ping_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 2 {
+        return Err(Error::arity("ping"));
+    }
+    // A subscribed RESP2 client reads replies as messages: ["pong", arg].
+    if ctx.client.subscribed() && ctx.client.resp == 2 {
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).copied().unwrap_or(b""));
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
-        2 => ctx.out.bulk(args[1]),
-        _ => return Err(Error::arity("ping")),
+        _ => ctx.out.bulk(args[1]),
     }
     Ok(())
 }
@@ -45,6 +54,7 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.client.multi = None;
     ctx.client.info.in_multi.store(false, Ordering::Relaxed);
     super::transactions::unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
+    super::pubsub::leave_all(ctx.engine, ctx.client, Some(ctx.out));
     ctx.client.set_db(0);
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
@@ -223,6 +233,9 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
     if info.monitor.load(Ordering::Relaxed) {
         flags.push('O');
     }
+    if info.subscriptions.any() {
+        flags.push('P');
+    }
     if info.in_multi.load(Ordering::Relaxed) {
         flags.push('x');
     }
@@ -246,9 +259,13 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
     };
     let qbuf = info.query_buffer.load(Ordering::Relaxed);
     let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
-    let obl = info.output_buffer.load(Ordering::Relaxed);
+    // Pending output is all counted as the reply list (omem), since the
+    // limits measure all of it; obl stays 0.
+    let obl = 0;
+    let omem = info.output_memory();
+    let subs = &info.subscriptions;
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -258,13 +275,18 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
         now.saturating_sub(info.last_interaction_ms.load(Ordering::Relaxed)) / 1000,
         flags,
         info.db.load(Ordering::Relaxed),
+        subs.channels.load(Ordering::Relaxed),
+        subs.patterns.load(Ordering::Relaxed),
+        subs.shard_channels.load(Ordering::Relaxed),
         multi,
         qbuf,
         qbuf_free,
         qbuf + qbuf_free,
         qbuf,
         obl,
-        qbuf + qbuf_free + obl,
+        usize::from(omem > 0),
+        omem,
+        qbuf + qbuf_free + obl + omem,
         cmd,
         String::from_utf8_lossy(&info.user.lock()),
         info.resp.load(Ordering::Relaxed),
@@ -292,13 +314,15 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut ids: Option<Vec<u64>> = None;
+    let mut pubsub: Option<bool> = None;
     let mut j = 2;
     while j < args.len() {
         if args[j].eq_ignore_ascii_case(b"TYPE") && j + 1 < args.len() {
             let t = args[j + 1].to_ascii_lowercase();
             match t.as_slice() {
-                b"normal" => {}
-                b"master" | b"replica" | b"slave" | b"pubsub" => ids = Some(Vec::new()),
+                b"normal" => pubsub = Some(false),
+                b"pubsub" => pubsub = Some(true),
+                b"master" | b"replica" | b"slave" => ids = Some(Vec::new()),
                 _ => {
                     return Err(Error::err(format_args!(
                         "Unknown client type '{}'",
@@ -324,7 +348,12 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = now_ms();
     let mut text = String::new();
     for info in ctx.engine.clients.all() {
-        if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id)) {
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id))
+            || pubsub.is_some_and(|p| p != info.subscriptions.any())
+            // Closed already, only not yet gone (Redis frees such clients
+            // before it serves the next command).
+            || (info.is_killed() && info.id != ctx.client.id())
+        {
             continue;
         }
         text.push_str(&client_line(&info, now));
@@ -369,7 +398,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut addr: Option<String> = None;
     let mut laddr: Option<String> = None;
     let mut user: Option<Vec<u8>> = None;
-    let mut type_normal: Option<bool> = None;
+    // Normal, pubsub, or a replication type (no such clients here).
+    let mut client_type: Option<Option<bool>> = None;
     let mut skipme = true;
     let mut j = 2;
     while j < args.len() {
@@ -398,9 +428,10 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 user = Some(val.to_vec())
             }
             b"type" => {
-                type_normal = Some(match val.to_ascii_lowercase().as_slice() {
-                    b"normal" => true,
-                    b"master" | b"replica" | b"slave" | b"pubsub" => false,
+                client_type = Some(match val.to_ascii_lowercase().as_slice() {
+                    b"normal" => Some(false),
+                    b"pubsub" => Some(true),
+                    b"master" | b"replica" | b"slave" => None,
                     _ => {
                         return Err(Error::err(format_args!(
                             "Unknown client type '{}'",
@@ -426,7 +457,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             || addr.as_ref().is_some_and(|a| *a != c.addr)
             || laddr.as_ref().is_some_and(|a| *a != c.laddr)
             || user.as_ref().is_some_and(|u| *u != *c.user.lock())
-            || type_normal == Some(false)
+            || client_type.is_some_and(|t| t != Some(c.subscriptions.any()))
         {
             continue;
         }
@@ -724,7 +755,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "ping",
         arity: -1,
-        flags: flag::FAST,
+        flags: flag::FAST | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         summary: "Returns the server's liveliness response.",
         syntax: "[message:string]",
@@ -761,7 +792,8 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::STALE
             | flag::FAST
             | flag::NO_AUTH
-            | flag::TX_CONTROL,
+            | flag::TX_CONTROL
+            | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         summary: "Closes the connection.",
         handler: quit_command,
@@ -776,7 +808,8 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::FAST
             | flag::NO_AUTH
             | flag::ALLOW_BUSY
-            | flag::TX_CONTROL,
+            | flag::TX_CONTROL
+            | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         since: "6.2.0",
         summary: "Resets the connection.",

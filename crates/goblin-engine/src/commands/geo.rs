@@ -23,6 +23,7 @@ use crate::engine::Engine;
 use crate::keyspace::geo::{self, GeoPoint, Shape, ShapeKind};
 use crate::keyspace::{CompactBytes, ShardLocks, ZSet};
 use crate::protocol::ReplyWriter;
+use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_f64, LongDouble};
 use crate::util::sort::{c_qsort, pqsort};
 use crate::Error;
@@ -576,12 +577,25 @@ pub fn stored_entries(z: &ZSet, req: &SearchRequest) -> Vec<(CompactBytes, f64)>
 }
 
 /// Stores a STORE search's result at `dst` (deleted when empty, or when
-/// the source did not exist: `entries` None). Returns the stored count.
-pub fn store_search(ctx: &mut Ctx, dst: &[u8], entries: Option<Vec<(CompactBytes, f64)>>) -> usize {
+/// the source did not exist: `entries` None), announced as Redis does:
+/// "geosearchstore" or "georadiusstore", or "del" for a deleted
+/// destination. Returns the stored count.
+pub fn store_search(
+    ctx: &mut Ctx,
+    form: SearchForm,
+    dst: &[u8],
+    entries: Option<Vec<(CompactBytes, f64)>>,
+) -> usize {
+    let event = match form {
+        SearchForm::SearchStore => "geosearchstore",
+        _ => "georadiusstore",
+    };
     match entries {
-        Some(entries) => store_result(ctx, dst, entries),
+        Some(entries) => store_result(ctx, dst, entries, event),
         None => {
-            ctx.delete(dst);
+            if ctx.delete(dst) {
+                ctx.notify(notify::GENERIC, "del", dst);
+            }
             0
         }
     }
@@ -599,7 +613,7 @@ fn search_command(ctx: &mut Ctx, args: &[&[u8]], form: SearchForm) -> CmdResult 
         return Ok(());
     };
     let entries = z.map(|z| stored_entries(z, &req));
-    let n = store_search(ctx, dst, entries);
+    let n = store_search(ctx, form, dst, entries);
     ctx.out.int(n as i64);
     Ok(())
 }

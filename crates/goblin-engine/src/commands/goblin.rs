@@ -7,10 +7,14 @@ use crate::command::Ctx;
 use crate::commands::{hashes, zsets};
 use crate::keyspace::zset::ScoreRange;
 use crate::keyspace::{CompactBytes, Object, Value};
+use crate::pubsub::notify;
 use crate::Error;
 use goblin_family::{self as family, Reply, Store};
 
-/// The keyspace, at the running command's database and clock.
+/// The keyspace, at the running command's database and clock. Its writes
+/// notify the events of the Redis commands they stand for: a counter step
+/// is "incrby", a deadline "expire", a hash field "hset", a lease
+/// cleanup "zremrangebyscore", deletions "del" / "hdel".
 pub struct CtxStore<'c, 'a, 'l>(pub &'c mut Ctx<'a, 'l>);
 
 fn zset_of(obj: Option<&mut Object>) -> Option<&mut crate::keyspace::ZSet> {
@@ -44,8 +48,10 @@ impl Store for CtxStore<'_, '_, '_> {
     }
 
     fn write_string(&mut self, key: &[u8], value: &[u8]) {
-        // Keeps the key's TTL: the value is replaced in place.
+        // Keeps the key's TTL: the value is replaced in place. Every
+        // string the family writes is a counter's new value.
         self.0.set_value(key, Value::str(value), true);
+        self.0.notify(notify::STRING, "incrby", key);
     }
 
     fn write_integer(&mut self, key: &[u8], value: i64) {
@@ -59,10 +65,15 @@ impl Store for CtxStore<'_, '_, '_> {
                 .0
                 .set_value(key, Value::Str(CompactBytes::from_i64(value)), true),
         }
+        self.0.notify(notify::STRING, "incrby", key);
     }
 
     fn delete(&mut self, key: &[u8]) -> bool {
-        self.0.delete(key)
+        let deleted = self.0.delete(key);
+        if deleted {
+            self.0.notify(notify::GENERIC, "del", key);
+        }
+        deleted
     }
 
     fn expire_at(&mut self, key: &[u8]) -> Option<Option<i64>> {
@@ -72,7 +83,14 @@ impl Store for CtxStore<'_, '_, '_> {
     }
 
     fn set_expire_at(&mut self, key: &[u8], at_ms: i64) {
-        self.0.set_expire_at(key, at_ms);
+        if self.0.set_expire_at(key, at_ms) {
+            let event = if at_ms <= self.0.now_ms as i64 {
+                "del"
+            } else {
+                "expire"
+            };
+            self.0.notify(notify::GENERIC, event, key);
+        }
     }
 
     fn read_hash_field<R>(
@@ -89,7 +107,9 @@ impl Store for CtxStore<'_, '_, '_> {
     fn write_hash_field(&mut self, key: &[u8], field: &[u8], value: &[u8]) {
         // The contract keeps the field's own TTL. The type was checked by
         // the read that decided to write.
-        let _ = hashes::hset_keep_ttl(self.0, key, field, value);
+        if hashes::hset_keep_ttl(self.0, key, field, value).is_ok() {
+            self.0.notify(notify::HASH, "hset", key);
+        }
     }
 
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool {
@@ -123,6 +143,12 @@ impl Store for CtxStore<'_, '_, '_> {
             self.0.delete(key);
         } else if removed > 0 {
             self.0.modified(key);
+        }
+        if removed > 0 {
+            self.0.notify(notify::ZSET, "zremrangebyscore", key);
+            if emptied {
+                self.0.notify(notify::GENERIC, "del", key);
+            }
         }
         removed
     }

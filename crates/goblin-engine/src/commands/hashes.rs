@@ -14,6 +14,7 @@ use crate::keyspace::{
     hash_key, Hash, HashLimits, HashLookup, Object, SetTtl, TtlCondition, Value,
 };
 use crate::protocol::ReplyWriter;
+use crate::pubsub::notify;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
 use crate::Error;
@@ -33,6 +34,11 @@ fn read_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> Result<(Option<&'c Hash>, &'c mut ReplyWriter), Error> {
+    if ctx.notifies(notify::KEY_MISS) && ctx.type_of(key).is_none() {
+        // A miss: counted and notified as "keymiss" by the read.
+        ctx.lookup_read(key);
+        return Ok((None, &mut *ctx.out));
+    }
     let now = ctx.now_ms;
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
@@ -172,6 +178,7 @@ pub fn hset(ctx: &mut Ctx, key: &[u8], pairs: &[&[u8]]) -> Result<usize, Error> 
         .filter(|kv| hash.set(kv[0], kv[1], &limits))
         .count();
     ctx.modified(key);
+    ctx.notify(notify::HASH, "hset", key);
     ctx.add_dirty((pairs.len() / 2).saturating_sub(1) as u64);
     Ok(created)
 }
@@ -197,6 +204,7 @@ pub fn hsetnx(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> Result<b
     hash.prepare_write(&[field, value], &limits);
     hash.set(field, value, &limits);
     ctx.modified(key);
+    ctx.notify(notify::HASH, "hset", key);
     Ok(true)
 }
 
@@ -223,6 +231,10 @@ pub fn hdel(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<usize, Error>
     if deleted > 0 {
         ctx.modified(key);
         ctx.add_dirty(deleted as u64 - 1);
+        ctx.notify(notify::HASH, "hdel", key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     Ok(deleted)
 }
@@ -240,6 +252,7 @@ pub fn hincrby(ctx: &mut Ctx, key: &[u8], field: &[u8], incr: i64) -> Result<i64
     // The field keeps its TTL, as in Redis 8 (HASH_SET_KEEP_TTL).
     hash.set_keep_ttl(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
     ctx.modified(key);
+    ctx.notify(notify::HASH, "hincrby", key);
     Ok(value)
 }
 
@@ -268,6 +281,7 @@ pub fn hincrbyfloat(
     let hash = write_hash(ctx, key, true)?.expect("created");
     hash.set_keep_ttl(field, &text, &limits);
     ctx.modified(key);
+    ctx.notify(notify::HASH, "hincrbyfloat", key);
     Ok(text)
 }
 
@@ -646,17 +660,31 @@ fn parse_fields_block<'a>(
 }
 
 /// Settles a hash after its fields or their TTLs changed: deletes the key
-/// when no field is left, registers it for the active expiry cycle when a
-/// field has a TTL, and counts `changes` (WATCH, dirty).
+/// when no field is left (with its "del" notification, after the
+/// caller's), registers it for the active expiry cycle when a field has a
+/// TTL, and counts `changes` (WATCH, dirty).
 fn settle_hash(ctx: &mut Ctx, key: &[u8], emptied: bool, has_ttls: bool, changes: usize) {
     if emptied {
         remove_key(ctx, key);
+        ctx.notify(notify::GENERIC, "del", key);
     } else if has_ttls {
         track_field_expiry(ctx, key);
     }
     if changes > 0 {
         ctx.modified(key);
         ctx.add_dirty(changes as u64 - 1);
+    }
+}
+
+/// The notifications of field TTL changes (Redis 7.4's): "hexpire" when
+/// fields got a deadline, "hdel" when a deadline already past deleted
+/// them.
+fn ttl_events(ctx: &mut Ctx, key: &[u8], set: bool, deleted: bool) {
+    if set {
+        ctx.notify(notify::HASH, "hexpire", key);
+    }
+    if deleted {
+        ctx.notify(notify::HASH, "hdel", key);
     }
 }
 
@@ -703,6 +731,12 @@ pub fn hexpire(
         .iter()
         .filter(|r| matches!(r, SetTtl::Set | SetTtl::Deleted))
         .count();
+    ttl_events(
+        ctx,
+        key,
+        results.contains(&SetTtl::Set),
+        results.contains(&SetTtl::Deleted),
+    );
     settle_hash(ctx, key, emptied, has_ttls, changes);
     Ok(results)
 }
@@ -833,6 +867,7 @@ pub fn hpersist(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<Vec<i64>,
         .collect();
     if results.contains(&1) {
         ctx.modified(key);
+        ctx.notify(notify::HASH, "hpersist", key);
     }
     Ok(results)
 }
@@ -978,13 +1013,20 @@ pub fn hsetex(ctx: &mut Ctx, key: &[u8], opts: &HSetExOptions) -> Result<bool, E
             hash.set(kv[0], kv[1], &limits);
         }
     }
+    let (mut expired, mut deleted) = (false, false);
     if let FieldExpiry::At(at) = opts.expiry {
         hash.enable_field_ttls();
         for f in fields() {
-            hash.set_field_expiry(f, at, TtlCondition::Always, now);
+            match hash.set_field_expiry(f, at, TtlCondition::Always, now) {
+                SetTtl::Set => expired = true,
+                SetTtl::Deleted => deleted = true,
+                _ => {}
+            }
         }
     }
     let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    ctx.notify(notify::HASH, "hset", key);
+    ttl_events(ctx, key, expired, deleted);
     settle_hash(ctx, key, emptied, has_ttls, opts.pairs.len() / 2);
     Ok(true)
 }
@@ -1083,6 +1125,11 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     let (emptied, has_ttls) = (hash.is_empty(), hash.has_field_ttls());
+    if expiry == FieldExpiry::Persist && !touched.is_empty() {
+        ctx.notify(notify::HASH, "hpersist", key);
+    } else {
+        ttl_events(ctx, key, !touched.is_empty(), !deleted.is_empty());
+    }
     settle_hash(ctx, key, emptied, has_ttls, changes);
     if ctx.logging() {
         match expiry {
@@ -1127,6 +1174,9 @@ fn hgetdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         deleted += 1;
     }
     let emptied = hash.is_empty();
+    if deleted > 0 {
+        ctx.notify(notify::HASH, "hdel", key);
+    }
     settle_hash(ctx, key, emptied, false, deleted);
     Ok(())
 }

@@ -14,6 +14,7 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::hyperloglog::{self as hll, Registers};
 use crate::keyspace::{CompactBytes, Object, Value};
+use crate::pubsub::notify;
 use crate::Error;
 
 const NOT_HLL: Error = Error::constant("WRONGTYPE Key is not a valid HyperLogLog string value.");
@@ -98,6 +99,7 @@ pub fn pfadd(ctx: &mut Ctx, key: &[u8], elements: &[&[u8]]) -> Result<bool, Erro
     }
     hll::invalidate_cache(v);
     ctx.modified(key);
+    ctx.notify(notify::STRING, "pfadd", key);
     ctx.add_dirty(updated - 1);
     Ok(true)
 }
@@ -167,6 +169,8 @@ pub fn pfmerge(ctx: &mut Ctx, dest: &[u8], sources: &[&[u8]]) -> Result<(), Erro
     }
     hll::invalidate_cache(v);
     ctx.modified(dest);
+    // Redis announces a merge as "pfadd" too.
+    ctx.notify(notify::STRING, "pfadd", dest);
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{hash_key, CompactBytes, ValueType};
+use crate::pubsub::notify;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::Error;
@@ -152,7 +153,13 @@ pub fn parse_scan_options<'a>(
 // Commands.
 
 fn del_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let n = args[1..].iter().filter(|k| ctx.delete(k)).count();
+    let mut n = 0;
+    for key in &args[1..] {
+        if ctx.delete(key) {
+            ctx.notify(notify::GENERIC, "del", key);
+            n += 1;
+        }
+    }
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -314,6 +321,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
     db.insert_object(h, dst, obj);
     ctx.modified(src);
     ctx.modified(dst);
+    ctx.notify(notify::GENERIC, "rename_from", src);
+    ctx.notify(notify::GENERIC, "rename_to", dst);
     // A list (or other awaited value) moved into place serves its waiters.
     ctx.signal_ready(dst);
     if nx {
@@ -364,6 +373,8 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (target, h) = ctx.locate_in(dst, key);
     target.insert_object(h, key, obj);
     ctx.modified(key);
+    ctx.notify_in(src, notify::GENERIC, "move_from", key);
+    ctx.notify_in(dst, notify::GENERIC, "move_to", key);
     ctx.signal_ready_in(dst, key);
     ctx.out.int(1);
     Ok(())
@@ -407,6 +418,7 @@ fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     target.insert_object(h, dst, obj);
     ctx.modified(dst);
+    ctx.notify_in(dst_db, notify::GENERIC, "copy_to", dst);
     ctx.signal_ready_in(dst_db, dst);
     ctx.out.int(1);
     Ok(())
@@ -433,9 +445,13 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
         // Logged as an absolute time in ms, or as the deletion it caused.
         if when <= ctx.now_ms as i64 {
             ctx.log_as(&[b"DEL", args[1]]);
-        } else if relative || seconds {
-            let when = when.to_string();
-            ctx.log_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
+            ctx.notify(notify::GENERIC, "del", args[1]);
+        } else {
+            if relative || seconds {
+                let when = when.to_string();
+                ctx.log_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
+            }
+            ctx.notify(notify::GENERIC, "expire", args[1]);
         }
     }
     ctx.out.int(done as i64);
@@ -478,6 +494,9 @@ fn pexpiretime_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn persist_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let v = ctx.persist(args[1]);
+    if v {
+        ctx.notify(notify::GENERIC, "persist", args[1]);
+    }
     ctx.out.int(v as i64);
     Ok(())
 }

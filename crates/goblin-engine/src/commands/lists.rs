@@ -21,6 +21,7 @@ use crate::command::Ctx;
 use crate::keyspace::list::{End, Fill, List};
 use crate::keyspace::{Object, Value, ValueType};
 use crate::protocol::ReplyWriter;
+use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::Error;
 use std::sync::atomic::Ordering;
@@ -158,7 +159,8 @@ pub fn read_list<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut List
     ctx.lookup_read(key).map(as_list).transpose()
 }
 
-/// Deletes the list at `key` if it lost its last element.
+/// Deletes the list at `key` if it lost its last element, with its "del"
+/// notification.
 fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
     let now = ctx.now_ms;
     let (db, h) = ctx.locate(key);
@@ -169,7 +171,24 @@ fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
     {
         if l.is_empty() {
             db.remove(h, key);
+            ctx.notify(notify::GENERIC, "del", key);
         }
+    }
+}
+
+/// The notification of a push to an end.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+
+/// The notification of a pop from an end.
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
     }
 }
 
@@ -205,6 +224,7 @@ pub fn push(
     };
     ctx.modified(key);
     ctx.add_dirty(elements.len() as u64 - 1);
+    ctx.notify(notify::LIST, push_event(end), key);
     ctx.signal_ready(key);
     Ok(Some(len))
 }
@@ -262,6 +282,7 @@ fn pop_range_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize, with_key: 
     };
     reply_range(out, list, start, last, end == End::Tail);
     list.remove_range(start, n);
+    ctx.notify(notify::LIST, pop_event(end), key);
     delete_if_empty(ctx, key);
     ctx.modified(key);
     ctx.add_dirty(n as u64 - 1);
@@ -285,9 +306,12 @@ fn pop_one_reply(ctx: &mut Ctx, key: &[u8], end: End) -> Result<bool, Error> {
         End::Tail => list.len() - 1,
     };
     list.remove_range(start, 1);
-    if list.is_empty() {
+    let emptied = list.is_empty();
+    ctx.notify(notify::LIST, pop_event(end), key);
+    if emptied {
         let (db, h) = ctx.locate(key);
         db.remove(h, key);
+        ctx.notify(notify::GENERIC, "del", key);
     }
     ctx.modified(key);
     Ok(true)
@@ -330,7 +354,9 @@ pub fn move_element(
         }
     }
     ctx.modified(dst);
+    ctx.notify(notify::LIST, push_event(to), dst);
     ctx.signal_ready(dst);
+    ctx.notify(notify::LIST, pop_event(from), src);
     delete_if_empty(ctx, src);
     ctx.modified(src);
     Ok(Some(value))
@@ -382,6 +408,7 @@ fn linsert_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     list.insert(pos + after as usize, element, fill);
     let len = list.len();
     ctx.modified(args[1]);
+    ctx.notify(notify::LIST, "linsert", args[1]);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -417,6 +444,7 @@ fn lset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let i = list.resolve_index(index).ok_or(Error::OUT_OF_RANGE)?;
     list.set(i, args[3], fill);
     ctx.modified(args[1]);
+    ctx.notify(notify::LIST, "lset", args[1]);
     ctx.out.ok();
     Ok(())
 }
@@ -506,6 +534,7 @@ fn ltrim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => (len, 0),
     };
     list.trim(ltrim, rtrim);
+    ctx.notify(notify::LIST, "ltrim", key);
     delete_if_empty(ctx, key);
     // Redis signals the key even when nothing was removed.
     ctx.modified(key);
@@ -583,6 +612,9 @@ fn lrem_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let from = if count < 0 { End::Tail } else { End::Head };
     let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
     let removed = list.remove_matching(args[3], limit, from);
+    if removed > 0 {
+        ctx.notify(notify::LIST, "lrem", key);
+    }
     delete_if_empty(ctx, key);
     if removed > 0 {
         ctx.modified(key);

@@ -15,11 +15,13 @@ pub mod keys;
 pub mod latency;
 pub mod lists;
 pub mod persistence;
+pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod slowlog;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -43,6 +45,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     geo::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
+    streams::COMMANDS,
     sort::COMMANDS,
     goblin::COMMANDS,
     persistence::COMMANDS,
@@ -50,6 +53,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     cluster::COMMANDS,
     slowlog::COMMANDS,
     latency::COMMANDS,
+    pubsub::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.
@@ -70,5 +74,5 @@ pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
         ctx.out.simple(l);
     }
     ctx.out.simple("HELP");
-    ctx.out.simple("    Print this help.");
+    ctx.out.simple("    Prints this help.");
 }

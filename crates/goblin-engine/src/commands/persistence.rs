@@ -183,6 +183,7 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // checkAlreadyExpired); a replaced key is logged as deleted.
         if deleted {
             ctx.log_as(&[b"DEL", key]);
+            ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
         } else {
             ctx.log_nothing();
         }
@@ -215,6 +216,10 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.log_as(&argv);
     }
     ctx.modified(key);
+    ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
+    // A list or stream restored where clients wait serves them (Redis's
+    // dbAdd signals the key).
+    ctx.signal_ready(key);
     ctx.out.ok();
     Ok(())
 }
@@ -420,7 +425,9 @@ fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 target_error.get_or_insert_with(|| err[1..].to_vec());
             }
             None if !o.copy => {
-                ctx.delete(args[*i]);
+                if ctx.delete(args[*i]) {
+                    ctx.notify(crate::pubsub::notify::GENERIC, "del", args[*i]);
+                }
                 ctx.add_dirty(1);
                 moved.push(args[*i]);
             }

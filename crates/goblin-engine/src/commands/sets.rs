@@ -13,6 +13,7 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Member, Object, Set, Value};
 use crate::protocol::ReplyWriter;
+use crate::pubsub::notify;
 use crate::util::glob_match;
 use crate::util::number::arg_i64;
 use crate::Error;
@@ -98,12 +99,13 @@ fn reply_member(out: &mut ReplyWriter, m: Member<'_>) {
 /// Stores the result of a *STORE command: the set when it is not empty,
 /// otherwise deletes the destination (Redis's setKey / dbDelete). Returns
 /// the cardinality.
-fn store_set(ctx: &mut Ctx, dst: &[u8], set: Set) -> usize {
+fn store_set(ctx: &mut Ctx, dst: &[u8], set: Set, event: &str) -> usize {
     let n = set.len();
     if n > 0 {
         ctx.set_value(dst, Value::Set(Box::new(set)), false);
-    } else {
-        ctx.delete(dst);
+        ctx.notify(notify::SET, event, dst);
+    } else if ctx.delete(dst) {
+        ctx.notify(notify::GENERIC, "del", dst);
     }
     n
 }
@@ -135,6 +137,7 @@ pub fn sadd(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<usize, Error
     if added > 0 {
         ctx.modified(key);
         ctx.add_dirty(added as u64 - 1);
+        ctx.notify(notify::SET, "sadd", key);
     }
     Ok(added)
 }
@@ -162,6 +165,10 @@ pub fn srem(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<usize, Error
     if removed > 0 {
         ctx.modified(key);
         ctx.add_dirty(removed as u64 - 1);
+        ctx.notify(notify::SET, "srem", key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     Ok(removed)
 }
@@ -186,8 +193,11 @@ pub fn smove(ctx: &mut Ctx, src: &[u8], dst: &[u8], member: &[u8]) -> Result<boo
     if !set.remove(member) {
         return Ok(false);
     }
-    if set.is_empty() {
+    let emptied = set.is_empty();
+    ctx.notify(notify::SET, "srem", src);
+    if emptied {
         remove_key(ctx, src);
+        ctx.notify(notify::GENERIC, "del", src);
     }
     ctx.modified(src);
     // The destination counts as changed only when the member is new there.
@@ -205,6 +215,7 @@ pub fn smove(ctx: &mut Ctx, src: &[u8], dst: &[u8], member: &[u8]) -> Result<boo
     };
     if added {
         ctx.modified(dst);
+        ctx.notify(notify::SET, "sadd", dst);
     }
     Ok(true)
 }
@@ -219,8 +230,11 @@ pub fn spop(ctx: &mut Ctx, key: &[u8]) -> Result<Option<CompactBytes>, Error> {
         return Ok(None);
     };
     set.remove(&member);
-    if set.is_empty() {
+    let emptied = set.is_empty();
+    ctx.notify(notify::SET, "spop", key);
+    if emptied {
         remove_key(ctx, key);
+        ctx.notify(notify::GENERIC, "del", key);
     }
     ctx.modified(key);
     Ok(Some(member))
@@ -250,7 +264,9 @@ pub fn spop_count(
     // CASE 1: everything goes.
     if count >= size {
         let all: Vec<CompactBytes> = set.iter().map(|m| m.to_compact()).collect();
+        ctx.notify(notify::SET, "spop", key);
         remove_key(ctx, key);
+        ctx.notify(notify::GENERIC, "del", key);
         ctx.modified(key);
         ctx.add_dirty(size - 1);
         return Ok(Some(all));
@@ -279,6 +295,7 @@ pub fn spop_count(
         *set = kept.expect("remaining > 0");
         popped
     };
+    ctx.notify(notify::SET, "spop", key);
     ctx.modified(key);
     ctx.add_dirty(count - 1);
     Ok(Some(popped))
@@ -348,7 +365,7 @@ pub fn sinterstore(ctx: &mut Ctx, dst: &[u8], keys: &[&[u8]]) -> Result<usize, E
             true
         });
     }
-    Ok(store_set(ctx, dst, result))
+    Ok(store_set(ctx, dst, result, "sinterstore"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -422,7 +439,11 @@ pub fn sunion_diff_store(
     op: SetOp,
 ) -> Result<usize, Error> {
     let result = sunion_diff(ctx, keys, op)?;
-    Ok(store_set(ctx, dst, result))
+    let event = match op {
+        SetOp::Union => "sunionstore",
+        SetOp::Diff => "sdiffstore",
+    };
+    Ok(store_set(ctx, dst, result, event))
 }
 
 // ---------------------------------------------------------------------------

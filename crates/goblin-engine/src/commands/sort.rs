@@ -14,6 +14,7 @@ use crate::commands::lists;
 use crate::engine::Engine;
 use crate::keyspace::list::List;
 use crate::keyspace::{Object, ShardLocks, Value};
+use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_f64_strtod};
 use crate::Error;
 use std::cmp::Ordering;
@@ -341,7 +342,9 @@ fn sort_generic(ctx: &mut Ctx, args: &[&[u8]], readonly: bool) -> CmdResult {
                 }
             }
             if values.is_empty() {
-                ctx.delete(dst);
+                if ctx.delete(dst) {
+                    ctx.notify(notify::GENERIC, "del", dst);
+                }
             } else {
                 let fill = lists::fill(ctx);
                 let mut list = List::new();
@@ -349,6 +352,7 @@ fn sort_generic(ctx: &mut Ctx, args: &[&[u8]], readonly: bool) -> CmdResult {
                     list.push_back(v, fill);
                 }
                 ctx.set_value(dst, Value::List(Box::new(list)), false);
+                ctx.notify(notify::LIST, "sortstore", dst);
                 ctx.add_dirty(values.len() as u64 - 1);
                 ctx.signal_ready(dst);
             }

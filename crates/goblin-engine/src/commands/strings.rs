@@ -9,6 +9,7 @@
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Object, Value};
+use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_i64, LongDouble};
 
 use crate::Error;
@@ -270,8 +271,10 @@ pub fn set_with(
         });
     }
     ctx.set_value(key, Value::str(value), opts.keep_ttl);
+    ctx.notify(notify::STRING, "set", key);
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
+        ctx.notify(notify::GENERIC, "expire", key);
         // A relative expiry is logged as the absolute time it gave, so a
         // replay sets the same deadline (Redis logs SET ... PXAT).
         if !matches!(opts.expire, Some(ExpireArg::PxAt(_))) {
@@ -291,6 +294,7 @@ pub fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Result<i64, Error> {
             let next = current.checked_add(delta).ok_or(Error::OVERFLOW)?;
             *s = CompactBytes::from_i64(next);
             ctx.modified(key);
+            ctx.notify(notify::STRING, "incrby", key);
             Ok(next)
         }
         None => {
@@ -298,6 +302,7 @@ pub fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Result<i64, Error> {
             let (db, h) = ctx.locate(key);
             db.insert_new(h, key, Value::Str(CompactBytes::from_i64(delta)), now);
             ctx.modified(key);
+            ctx.notify(notify::STRING, "incrby", key);
             Ok(delta)
         }
     }
@@ -325,6 +330,7 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
         }
     }
     ctx.modified(key);
+    ctx.notify(notify::STRING, "incrbyfloat", key);
     Ok(text)
 }
 
@@ -332,14 +338,20 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
 /// is no condition, as DEL); true when deleted. A condition needs a string
 /// value: another type is WRONGTYPE.
 pub fn delete_if(ctx: &mut Ctx, key: &[u8], cond: Option<ValueCondition>) -> Result<bool, Error> {
-    let Some(cond) = cond else {
-        return Ok(ctx.delete(key));
+    let deleted = match cond {
+        None => ctx.delete(key),
+        Some(cond) => {
+            let holds = match ctx.write_string(key)? {
+                None => return Ok(false),
+                Some(current) => cond.holds(current)?,
+            };
+            holds && ctx.delete(key)
+        }
     };
-    let holds = match ctx.write_string(key)? {
-        None => return Ok(false),
-        Some(current) => cond.holds(current)?,
-    };
-    Ok(holds && ctx.delete(key))
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
+    Ok(deleted)
 }
 
 /// INCREX's parsed request (Redis 8.8; NX and XX are Valkey 9.2's).
@@ -663,12 +675,19 @@ pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExO
         IncrExOutcome::Float(v, _) => CompactBytes::from_slice(&v.to_human_string()),
     };
     ctx.set_value(key, Value::Str(text), true);
+    let event = match outcome {
+        IncrExOutcome::Int(..) => "incrby",
+        IncrExOutcome::Float(..) => "incrbyfloat",
+    };
+    ctx.notify(notify::STRING, event, key);
     match (opts.expire, expire_at) {
-        (IncrExExpire::Persist, _) => {
-            ctx.persist(key);
+        (IncrExExpire::Persist, _) if ctx.persist(key) => {
+            ctx.notify(notify::GENERIC, "persist", key);
         }
+        (IncrExExpire::Persist, _) => {}
         (_, Some(at)) if !(opts.only_if_no_ttl && had_ttl) => {
             ctx.set_expire_at(key, at);
+            ctx.notify(notify::GENERIC, "expire", key);
         }
         _ => {}
     }
@@ -767,12 +786,15 @@ fn getex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.set_expire_at(key, at);
         if at <= ctx.now_ms as i64 {
             ctx.log_as(&[b"DEL", key]);
+            ctx.notify(notify::GENERIC, "del", key);
         } else {
             let at = at.to_string();
             ctx.log_as(&[b"PEXPIREAT", key, at.as_bytes()]);
+            ctx.notify(notify::GENERIC, "expire", key);
         }
     } else if opts.persist && ctx.persist(key) {
         ctx.log_as(&[b"PERSIST", key]);
+        ctx.notify(notify::GENERIC, "persist", key);
     }
     Ok(())
 }
@@ -783,13 +805,16 @@ fn getdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     ctx.out.bulk(&value);
-    ctx.delete(args[1]);
+    if ctx.delete(args[1]) {
+        ctx.notify(notify::GENERIC, "del", args[1]);
+    }
     Ok(())
 }
 
 fn getset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let old = ctx.read_string(args[1])?.map(|s| s.clone());
     ctx.set_value(args[1], Value::str(args[2]), false);
+    ctx.notify(notify::STRING, "set", args[1]);
     match old {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),
@@ -828,6 +853,7 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
     }
     for kv in args[1..].chunks(2) {
         ctx.set_value(kv[0], Value::str(kv[1]), false);
+        ctx.notify(notify::STRING, "set", kv[0]);
     }
     if nx {
         ctx.out.int(1);
@@ -987,6 +1013,7 @@ fn append_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     };
     ctx.modified(key);
+    ctx.notify(notify::STRING, "append", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -1024,6 +1051,7 @@ fn setrange_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut buf = vec![0u8; offset + value.len()];
         buf[offset..].copy_from_slice(value);
         ctx.set_value(key, Value::Str(CompactBytes::from_vec(buf)), false);
+        ctx.notify(notify::STRING, "setrange", key);
         ctx.out.int((offset + value.len()) as i64);
         return Ok(());
     }
@@ -1037,6 +1065,7 @@ fn setrange_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     v[offset..offset + value.len()].copy_from_slice(value);
     let len = v.len();
     ctx.modified(key);
+    ctx.notify(notify::STRING, "setrange", key);
     ctx.out.int(len as i64);
     Ok(())
 }

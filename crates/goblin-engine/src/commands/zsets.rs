@@ -28,6 +28,7 @@ use crate::keyspace::zset::{
 };
 use crate::keyspace::{CompactBytes, Object, Set, Value, ValueType, ZSet};
 use crate::protocol::ReplyWriter;
+use crate::pubsub::notify;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, format_g17, parse_f64, parse_i64};
 use crate::Error;
@@ -83,9 +84,10 @@ pub(crate) fn read_zset_and_out<'c>(
     (as_zset(obj).map(|z| z.map(|z| &*z)), out)
 }
 
-/// After a change: deletes the key when the set became empty, and counts
-/// the changes (Redis adds each changed member to the dirty counter).
-fn finish_write(ctx: &mut Ctx, key: &[u8], changes: usize, emptied: bool) {
+/// After a change: deletes the key when the set became empty, counts the
+/// changes (Redis adds each changed member to the dirty counter), and
+/// notifies `event` (and "del" for an emptied key) when something changed.
+fn finish_write(ctx: &mut Ctx, key: &[u8], changes: usize, emptied: bool, event: &str) {
     if emptied {
         let (db, h) = ctx.locate(key);
         db.remove(h, key);
@@ -93,20 +95,32 @@ fn finish_write(ctx: &mut Ctx, key: &[u8], changes: usize, emptied: bool) {
     if changes > 0 {
         ctx.modified(key);
         ctx.add_dirty(changes as u64 - 1);
+        ctx.notify(notify::ZSET, event, key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
 }
 
 /// Stores a computed sorted set at `dst` (Redis's setKey: replaces any
 /// value and its TTL), or deletes `dst` when the result is empty. Returns
 /// the stored length.
-pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], entries: Vec<(CompactBytes, f64)>) -> usize {
+pub(crate) fn store_result(
+    ctx: &mut Ctx,
+    dst: &[u8],
+    entries: Vec<(CompactBytes, f64)>,
+    event: &str,
+) -> usize {
     if entries.is_empty() {
-        ctx.delete(dst);
+        if ctx.delete(dst) {
+            ctx.notify(notify::GENERIC, "del", dst);
+        }
         return 0;
     }
     let z = ZSet::from_entries(entries, zset_limits(ctx.engine));
     let n = z.len();
     ctx.set_value(dst, Value::ZSet(Box::new(z)), false);
+    ctx.notify(notify::ZSET, event, dst);
     ctx.signal_ready(dst);
     n
 }
@@ -360,7 +374,8 @@ pub fn zadd(
         }
     }
     let emptied = z.is_empty();
-    finish_write(ctx, key, r.added + r.updated, emptied);
+    let event = if opts.flags.incr { "zincr" } else { "zadd" };
+    finish_write(ctx, key, r.added + r.updated, emptied, event);
     if failed {
         return Err(Error::err(NAN_RESULT));
     }
@@ -410,7 +425,7 @@ pub fn zrem(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<usize, Error
         }
     }
     let emptied = z.is_empty();
-    finish_write(ctx, key, deleted, emptied);
+    finish_write(ctx, key, deleted, emptied, "zrem");
     Ok(deleted)
 }
 
@@ -441,7 +456,12 @@ pub fn zremrange(ctx: &mut Ctx, key: &[u8], range: &RemoveRange) -> Result<usize
         RemoveRange::Lex(r) => z.remove_range(r),
     };
     let emptied = z.is_empty();
-    finish_write(ctx, key, deleted, emptied);
+    let event = match range {
+        RemoveRange::Rank(..) => "zremrangebyrank",
+        RemoveRange::Score(_) => "zremrangebyscore",
+        RemoveRange::Lex(_) => "zremrangebylex",
+    };
+    finish_write(ctx, key, deleted, emptied, event);
     Ok(deleted)
 }
 
@@ -737,7 +757,7 @@ pub fn zrangestore(
             entries.push((CompactBytes::from_slice(m), s))
         });
     }
-    Ok(store_result(ctx, dst, entries))
+    Ok(store_result(ctx, dst, entries, "zrangestore"))
 }
 
 fn zrangestore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -777,7 +797,11 @@ pub fn zpop(
             }
         }
         let emptied = z.is_empty();
-        finish_write(ctx, key, popped.len(), emptied);
+        let event = match end {
+            End::Min => "zpopmin",
+            End::Max => "zpopmax",
+        };
+        finish_write(ctx, key, popped.len(), emptied, event);
         return Ok(Some((i, popped)));
     }
     Ok(None)
@@ -1452,7 +1476,12 @@ fn setop_generic(
         SetOpResult::Entries(e) => e,
     };
     if store {
-        let n = store_result(ctx, args[1], entries);
+        let event = match op {
+            SetOp::Union => "zunionstore",
+            SetOp::Inter => "zinterstore",
+            SetOp::Diff => "zdiffstore",
+        };
+        let n = store_result(ctx, args[1], entries, event);
         ctx.out.int(n as i64);
         return Ok(());
     }

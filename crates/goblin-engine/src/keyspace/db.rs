@@ -20,7 +20,7 @@ use super::dict::{hash_key, Dict};
 use super::hash::Hash;
 use super::object::{Object, Value};
 use super::watch::WatchRegistry;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Whether expired keys are recorded for the append-only file (which logs
 /// each expiry as a DEL, as Redis propagates them).
@@ -28,6 +28,65 @@ static LOG_EXPIRED: AtomicBool = AtomicBool::new(false);
 
 pub fn set_log_expired(on: bool) {
     LOG_EXPIRED.store(on, Ordering::Relaxed);
+}
+
+/// How many engines' keyspace notifications want key creations ("new",
+/// the low half) and expiries ("expired", "hexpired", the high half):
+/// while zero a `Db` records no [`DbEvent`], for the cost of one relaxed
+/// load per creation or expiry (and per command, to publish them).
+static WANTS: AtomicU64 = AtomicU64::new(0);
+const WANTS_NEW: u64 = 1;
+const WANTS_EXPIRED: u64 = 1 << 32;
+
+/// One more (`true`) or one fewer engine wants "new" / expiry events.
+pub fn want_events(new: Option<bool>, expired: Option<bool>) {
+    let count = |unit: u64, more: Option<bool>| match more {
+        Some(true) => {
+            WANTS.fetch_add(unit, Ordering::Relaxed);
+        }
+        Some(false) => {
+            WANTS.fetch_sub(unit, Ordering::Relaxed);
+        }
+        None => {}
+    };
+    count(WANTS_NEW, new);
+    count(WANTS_EXPIRED, expired);
+}
+
+/// `DbEvent`s recorded and not yet taken, in every `Db`: while zero,
+/// nobody needs to look for them.
+static PENDING: AtomicU64 = AtomicU64::new(0);
+
+/// Whether some `Db` holds events to publish.
+#[inline]
+pub fn events_pending() -> bool {
+    PENDING.load(Ordering::Relaxed) != 0
+}
+
+#[inline]
+fn wants_new() -> bool {
+    WANTS.load(Ordering::Relaxed) & (WANTS_EXPIRED - 1) != 0
+}
+
+#[inline]
+fn wants_expired() -> bool {
+    WANTS.load(Ordering::Relaxed) >= WANTS_EXPIRED
+}
+
+/// What happened to a key inside the `Db` that keyspace notifications
+/// report. Redis notifies these where they happen (dbAdd, the expiry of a
+/// key or of hash fields), which a `Db` cannot; it records them, in order,
+/// and whoever holds the shard publishes them: the command before its own
+/// events (`Ctx::notify`) and when it ends, the active expiry cycle after
+/// its pass.
+pub enum DbEvent {
+    /// A key was created ("new").
+    New(CompactBytes),
+    /// A key expired ("expired").
+    Expired(CompactBytes),
+    /// Fields of the hash at the key expired ("hexpired"); `emptied`: the
+    /// key went with the last of them ("del").
+    FieldsExpired { key: CompactBytes, emptied: bool },
 }
 
 /// What expired, for the append-only file: a key, or fields of a hash.
@@ -104,6 +163,16 @@ pub struct Db {
     /// Clients blocked on keys of this database (BLPOP...); like
     /// `watchers`, it stays with the index on SWAPDB.
     pub blocking: crate::blocking::BlockingRegistry,
+    /// Key creations and expiries not yet published, when keyspace
+    /// notifications want them (see [`DbEvent`]).
+    events: Vec<DbEvent>,
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // Events nobody will take no longer count as pending.
+        self.take_events();
+    }
 }
 
 /// A hash looked up for a command, after its expired fields were deleted.
@@ -140,6 +209,14 @@ impl Db {
     }
 
     fn table_insert(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
+        if wants_new() {
+            self.record(DbEvent::New(CompactBytes::from_slice(key)));
+        }
+        self.table_insert_quiet(hash, key, obj)
+    }
+
+    /// `table_insert` without a "new" event (loading a snapshot).
+    fn table_insert_quiet(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
         if self.layout_fixed() {
             self.keys
                 .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
@@ -308,6 +385,7 @@ impl Db {
             let h = &mut *h;
             let reaped = self.reap_fields_of(h, key, now_ms);
             let emptied = h.is_empty();
+            self.fields_expired_event(key, reaped, emptied);
             self.expired_fields += reaped as u64;
             if emptied {
                 self.remove(hash, key);
@@ -385,6 +463,7 @@ impl Db {
             if reaped > 0 {
                 round.expired += 1;
                 self.expired_fields += reaped as u64;
+                self.fields_expired_event(&key, reaped, emptied);
                 if emptied {
                     self.remove(h, &key);
                 }
@@ -395,6 +474,29 @@ impl Db {
             }
         }
         round
+    }
+
+    fn fields_expired_event(&mut self, key: &[u8], reaped: usize, emptied: bool) {
+        if reaped > 0 && wants_expired() {
+            self.record(DbEvent::FieldsExpired {
+                key: CompactBytes::from_slice(key),
+                emptied,
+            });
+        }
+    }
+
+    fn record(&mut self, event: DbEvent) {
+        self.events.push(event);
+        PENDING.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The events recorded since the last call, in order (see `DbEvent`).
+    pub fn take_events(&mut self) -> Vec<DbEvent> {
+        if self.events.is_empty() {
+            return Vec::new();
+        }
+        PENDING.fetch_sub(self.events.len() as u64, Ordering::Relaxed);
+        std::mem::take(&mut self.events)
     }
 
     /// Deletes a hash's expired fields, recording them for the log.
@@ -414,7 +516,9 @@ impl Db {
 
     fn remove_expired(&mut self, hash: u64, key: &[u8]) {
         self.preserve(hash, key);
-        self.table_remove(hash, key);
+        if let Some(old) = self.table_remove(hash, key) {
+            self.leaving(key, &old.value);
+        }
         self.expires.remove(hash, key);
         if !self.field_expires.is_empty() {
             self.field_expires.remove(hash, key);
@@ -423,6 +527,9 @@ impl Db {
         if LOG_EXPIRED.load(Ordering::Relaxed) {
             self.expired_log
                 .push(Expired::Key(CompactBytes::from_slice(key)));
+        }
+        if wants_expired() {
+            self.record(DbEvent::Expired(CompactBytes::from_slice(key)));
         }
         // An expiry is a change for WATCH (Redis signals it on deletion).
         if !self.watchers.is_empty() {
@@ -493,11 +600,13 @@ impl Db {
     pub fn set(&mut self, hash: u64, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.preserve(hash, key);
         if let Some(obj) = self.lookup(hash, key, now_ms) {
-            obj.value = value;
-            if !keep_ttl && obj.expire_at != 0 {
+            let old = std::mem::replace(&mut obj.value, value);
+            let clear_ttl = !keep_ttl && obj.expire_at != 0;
+            if clear_ttl {
                 obj.expire_at = 0;
                 self.expires.remove(hash, key);
             }
+            self.leaving(key, &old);
             return;
         }
         self.table_insert(hash, key, Object::new(value, now_ms));
@@ -512,6 +621,16 @@ impl Db {
     /// Inserts a whole object (with its expiry), replacing any existing key.
     /// Used by RENAME, MOVE, COPY, RESTORE and snapshot loading.
     pub fn insert_object(&mut self, hash: u64, key: &[u8], obj: Object) {
+        self.insert_object_as(hash, key, obj, true);
+    }
+
+    /// `insert_object` for snapshot loading, which is no key creation for
+    /// keyspace notifications (Redis's dbAddRDBLoad).
+    pub fn insert_loaded(&mut self, hash: u64, key: &[u8], obj: Object) {
+        self.insert_object_as(hash, key, obj, false);
+    }
+
+    fn insert_object_as(&mut self, hash: u64, key: &[u8], obj: Object, announce: bool) {
         self.preserve(hash, key);
         let expire_at = obj.expire_at;
         if matches!(&obj.value, Value::Hash(h) if h.has_field_ttls()) {
@@ -519,7 +638,8 @@ impl Db {
         }
         if let Some(old) = self.keys.get_mut(hash, key) {
             let had_ttl = old.expire_at != 0;
-            *old = obj;
+            let previous = std::mem::replace(old, obj);
+            self.leaving(key, &previous.value);
             match (had_ttl, expire_at != 0) {
                 (true, false) => {
                     self.expires.remove(hash, key);
@@ -532,7 +652,11 @@ impl Db {
             }
             return;
         }
-        self.table_insert(hash, key, obj);
+        if announce {
+            self.table_insert(hash, key, obj);
+        } else {
+            self.table_insert_quiet(hash, key, obj);
+        }
         if expire_at != 0 {
             self.expires
                 .insert_new(hash, CompactBytes::from_slice(key), ());
@@ -543,6 +667,7 @@ impl Db {
     pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
         self.preserve(hash, key);
         let obj = self.table_remove(hash, key)?;
+        self.leaving(key, &obj.value);
         if obj.expire_at != 0 {
             self.expires.remove(hash, key);
         }
@@ -569,6 +694,15 @@ impl Db {
         true
     }
 
+    /// A value leaves `key` (deleted, expired or replaced): a stream that
+    /// clients wait on is noted for them (see `BlockingRegistry::gone`).
+    #[inline]
+    fn leaving(&mut self, key: &[u8], old: &Value) {
+        if matches!(old, Value::Stream(_)) && !self.blocking.is_empty() {
+            self.blocking.stream_gone(key);
+        }
+    }
+
     /// Removes the expiry of an existing key; true when it had one.
     pub fn persist(&mut self, hash: u64, key: &[u8]) -> bool {
         self.preserve(hash, key);
@@ -584,6 +718,25 @@ impl Db {
     }
 
     pub fn clear(&mut self) -> Dict<Object> {
+        if !self.blocking.is_empty() {
+            let streams: Vec<CompactBytes> = self
+                .blocking
+                .keys()
+                .filter(|k| {
+                    matches!(
+                        self.keys.get(hash_key(k), k),
+                        Some(Object {
+                            value: Value::Stream(_),
+                            ..
+                        })
+                    )
+                })
+                .cloned()
+                .collect();
+            for k in streams {
+                self.blocking.stream_gone(&k);
+            }
+        }
         self.expires.clear();
         self.expire_cursor = 0;
         self.field_expires.clear();

@@ -16,7 +16,8 @@
 //! form, switched where Redis switches its encodings. The string handles
 //! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
 //! entries of large hashes as small as Redis's. A HyperLogLog is a string
-//! in Redis's own HLL layout ([`hyperloglog`]).
+//! in Redis's own HLL layout ([`hyperloglog`]). A [`stream::Stream`] keeps
+//! its entries in Redis's own listpack nodes.
 
 pub mod bytes;
 pub mod db;
@@ -30,6 +31,7 @@ pub mod listpack;
 pub mod object;
 pub mod set;
 pub mod small_bytes;
+pub mod stream;
 pub mod thin_bytes;
 pub mod watch;
 pub mod zset;
@@ -41,6 +43,7 @@ pub use hash::{FieldTtls, Hash, HashLimits, SetTtl, TtlCondition};
 pub use list::List;
 pub use object::{Object, Value, ValueType};
 pub use set::{Member, Set};
+pub use stream::Stream;
 pub use zset::ZSet;
 
 use parking_lot::{Mutex, MutexGuard};

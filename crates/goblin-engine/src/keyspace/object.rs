@@ -8,6 +8,7 @@ use super::bytes::CompactBytes;
 use super::hash::Hash;
 use super::list::List;
 use super::set::Set;
+use super::stream::Stream;
 use super::zset::ZSet;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
@@ -19,6 +20,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     List(Box<List>),
+    Stream(Box<Stream>),
 }
 
 /// The type of a value as TYPE and SCAN TYPE name it.
@@ -79,6 +81,7 @@ impl Value {
             Value::Hash(_) => ValueType::Hash,
             Value::Set(_) => ValueType::Set,
             Value::List(_) => ValueType::List,
+            Value::Stream(_) => ValueType::Stream,
         }
     }
 
@@ -102,6 +105,7 @@ impl Value {
             Value::Set(s) => s.encoding(),
             // Redis 7.0 stores every list as a quicklist, whatever its size.
             Value::List(_) => "quicklist",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -120,6 +124,7 @@ impl Value {
             Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size_sampled(samples),
             Value::Set(s) => std::mem::size_of::<Set>() + s.heap_size_sampled(samples),
             Value::List(l) => l.heap_size(),
+            Value::Stream(s) => s.heap_size(),
         }
     }
 }

@@ -889,6 +889,81 @@ fn emit_batches(
     }
 }
 
+/// The commands that rebuild a stream (Redis's rewriteStreamObject): an
+/// XADD per entry (or the XADD MAXLEN 0 trick for an empty stream), XSETID
+/// for the last ID and counters, then per group XGROUP CREATE, an XCLAIM
+/// per pending entry and XGROUP CREATECONSUMER for consumers owning none.
+fn rewrite_stream(out: &mut Vec<u8>, key: &[u8], s: &crate::keyspace::Stream) {
+    let e = &s.entries;
+    if e.length > 0 {
+        for entry in e.iter() {
+            let mut argv: Vec<Vec<u8>> = vec![b"XADD".to_vec(), key.to_vec(), entry.id.to_bytes()];
+            for (f, v) in entry.fields() {
+                argv.push(f.to_vec());
+                argv.push(v.to_vec());
+            }
+            encode_command(out, &argv);
+        }
+    } else {
+        encode_command(
+            out,
+            &[&b"XADD"[..], key, b"MAXLEN", b"0", b"0-1", b"x", b"y"],
+        );
+    }
+    encode_command(
+        out,
+        &[
+            b"XSETID".to_vec(),
+            key.to_vec(),
+            e.last_id.to_bytes(),
+            b"ENTRIESADDED".to_vec(),
+            e.entries_added.to_string().into_bytes(),
+            b"MAXDELETEDID".to_vec(),
+            e.max_deleted_entry_id.to_bytes(),
+        ],
+    );
+    for (name, g) in &s.groups {
+        encode_command(
+            out,
+            &[
+                b"XGROUP".to_vec(),
+                b"CREATE".to_vec(),
+                key.to_vec(),
+                name.to_vec(),
+                g.last_id.to_bytes(),
+                b"ENTRIESREAD".to_vec(),
+                g.entries_read.unwrap_or(-1).to_string().into_bytes(),
+            ],
+        );
+        for (cname, c) in &g.consumers {
+            if c.pel.is_empty() {
+                encode_command(out, &[&b"XGROUP"[..], b"CREATECONSUMER", key, name, cname]);
+                continue;
+            }
+            for id in &c.pel {
+                let Some(nack) = g.pel.get(id) else { continue };
+                encode_command(
+                    out,
+                    &[
+                        b"XCLAIM".to_vec(),
+                        key.to_vec(),
+                        name.to_vec(),
+                        cname.to_vec(),
+                        b"0".to_vec(),
+                        id.to_bytes(),
+                        b"TIME".to_vec(),
+                        nack.delivery_time.to_string().into_bytes(),
+                        b"RETRYCOUNT".to_vec(),
+                        nack.delivery_count.to_string().into_bytes(),
+                        b"JUSTID".to_vec(),
+                        b"FORCE".to_vec(),
+                    ],
+                );
+            }
+        }
+    }
+}
+
 impl super::snapshot::Format for AofFormat {
     fn header(&mut self, out: &mut Vec<u8>) {
         if self.timestamp {
@@ -953,6 +1028,7 @@ impl super::snapshot::Format for AofFormat {
                 }),
             ),
             Value::List(l) => emit_batches(out, b"RPUSH", key, l.iter().map(|e| vec![e.to_vec()])),
+            Value::Stream(s) => rewrite_stream(out, key, s),
         }
         if let Some(at) = obj.expire_at() {
             encode_command(

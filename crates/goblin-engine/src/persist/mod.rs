@@ -624,7 +624,7 @@ pub fn load_rdb_stream(
                 }
                 let field_ttls =
                     matches!(&obj.value, crate::keyspace::Value::Hash(hv) if hv.has_field_ttls());
-                d.insert_object(h, &key, obj);
+                d.insert_loaded(h, &key, obj);
                 if field_ttls {
                     d.track_field_expiry(h, &key);
                 }

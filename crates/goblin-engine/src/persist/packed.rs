@@ -136,6 +136,60 @@ fn str_header_len(n: usize) -> usize {
     }
 }
 
+/// Appends one listpack entry holding `s` (encoding, data, backlen), as
+/// Redis's lpAppend encodes it: an integer-looking string takes the
+/// integer form.
+pub fn encode_entry(out: &mut Vec<u8>, s: &[u8]) {
+    match as_int(s) {
+        Some(v) => encode_int(out, v),
+        None => encode_str(out, s),
+    }
+}
+
+/// Appends a string entry in string form, whatever it holds.
+pub fn encode_str(out: &mut Vec<u8>, s: &[u8]) {
+    let start = out.len();
+    let n = s.len();
+    if n < 64 {
+        out.push(0x80 | n as u8);
+    } else if n < 4096 {
+        out.push(0xE0 | (n >> 8) as u8);
+        out.push(n as u8);
+    } else {
+        out.push(0xF0);
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    out.extend_from_slice(s);
+    let enc = out.len() - start;
+    put_backlen(out, enc);
+}
+
+/// Appends an integer entry in the smallest of Redis's integer encodings.
+pub fn encode_int(out: &mut Vec<u8>, v: i64) {
+    let start = out.len();
+    if (0..=127).contains(&v) {
+        out.push(v as u8);
+    } else if (-4096..=4095).contains(&v) {
+        let u = if v < 0 { (1i64 << 13) + v } else { v } as u16;
+        out.push(((u >> 8) as u8) | 0xC0);
+        out.push(u as u8);
+    } else if (-32768..=32767).contains(&v) {
+        out.push(0xF1);
+        out.extend_from_slice(&(v as i16).to_le_bytes());
+    } else if (-8388608..=8388607).contains(&v) {
+        out.push(0xF2);
+        out.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+    } else if (-2147483648..=2147483647).contains(&v) {
+        out.push(0xF3);
+        out.extend_from_slice(&(v as i32).to_le_bytes());
+    } else {
+        out.push(0xF4);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let enc = out.len() - start;
+    put_backlen(out, enc);
+}
+
 impl ListpackWriter {
     pub fn new() -> ListpackWriter {
         ListpackWriter {
@@ -159,51 +213,12 @@ impl ListpackWriter {
 
     /// Appends a string, stored as an integer when it is one (lpAppend).
     pub fn push(&mut self, s: &[u8]) {
-        match as_int(s) {
-            Some(v) => self.push_int(v),
-            None => {
-                let start = self.buf.len();
-                let n = s.len();
-                if n < 64 {
-                    self.buf.push(0x80 | n as u8);
-                } else if n < 4096 {
-                    self.buf.push(0xE0 | (n >> 8) as u8);
-                    self.buf.push(n as u8);
-                } else {
-                    self.buf.push(0xF0);
-                    self.buf.extend_from_slice(&(n as u32).to_le_bytes());
-                }
-                self.buf.extend_from_slice(s);
-                let enc = self.buf.len() - start;
-                put_backlen(&mut self.buf, enc);
-                self.count += 1;
-            }
-        }
+        encode_entry(&mut self.buf, s);
+        self.count += 1;
     }
 
     pub fn push_int(&mut self, v: i64) {
-        let start = self.buf.len();
-        if (0..=127).contains(&v) {
-            self.buf.push(v as u8);
-        } else if (-4096..=4095).contains(&v) {
-            let u = if v < 0 { (1i64 << 13) + v } else { v } as u16;
-            self.buf.push(((u >> 8) as u8) | 0xC0);
-            self.buf.push(u as u8);
-        } else if (-32768..=32767).contains(&v) {
-            self.buf.push(0xF1);
-            self.buf.extend_from_slice(&(v as i16).to_le_bytes());
-        } else if (-8388608..=8388607).contains(&v) {
-            self.buf.push(0xF2);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-        } else if (-2147483648..=2147483647).contains(&v) {
-            self.buf.push(0xF3);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes());
-        } else {
-            self.buf.push(0xF4);
-            self.buf.extend_from_slice(&v.to_le_bytes());
-        }
-        let enc = self.buf.len() - start;
-        put_backlen(&mut self.buf, enc);
+        encode_int(&mut self.buf, v);
         self.count += 1;
     }
 
@@ -273,14 +288,14 @@ fn read_lp_entry(b: &[u8]) -> Result<(Elem<'_>, usize), Corrupt> {
             _ => return Err(Corrupt),
         }
     };
-    // The backlen must encode the entry's size.
+    // The backlen must be the entry's size as Redis encodes it (its
+    // continuation bits included): walking the listpack backwards (stream
+    // nodes do) reads it to find where the entry starts.
     let bl = backlen_size(enc);
     let back = b.get(enc..enc + bl).ok_or(Corrupt)?;
-    let mut val: u64 = 0;
-    for (i, byte) in back.iter().rev().enumerate() {
-        val |= ((byte & 127) as u64) << (7 * i);
-    }
-    if val != enc as u64 {
+    let mut expected = Vec::with_capacity(5);
+    put_backlen(&mut expected, enc);
+    if back != expected.as_slice() {
         return Err(Corrupt);
     }
     Ok((elem, enc + bl))

@@ -25,6 +25,10 @@ pub struct ReplyWriter {
     pub uncounted_noted: u64,
     /// The code of the last error (text up to the first space), for INFO errorstats.
     pub last_error_code: Option<String>,
+    /// Ranges of `buf` written as pushes (Pub/Sub messages and
+    /// confirmations) since the last `discard_from`: CLIENT REPLY OFF and
+    /// SKIP drop a command's reply but never these (Redis's CLIENT_PUSHING).
+    push_marks: Vec<(usize, usize)>,
 }
 
 /// A position in the buffer where an aggregate header will be inserted
@@ -72,12 +76,23 @@ impl ReplyWriter {
 
     pub fn simple(&mut self, s: &str) {
         self.buf.push(b'+');
-        // A status reply cannot carry newlines (Redis replaces them).
-        self.buf.extend(
-            s.bytes()
-                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.line_text(s);
         self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// The text of a status or error line, which cannot carry newlines
+    /// (Redis replaces them with spaces); copied whole when it has none,
+    /// the common case.
+    #[inline]
+    fn line_text(&mut self, s: &str) {
+        if memchr::memchr2(b'\r', b'\n', s.as_bytes()).is_none() {
+            self.buf.extend_from_slice(s.as_bytes());
+        } else {
+            self.buf.extend(
+                s.bytes()
+                    .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+            );
+        }
     }
 
     /// An error reply. `msg` is the whole text after the '-', starting with
@@ -85,11 +100,7 @@ impl ReplyWriter {
     pub fn error(&mut self, msg: &str) {
         self.errors += 1;
         self.buf.push(b'-');
-        // An error line cannot carry newlines (Redis replaces them).
-        self.buf.extend(
-            msg.bytes()
-                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.line_text(msg);
         self.buf.extend_from_slice(b"\r\n");
         let code = msg.split(' ').next().unwrap_or("ERR");
         self.last_error_code = Some(code.to_string());
@@ -244,6 +255,10 @@ impl ReplyWriter {
         let mut b = itoa::Buffer::new();
         header.extend_from_slice(b.format(n).as_bytes());
         header.extend_from_slice(b"\r\n");
+        for m in self.push_marks.iter_mut().filter(|m| m.0 >= d.0) {
+            m.0 += header.len();
+            m.1 += header.len();
+        }
         self.buf.splice(d.0..d.0, header);
     }
 
@@ -274,6 +289,40 @@ impl ReplyWriter {
 
     pub fn truncate(&mut self, len: usize) {
         self.buf.truncate(len);
+        self.push_marks.retain(|m| m.1 <= len);
+    }
+
+    /// Marks what was written from `start` on as a push.
+    pub fn mark_push(&mut self, start: usize) {
+        if start < self.buf.len() {
+            self.push_marks.push((start, self.buf.len()));
+        }
+    }
+
+    /// Drops what was written from `at` on except the pushes (a command's
+    /// reply under CLIENT REPLY OFF or SKIP), and forgets the marks.
+    pub fn discard_from(&mut self, at: usize) {
+        let marks = std::mem::take(&mut self.push_marks);
+        if marks.iter().all(|m| m.1 <= at) {
+            self.buf.truncate(at);
+            return;
+        }
+        let mut kept = Vec::new();
+        for (s, e) in marks {
+            if s >= at && e <= self.buf.len() {
+                kept.extend_from_slice(&self.buf[s..e]);
+            }
+        }
+        self.buf.truncate(at);
+        self.buf.extend_from_slice(&kept);
+    }
+
+    /// Forgets the push marks (a command's reply is final).
+    #[inline]
+    pub fn clear_push_marks(&mut self) {
+        if !self.push_marks.is_empty() {
+            self.push_marks.clear();
+        }
     }
 
     pub fn take(&mut self) -> Vec<u8> {

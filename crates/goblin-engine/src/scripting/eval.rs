@@ -421,6 +421,9 @@ pub unsafe fn run(
     // ran join the caller's, and the call itself is not logged.
     ctx.client.pending_log.append(&mut (*hp).client.pending_log);
     ctx.log_nothing();
+    // Keys its writes made ready serve their blocked clients once the
+    // script's caller is done, as after any command.
+    ctx.client.ready_keys.append(&mut (*hp).client.ready_keys);
     // A pooled interpreter's memory is counted when it returns to the pool.
     if tracked {
         let mem = (*hp).state.memory();

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod process;
+
 use goblin_engine::{Config, Engine};
 use goblin_server::Server;
 use std::io::{Read, Write};

@@ -1,0 +1,253 @@
+//! A lean pipelined load generator: redis-benchmark's model (clients that
+//! each send a pipeline of the same command, with `__rand_int__` replaced by
+//! a random 12-digit number, and wait for its replies) at a fraction of its
+//! CPU cost per request. redis-benchmark builds a reply object for every
+//! reply and records every latency; this only counts the replies, so on a
+//! machine where the load generator and the server share the cores, more of
+//! them is left to the server.
+//!
+//!     cargo run --release --example pipeload -- --port 6379 --clients 50 \
+//!         --requests 1000000 --pipeline 16 --keyspace 100000 -- INCR key:__rand_int__
+//!
+//! Prints `requests per second: N` (what scripts/bench reads). It speaks
+//! RESP2 and works against goblin-server and redis-server alike. An error
+//! reply stops it with that error: a benchmark of failing calls measures
+//! nothing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const PLACEHOLDER: &[u8] = b"__rand_int__";
+
+struct Options {
+    port: u16,
+    clients: usize,
+    requests: usize,
+    pipeline: usize,
+    keyspace: u64,
+    command: Vec<Vec<u8>>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        port: 6379,
+        clients: 50,
+        requests: 100_000,
+        pipeline: 1,
+        keyspace: 100_000,
+        command: Vec::new(),
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--" {
+            o.command = args[i + 1..]
+                .iter()
+                .map(|a| a.as_bytes().to_vec())
+                .collect();
+            break;
+        }
+        let value = args.get(i + 1).unwrap_or_else(|| usage(&args[i]));
+        let number = || value.parse::<u64>().unwrap_or_else(|_| usage(value));
+        match args[i].as_str() {
+            "--port" => o.port = u16::try_from(number()).unwrap_or_else(|_| usage(value)),
+            "--clients" => o.clients = number() as usize,
+            "--requests" => o.requests = number() as usize,
+            "--pipeline" => o.pipeline = number() as usize,
+            "--keyspace" => o.keyspace = number(),
+            other => usage(other),
+        }
+        i += 2;
+    }
+    if o.command.is_empty() || o.clients == 0 || o.pipeline == 0 || o.keyspace == 0 {
+        usage("(a command after --, and counts above zero)");
+    }
+    o
+}
+
+fn usage(bad: &str) -> ! {
+    eprintln!(
+        "bad argument {bad}\nusage: pipeload [--port P] [--clients N] [--requests N] \
+         [--pipeline N] [--keyspace N] -- COMMAND [ARG...]"
+    );
+    std::process::exit(2)
+}
+
+/// One pipeline of the command, encoded once, and where in it the random
+/// numbers go (each placeholder gets its own, as in redis-benchmark).
+struct Batch {
+    bytes: Vec<u8>,
+    random_at: Vec<usize>,
+}
+
+impl Batch {
+    fn new(command: &[Vec<u8>], pipeline: usize) -> Batch {
+        let mut b = Batch {
+            bytes: Vec::new(),
+            random_at: Vec::new(),
+        };
+        for _ in 0..pipeline {
+            b.bytes
+                .extend_from_slice(format!("*{}\r\n", command.len()).as_bytes());
+            for arg in command {
+                b.bytes
+                    .extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+                let start = b.bytes.len();
+                b.bytes.extend_from_slice(arg);
+                let mut from = 0;
+                while let Some(p) = find(&arg[from..], PLACEHOLDER) {
+                    b.random_at.push(start + from + p);
+                    from += p + PLACEHOLDER.len();
+                }
+                b.bytes.extend_from_slice(b"\r\n");
+            }
+        }
+        b
+    }
+
+    fn randomize(&mut self, rng: &mut fastrand::Rng, keyspace: u64) {
+        for &at in &self.random_at {
+            let mut n = rng.u64(..keyspace);
+            for d in self.bytes[at..at + PLACEHOLDER.len()].iter_mut().rev() {
+                *d = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The end of the RESP2 reply that starts at `at`, or None while it is
+/// incomplete. An error reply is returned as Err with its text.
+fn reply_end(buf: &[u8], at: usize) -> Result<Option<usize>, String> {
+    let Some(&kind) = buf.get(at) else {
+        return Ok(None);
+    };
+    let Some(nl) = memchr(b'\n', &buf[at..]) else {
+        return Ok(None);
+    };
+    let line_end = at + nl + 1;
+    let header = &buf[at + 1..line_end - 2];
+    let count = || -> Result<i64, String> {
+        std::str::from_utf8(header)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("bad reply header {:?}", String::from_utf8_lossy(header)))
+    };
+    match kind {
+        b'+' | b':' => Ok(Some(line_end)),
+        b'-' => Err(String::from_utf8_lossy(header).into_owned()),
+        b'$' => {
+            let n = count()?;
+            if n < 0 {
+                return Ok(Some(line_end));
+            }
+            let end = line_end + n as usize + 2;
+            Ok((end <= buf.len()).then_some(end))
+        }
+        b'*' => {
+            let n = count()?;
+            let mut end = line_end;
+            for _ in 0..n.max(0) {
+                match reply_end(buf, end)? {
+                    Some(e) => end = e,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(end))
+        }
+        other => Err(format!("unexpected reply type {:?}", other as char)),
+    }
+}
+
+fn memchr(byte: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&b| b == byte)
+}
+
+async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Result<usize, String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", o.port))
+        .await
+        .map_err(|e| e.to_string())?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut batch = Batch::new(&o.command, o.pipeline);
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut done = 0;
+    // Whole pipelines are taken from the shared count, so every client
+    // sends full pipelines, as redis-benchmark's do.
+    while remaining
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+            r.checked_sub(o.pipeline)
+        })
+        .is_ok()
+    {
+        batch.randomize(&mut rng, o.keyspace);
+        stream
+            .write_all(&batch.bytes)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut replies, mut at) = (0, 0);
+        buf.clear();
+        while replies < o.pipeline {
+            match reply_end(&buf, at)? {
+                Some(end) => {
+                    at = end;
+                    replies += 1;
+                }
+                None => {
+                    if buf.capacity() - buf.len() < 16 * 1024 {
+                        buf.reserve(64 * 1024);
+                    }
+                    let n = stream.read_buf(&mut buf).await.map_err(|e| e.to_string())?;
+                    if n == 0 {
+                        return Err("the server closed the connection".into());
+                    }
+                }
+            }
+        }
+        if at != buf.len() {
+            return Err("more replies than requests".into());
+        }
+        done += o.pipeline;
+    }
+    Ok(done)
+}
+
+fn main() {
+    let o = Arc::new(options());
+    // One thread, as redis-benchmark runs by default.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let remaining = Arc::new(AtomicUsize::new(o.requests));
+    let started = Instant::now();
+    let result = runtime.block_on(async {
+        let tasks: Vec<_> = (0..o.clients)
+            .map(|i| tokio::spawn(client(o.clone(), remaining.clone(), i as u64 + 1)))
+            .collect();
+        let mut done = 0;
+        for t in tasks {
+            done += t.await.map_err(|e| e.to_string())??;
+        }
+        Ok::<_, String>(done)
+    });
+    let secs = started.elapsed().as_secs_f64();
+    match result {
+        Ok(done) => {
+            println!("requests: {done}");
+            println!("seconds: {secs:.3}");
+            println!("requests per second: {:.0}", done as f64 / secs);
+        }
+        Err(e) => {
+            eprintln!("pipeload: {e}");
+            std::process::exit(1);
+        }
+    }
+}
