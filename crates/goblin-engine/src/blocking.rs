@@ -106,6 +106,9 @@ pub struct BlockedClient {
     /// Where the served command's records end in the append-only file:
     /// the reply waits for them as any reply does (see connection.rs).
     pub aof_offset: std::sync::atomic::AtomicU64,
+    /// When it blocked (monotonic ns): its duration for the statistics
+    /// and the slow log runs from here.
+    pub since_ns: u64,
     outcome: Mutex<Outcome>,
     wake: tokio::sync::Notify,
 }
@@ -256,6 +259,7 @@ impl Engine {
             value_type: req.value_type,
             deadline_ms: req.deadline_ms,
             aof_offset: std::sync::atomic::AtomicU64::new(0),
+            since_ns: crate::util::time::monotonic_ns(),
             outcome: Mutex::new(Outcome {
                 state: BlockState::Waiting,
                 reply: Vec::new(),
@@ -421,6 +425,7 @@ impl Engine {
                     }
                     let mut client =
                         ClientState::new(entry.info.clone(), entry.db, entry.resp, true, false);
+                    client.blocked_since_ns = entry.since_ns;
                     let mut out = ReplyWriter::new(entry.resp);
                     self.call_with(
                         &mut client,

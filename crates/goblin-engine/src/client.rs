@@ -39,7 +39,14 @@ pub struct ClientInfo {
     pub last_cmd: AtomicUsize,
     pub query_buffer: AtomicUsize,
     pub query_buffer_free: AtomicUsize,
-    pub output_buffer: AtomicUsize,
+    /// The most the query buffer held since the cron last looked (Redis's
+    /// querybuf_peak).
+    pub query_buffer_peak: AtomicUsize,
+    /// A resize the cron asks of the connection (usize::MAX: none).
+    query_buffer_resize: AtomicUsize,
+    /// Replies its connection has not written yet (the socket did not
+    /// take them), as of the connection's last turn.
+    pub output_pending: AtomicUsize,
     pub multi_len: AtomicU64,
     pub in_multi: AtomicBool,
     pub blocked: AtomicBool,
@@ -59,9 +66,27 @@ pub struct ClientInfo {
     /// The ACL user the client is authenticated as (CLIENT LIST's user=,
     /// CLIENT KILL USER, ACL DELUSER).
     pub user: Mutex<Vec<u8>>,
+    /// A MONITOR client (CLIENT LIST flag O).
+    pub monitor: AtomicBool,
+    /// Output produced for this client by others (MONITOR lines), sent
+    /// by its connection when woken; `has_pushed` says there is some.
+    pushed: Mutex<Vec<u8>>,
+    has_pushed: AtomicBool,
 }
 
 impl ClientInfo {
+    /// CLIENT LIST's omem: the output not written yet, Pub/Sub messages
+    /// still in the mailbox included (what the output buffer limits
+    /// measure).
+    pub fn output_memory(&self) -> usize {
+        let pending = self.output_pending.load(Ordering::Relaxed);
+        if self.subscriptions.any() {
+            pending + self.mailbox.len()
+        } else {
+            pending
+        }
+    }
+
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.wake.notify_one();
@@ -73,6 +98,55 @@ impl ClientInfo {
 
     pub fn name(&self) -> Option<Vec<u8>> {
         self.name.lock().clone()
+    }
+
+    /// The query buffer size the cron asked for, once.
+    pub fn take_query_buffer_resize(&self) -> Option<usize> {
+        match self.query_buffer_resize.swap(usize::MAX, Ordering::Relaxed) {
+            usize::MAX => None,
+            size => Some(size),
+        }
+    }
+
+    /// Redis's clientsCronResizeQueryBuffer, decided here and carried out
+    /// by the connection (which owns the buffer): when more than 4 KiB
+    /// are free, a client idle for over 2 seconds gives its free space
+    /// back, and a buffer over 32 KiB and more than twice the recent peak
+    /// shrinks to the peak. The peak restarts from what the buffer holds.
+    pub fn cron_query_buffer(&self, now_ms: u64) {
+        let len = self.query_buffer.load(Ordering::Relaxed);
+        let free = self.query_buffer_free.load(Ordering::Relaxed);
+        let size = len + free;
+        let peak = self.query_buffer_peak.swap(len, Ordering::Relaxed);
+        if free <= 4 * 1024 {
+            return;
+        }
+        let idle = now_ms.saturating_sub(self.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
+        let target = if idle > 2 {
+            len
+        } else if size > 32 * 1024 && size / 2 > peak {
+            len.max(peak)
+        } else {
+            return;
+        };
+        self.query_buffer_resize.store(target, Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+
+    /// Queues output for this client and wakes its connection.
+    pub fn push(&self, bytes: &[u8]) {
+        self.pushed.lock().extend_from_slice(bytes);
+        self.has_pushed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Moves the output others queued for this client into `out`.
+    #[inline]
+    pub fn take_pushed(&self, out: &mut Vec<u8>) {
+        if self.has_pushed.load(Ordering::Relaxed) {
+            self.has_pushed.store(false, Ordering::Relaxed);
+            out.append(&mut self.pushed.lock());
+        }
     }
 }
 
@@ -158,6 +232,10 @@ pub struct ClientState {
     /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
     /// script's deny-oom commands are refused on it.
     pub pre_command_oom: bool,
+    /// When a blocked command is served on this client's behalf: when it
+    /// blocked (monotonic ns), so that its duration counts the wait, as
+    /// Redis's does. 0 otherwise.
+    pub blocked_since_ns: u64,
     /// The channels, patterns and shard channels the client subscribes
     /// to; None while it subscribes to nothing (Redis's CLIENT_PUBSUB
     /// flag is whether this is set).
@@ -188,6 +266,7 @@ impl ClientState {
             blocked: None,
             keep_waiting: false,
             pre_command_oom: false,
+            blocked_since_ns: 0,
             pubsub: None,
             replaying: false,
             aof_offset: 0,
@@ -240,7 +319,9 @@ impl ClientRegistry {
             last_cmd: AtomicUsize::new(usize::MAX),
             query_buffer: AtomicUsize::new(0),
             query_buffer_free: AtomicUsize::new(0),
-            output_buffer: AtomicUsize::new(0),
+            query_buffer_peak: AtomicUsize::new(0),
+            query_buffer_resize: AtomicUsize::new(usize::MAX),
+            output_pending: AtomicUsize::new(0),
             multi_len: AtomicU64::new(0),
             in_multi: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
@@ -251,6 +332,9 @@ impl ClientRegistry {
             subscriptions: Default::default(),
             block: Mutex::new(None),
             user: Mutex::new(b"default".to_vec()),
+            monitor: AtomicBool::new(false),
+            pushed: Mutex::new(Vec::new()),
+            has_pushed: AtomicBool::new(false),
         });
         if conn.fd >= 0 {
             self.clients.lock().insert(id, info.clone());
@@ -272,6 +356,23 @@ impl ClientRegistry {
     /// All registered clients, by id.
     pub fn all(&self) -> Vec<Arc<ClientInfo>> {
         self.clients.lock().values().cloned().collect()
+    }
+
+    /// Calls `f` on up to `n` clients with ids after `after`, wrapping
+    /// around; returns the last id visited (Redis's clientsCron walks its
+    /// clients a slice per tick this way).
+    pub fn visit_some(&self, after: u64, n: usize, mut f: impl FnMut(&ClientInfo)) -> u64 {
+        let clients = self.clients.lock();
+        let mut last = after;
+        for (id, c) in clients
+            .range(after + 1..)
+            .chain(clients.range(..=after))
+            .take(n)
+        {
+            f(c);
+            last = *id;
+        }
+        last
     }
 
     pub fn count(&self) -> usize {

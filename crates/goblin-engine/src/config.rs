@@ -8,7 +8,7 @@
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -32,10 +32,18 @@ pub enum Kind {
     NotifyFlags,
     /// `client-output-buffer-limit`: "class hard soft seconds" triples.
     ObufLimits,
+    /// `latency-tracking-info-percentiles`: numbers between 0 and 100.
+    Percentiles,
+    /// A size in bytes or a percentage of maxmemory ("10%"), Redis's
+    /// PERCENT_CONFIG memory parameters (maxmemory-clients).
+    MemoryOrPercent,
 }
 
 pub const IMMUTABLE: u32 = 1;
 pub const SENSITIVE: u32 = 2;
+/// Left out of CONFIG GET patterns; returned when asked for by name
+/// (Redis's HIDDEN_CONFIG).
+pub const HIDDEN: u32 = 4;
 
 pub struct ParamSpec {
     pub name: &'static str,
@@ -61,6 +69,15 @@ const fn imm(name: &'static str, kind: Kind, default: &'static str) -> ParamSpec
         kind,
         default,
         flags: IMMUTABLE,
+    }
+}
+const fn hidden(name: &'static str, kind: Kind, default: &'static str, flags: u32) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags: flags | HIDDEN,
     }
 }
 const fn aliased(
@@ -94,7 +111,9 @@ const YESNO_LOCAL: &[&str] = &["no", "yes", "local"];
 /// Goblin's README documents otherwise (bind, dir, appendonly).
 pub static PARAMS: &[ParamSpec] = &[
     // Network and clients.
-    imm("bind", Kind::Str, "127.0.0.1"),
+    // Changing bind or port at runtime rebinds the listeners (the
+    // server's hook, Engine::listeners).
+    p("bind", Kind::Str, "127.0.0.1"),
     p("port", int(0, 65535), "6379"),
     imm("tcp-backlog", int(0, INT_MAX), "511"),
     p("tcp-keepalive", int(0, INT_MAX), "300"),
@@ -134,8 +153,10 @@ pub static PARAMS: &[ParamSpec] = &[
     imm("unixsocket", Kind::Str, ""),
     imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
     // Threads and shards (Goblin's own; 0 = one per core, or automatic).
-    imm("threads", int(0, 1024), "0"),
-    imm("shards", int(0, 65536), "0"),
+    // Hidden from CONFIG GET patterns, which tools expect to list Redis's
+    // parameters only.
+    hidden("threads", int(0, 1024), "0", IMMUTABLE),
+    hidden("shards", int(0, 65536), "0", IMMUTABLE),
     // General.
     imm("daemonize", BOOL, "no"),
     imm("pidfile", Kind::Str, ""),
@@ -153,6 +174,11 @@ pub static PARAMS: &[ParamSpec] = &[
     p("active-expire-effort", int(1, 10), "1"),
     p("notify-keyspace-events", Kind::NotifyFlags, ""),
     p("latency-tracking", BOOL, "yes"),
+    p(
+        "latency-tracking-info-percentiles",
+        Kind::Percentiles,
+        "50 99 99.9",
+    ),
     p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
     p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
     p("slowlog-max-len", int(0, LONG_MAX), "128"),
@@ -175,6 +201,7 @@ pub static PARAMS: &[ParamSpec] = &[
         "noeviction",
     ),
     p("maxmemory-samples", int(1, INT_MAX), "5"),
+    p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
     p("lfu-log-factor", int(0, INT_MAX), "10"),
     p("lfu-decay-time", int(0, INT_MAX), "1"),
     p("lazyfree-lazy-eviction", BOOL, "no"),
@@ -230,6 +257,15 @@ pub static PARAMS: &[ParamSpec] = &[
         int(0, INT_MAX),
         "0",
     ),
+    // Replication (Goblin has none): kept and shown as Redis does.
+    ParamSpec {
+        name: "replicaof",
+        alias: Some("slaveof"),
+        kind: Kind::Str,
+        default: "",
+        flags: IMMUTABLE,
+    },
+    p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
     aliased(
         "min-replicas-max-lag",
         "min-slaves-max-lag",
@@ -256,8 +292,8 @@ pub static PARAMS: &[ParamSpec] = &[
     p("rdbcompression", BOOL, "yes"),
     imm("rdbchecksum", BOOL, "yes"),
     p("stop-writes-on-bgsave-error", BOOL, "yes"),
-    p("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0"),
-    p("key-load-delay", int(i32::MIN as i64, INT_MAX), "0"),
+    hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
+    hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     p("appendonly", BOOL, "yes"),
     imm("appendfilename", Kind::Str, "appendonly.aof"),
     imm("appenddirname", Kind::Str, "appendonlydir"),
@@ -310,6 +346,22 @@ pub struct Config {
     pub stream_node_max_entries: AtomicUsize,
     /// min-replicas-to-write when min-replicas-max-lag is set, else 0.
     pub min_replicas_to_write: AtomicI64,
+    /// The slow log and the latency monitor, read after every command.
+    pub slowlog_log_slower_than: AtomicI64,
+    pub slowlog_max_len: AtomicUsize,
+    pub latency_monitor_threshold: AtomicI64,
+    /// latency-tracking: every command records its duration in its
+    /// thread's histogram.
+    pub latency_tracking: AtomicBool,
+    /// client-output-buffer-limit of normal clients and of Pub/Sub
+    /// subscribers: hard and soft limits in bytes (0 = none) and the soft
+    /// limit's seconds.
+    pub obuf_normal: [AtomicU64; 3],
+    pub obuf_pubsub: [AtomicU64; 3],
+    /// The shortest duration, in microseconds, that the slow log or the
+    /// latency monitor wants to hear about (u64::MAX when both are off):
+    /// the one comparison a command pays for both.
+    pub watch_us: AtomicU64,
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -414,6 +466,39 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             Some(flags) => Ok(crate::pubsub::notify::describe(flags)),
             None => Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
         },
+        Kind::MemoryOrPercent => {
+            if let Some(pct) = value.strip_suffix('%') {
+                let v: i64 = pct
+                    .parse()
+                    .ok()
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| "argument must be a memory or percent value".to_string())?;
+                if v > 100 {
+                    return Err("percentage argument must be less or equal to 100".into());
+                }
+                return Ok(format!("{v}%"));
+            }
+            let v = parse_memory(value)
+                .ok_or_else(|| "argument must be a memory or percent value".to_string())?;
+            Ok(v.to_string())
+        }
+        Kind::Percentiles => {
+            // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption,
+            // shown as "%f" without trailing zeros.
+            let mut out = Vec::new();
+            for part in value.split_whitespace() {
+                let v = crate::util::number::parse_f64(part.as_bytes())
+                    .filter(|v| !v.is_nan())
+                    .ok_or_else(|| {
+                        "Invalid latency-tracking-info-percentiles parameters".to_string()
+                    })?;
+                if !(0.0..=100.0).contains(&v) {
+                    return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
+                }
+                out.push(crate::latency::percentile_label(v));
+            }
+            Ok(out.join(" "))
+        }
         Kind::ObufLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if parts.len() % 4 != 0 {
@@ -484,6 +569,13 @@ impl Config {
             stream_node_max_bytes: AtomicUsize::new(0),
             stream_node_max_entries: AtomicUsize::new(0),
             min_replicas_to_write: AtomicI64::new(0),
+            slowlog_log_slower_than: AtomicI64::new(0),
+            slowlog_max_len: AtomicUsize::new(0),
+            latency_monitor_threshold: AtomicI64::new(0),
+            latency_tracking: AtomicBool::new(true),
+            watch_us: AtomicU64::new(u64::MAX),
+            obuf_normal: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            obuf_pubsub: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         };
         c.refresh_hot();
         c
@@ -524,6 +616,39 @@ impl Config {
         };
         self.min_replicas_to_write
             .store(min_replicas, Ordering::Relaxed);
+        let limits = self.get("client-output-buffer-limit");
+        let words: Vec<&str> = limits.split_whitespace().collect();
+        for chunk in words.chunks(4) {
+            let class = match chunk {
+                ["normal", ..] => &self.obuf_normal,
+                ["pubsub", ..] => &self.obuf_pubsub,
+                _ => continue,
+            };
+            if chunk.len() == 4 {
+                for (slot, v) in class.iter().zip(&chunk[1..]) {
+                    slot.store(v.parse().unwrap_or(0), Ordering::Relaxed);
+                }
+            }
+        }
+        let slow = self.get_i64("slowlog-log-slower-than");
+        let latency = self.get_i64("latency-monitor-threshold");
+        self.slowlog_log_slower_than.store(slow, Ordering::Relaxed);
+        self.slowlog_max_len.store(
+            self.get_i64("slowlog-max-len").max(0) as usize,
+            Ordering::Relaxed,
+        );
+        self.latency_monitor_threshold
+            .store(latency, Ordering::Relaxed);
+        self.latency_tracking
+            .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
+        let slow_us = if slow >= 0 { slow as u64 } else { u64::MAX };
+        let latency_us = if latency > 0 {
+            (latency as u64).saturating_mul(1000)
+        } else {
+            u64::MAX
+        };
+        self.watch_us
+            .store(slow_us.min(latency_us), Ordering::Relaxed);
     }
 
     /// The canonical value of a parameter (by name or alias).
@@ -585,7 +710,13 @@ impl Config {
             if spec.flags & IMMUTABLE != 0 {
                 return Err((name.to_string(), "can't set immutable config".into()));
             }
-            let v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
+            let mut v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
+            if matches!(spec.kind, Kind::ObufLimits) {
+                // The classes not named keep their limits.
+                let current = self.get(spec.name);
+                v = canonical(spec, &format!("{current} {v}"))
+                    .map_err(|e| (name.to_string(), e))?;
+            }
             if matches!(spec.kind, Kind::Dir) && !std::path::Path::new(&v).is_dir() {
                 return Err((name.to_string(), "No such file or directory".into()));
             }
@@ -600,18 +731,29 @@ impl Config {
         Ok(())
     }
 
+    /// Every parameter by its name, hidden ones included (CONFIG REWRITE).
+    pub fn all(&self) -> Vec<(&'static str, String)> {
+        let names: Vec<&[u8]> = PARAMS.iter().map(|s| s.name.as_bytes()).collect();
+        self.matching(&names)
+    }
+
     /// CONFIG GET: (name, value) for every parameter whose name or alias
     /// matches one of the glob patterns, each parameter once.
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
         let values = self.values.read();
         let mut out = Vec::new();
+        let is_glob = |p: &[u8]| p.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
         for spec in PARAMS {
             for name in std::iter::once(spec.name).chain(spec.alias) {
-                if patterns
-                    .iter()
-                    .any(|p| crate::util::glob_match(p, name.as_bytes(), true))
-                    && !out.iter().any(|(n, _)| *n == name)
-                {
+                let wanted = patterns.iter().any(|p| {
+                    if is_glob(p) {
+                        spec.flags & HIDDEN == 0
+                            && crate::util::glob_match(p, name.as_bytes(), true)
+                    } else {
+                        p.eq_ignore_ascii_case(name.as_bytes())
+                    }
+                });
+                if wanted && !out.iter().any(|(n, _)| *n == name) {
                     let mut v = values.get(spec.name).cloned().unwrap_or_default();
                     if matches!(spec.kind, Kind::Dir) {
                         if let Ok(abs) = std::fs::canonicalize(&v) {

@@ -62,6 +62,21 @@ pub struct Engine {
     pub pubsub: crate::pubsub::PubSub,
     /// Snapshots, the append-only file, loading.
     pub persist: crate::persist::Persistence,
+    /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
+    /// bind / port); installed by the server, absent in-process.
+    #[allow(clippy::type_complexity)]
+    pub listeners:
+        parking_lot::Mutex<Option<Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>>>,
+    /// Where the clients cron resumes (a client id).
+    clients_cron_cursor: AtomicU64,
+    /// CLIENT PAUSE.
+    pub pause: crate::pause::Pause,
+    /// MONITOR clients.
+    pub monitors: crate::monitor::Monitors,
+    /// SLOWLOG's entries.
+    pub slowlog: crate::slowlog::SlowLog,
+    /// The latency monitor's events (LATENCY LATEST, HISTORY...).
+    pub latency: crate::latency::LatencyMonitor,
     /// The engine itself, for work that outlives a command (background
     /// saves started by a command or the cron).
     me: std::sync::OnceLock<std::sync::Weak<Engine>>,
@@ -113,6 +128,12 @@ impl Engine {
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
             persist: crate::persist::Persistence::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
+            monitors: Default::default(),
+            pause: Default::default(),
+            clients_cron_cursor: AtomicU64::new(0),
+            listeners: parking_lot::Mutex::new(None),
             me: std::sync::OnceLock::new(),
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
@@ -127,8 +148,18 @@ impl Engine {
     /// Periodic work, called `hz` times a second by the host: active
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
+        let start = crate::util::time::monotonic_ns();
         crate::expire::active_expire_cycle(self);
+        let elapsed_ms = crate::util::time::monotonic_ns().saturating_sub(start) / 1_000_000;
+        self.latency.add_if_needed(
+            self.config
+                .latency_monitor_threshold
+                .load(Ordering::Relaxed),
+            "expire-cycle",
+            elapsed_ms,
+        );
         crate::persist::cron(&self.arc());
+        self.clients_cron();
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -140,6 +171,20 @@ impl Engine {
         }
         s.last_count = count;
         s.last_ms = now;
+    }
+
+    /// Redis's clientsCron: each tick visits a slice of the clients (all
+    /// of them once a second, at least 5 a tick) to resize their query
+    /// buffers.
+    fn clients_cron(&self) {
+        let hz = self.config.hz.load(Ordering::Relaxed).clamp(1, 500) as usize;
+        let n = (self.clients.count() / hz).max(5);
+        let now = now_ms();
+        let after = self.clients_cron_cursor.load(Ordering::Relaxed);
+        let last = self
+            .clients
+            .visit_some(after, n, |c| c.cron_query_buffer(now));
+        self.clients_cron_cursor.store(last, Ordering::Relaxed);
     }
 
     pub fn instantaneous_ops(&self) -> u64 {
@@ -183,6 +228,10 @@ impl Engine {
             .collect();
         // requirepass is the default user's password (Redis's
         // ACLUpdateDefaultUserPassword).
+        if names.contains(&"slowlog-max-len") {
+            self.slowlog
+                .trim(self.config.slowlog_max_len.load(Ordering::Relaxed));
+        }
         if names.contains(&"requirepass") {
             self.acl
                 .set_default_password(self.config.get("requirepass").as_bytes());
@@ -190,17 +239,51 @@ impl Engine {
         crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
     }
 
+    /// CONFIG SET of bind or port: listens on the new addresses (Redis's
+    /// applyBind and updatePort). `before` holds the values before the
+    /// change; an unchanged value rebinds nothing. The error names the
+    /// parameter, with Redis's text.
+    pub fn apply_listeners(&self, before: &[(&str, String)]) -> Result<(), (String, String)> {
+        let changed = |name: &str| {
+            before
+                .iter()
+                .any(|(n, v)| *n == name && *v != self.config.get(name))
+        };
+        let (bind, port) = (changed("bind"), changed("port"));
+        if !bind && !port {
+            return Ok(());
+        }
+        let hook = self.listeners.lock();
+        let Some(rebind) = hook.as_ref() else {
+            return Ok(());
+        };
+        let port_value = self.config.get_i64("port") as u16;
+        rebind(&self.config.get("bind"), port_value).map_err(|_| {
+            if bind {
+                (
+                    "bind".to_string(),
+                    "Failed to bind to specified addresses.".to_string(),
+                )
+            } else {
+                (
+                    "port".to_string(),
+                    "Unable to listen on this port".to_string(),
+                )
+            }
+        })
+    }
+
     /// Pushes configuration that lives outside the config table into the
     /// parts of the engine that read it on hot paths.
     pub fn apply_config(&self) {
         self.acl
             .set_pubsub_default(self.config.get("acl-pubsub-default") == "allchannels");
-        let limits = self.config.get("client-output-buffer-limit");
-        let parts: Vec<&str> = limits.split_whitespace().collect();
-        if let Some(c) = parts.chunks(4).find(|c| c.len() == 4 && c[0] == "pubsub") {
-            let n = |s: &str| s.parse::<u64>().unwrap_or(0);
-            self.pubsub.set_output_limits(n(c[1]), n(c[2]), n(c[3]));
-        }
+        let [hard, soft, secs] = self
+            .config
+            .obuf_pubsub
+            .each_ref()
+            .map(|v| v.load(Ordering::Relaxed));
+        self.pubsub.set_output_limits(hard, soft, secs);
         self.pubsub.set_notify_flags(
             crate::pubsub::notify::parse(&self.config.get("notify-keyspace-events")).unwrap_or(0),
         );
@@ -248,6 +331,7 @@ impl Engine {
             out: ReplyWriter::new(2),
             block_reply_discarded: false,
             last_command: 0,
+            paused: false,
         }
     }
 
@@ -462,6 +546,7 @@ impl Engine {
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
         let start = crate::util::time::monotonic_ns();
+        self.pause.enter_command(entry.spec.has(flag::WRITE));
         let db = client.db;
         let mut ctx = Ctx {
             engine: self,
@@ -478,6 +563,15 @@ impl Engine {
             effects: Default::default(),
             serving,
         };
+        // Scripts are shown before the commands they run (Redis's
+        // evalCommand and fcallCommandGeneric feed monitors first).
+        let monitored = self.monitors.any() && serving.is_none() && !ctx.client.replaying;
+        if monitored
+            && entry.spec.group == crate::command::Group::Scripting
+            && entry.spec.has(flag::SKIP_MONITOR)
+        {
+            self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
+        }
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
             ctx.out.error(e.text());
         }
@@ -486,6 +580,9 @@ impl Engine {
         // XREADGROUP clients are served (with an error) once it is done.
         if self.clients.blocked.load(Ordering::Relaxed) != 0 {
             self.collect_gone_streams(ctx.locks, &mut ctx.client.ready_keys);
+        }
+        if monitored && !entry.spec.has(flag::SKIP_MONITOR | flag::ADMIN) {
+            self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
         }
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
@@ -500,7 +597,26 @@ impl Engine {
                 in_multi || in_script,
             );
         }
-        let elapsed = crate::util::time::monotonic_ns().saturating_sub(start) / 1000;
+        let elapsed_ns = crate::util::time::monotonic_ns().saturating_sub(start);
+        let elapsed = elapsed_ns / 1000;
+        // A command that blocked is accounted for when it is served
+        // (Redis's updateStatsOnUnblock); a served one counts from the
+        // moment it blocked.
+        let (elapsed_ns, elapsed) = match (serving, client.blocked_since_ns) {
+            (Some(_), since) if since != 0 => {
+                let total = start.saturating_sub(since) + elapsed_ns;
+                (total, total / 1000)
+            }
+            _ => (elapsed_ns, elapsed),
+        };
+        if client.blocked.is_none() {
+            if self.config.latency_tracking.load(Ordering::Relaxed) {
+                stats.commands[cmd_id].record_latency(elapsed_ns);
+            }
+            if elapsed >= self.config.watch_us.load(Ordering::Relaxed) {
+                self.note_slow_command(client, cmd_id, argv, elapsed);
+            }
+        }
         if dirty > 0 {
             stats.dirty.fetch_add(dirty, Ordering::Relaxed);
         }
@@ -510,12 +626,18 @@ impl Engine {
             c.calls.fetch_add(1, Ordering::Relaxed);
             stats.commands_processed.fetch_add(1, Ordering::Relaxed);
         }
-        if out.errors != errors_before || out.errors_uncounted != uncounted_before {
+        // Errors of nested calls (EXEC's queued commands) were counted by
+        // them: only this command's own make it a failed call.
+        let fresh = out.errors - out.errors_noted.max(errors_before);
+        let fresh_uncounted = out.errors_uncounted - out.uncounted_noted.max(uncounted_before);
+        if fresh > 0 || fresh_uncounted > 0 {
             c.failed.fetch_add(1, Ordering::Relaxed);
         }
-        if out.errors != errors_before {
-            self.note_errors(stats, out, out.errors - errors_before);
+        if fresh > 0 {
+            self.note_errors(stats, out, fresh);
         }
+        out.errors_noted = out.errors;
+        out.uncounted_noted = out.errors_uncounted;
     }
 
     /// Logs what a command changed, while it still holds its shards (so the
@@ -579,6 +701,56 @@ impl Engine {
         client.aof_offset = self.persist.aof.append(&records);
     }
 
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn feed_monitors(
+        &self,
+        client: &ClientState,
+        in_script: bool,
+        fullname: &str,
+        argv: &[&[u8]],
+    ) {
+        let source = if in_script {
+            "lua"
+        } else {
+            client.info.addr.as_str()
+        };
+        self.monitors.feed(client.db, source, fullname, argv);
+    }
+
+    /// A command ran past the slow log's or the latency monitor's
+    /// threshold: Redis's slowlogPushCurrentCommand and the "command" /
+    /// "fast-command" latency events of call().
+    #[cold]
+    #[inline(never)]
+    fn note_slow_command(&self, client: &ClientState, cmd_id: usize, argv: &[&[u8]], us: u64) {
+        let entry = table().get(cmd_id);
+        let slower_than = self.config.slowlog_log_slower_than.load(Ordering::Relaxed);
+        if slower_than >= 0 && us >= slower_than as u64 && !entry.spec.has(flag::SKIP_SLOWLOG) {
+            let name = client.info.name().unwrap_or_default();
+            self.slowlog.push(
+                &entry.fullname,
+                argv,
+                us,
+                &client.info.addr,
+                &name,
+                self.config.slowlog_max_len.load(Ordering::Relaxed),
+            );
+        }
+        let event = if entry.spec.has(flag::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        self.latency.add_if_needed(
+            self.config
+                .latency_monitor_threshold
+                .load(Ordering::Relaxed),
+            event,
+            us / 1000,
+        );
+    }
+
     fn note_errors(&self, stats: &ThreadStats, out: &ReplyWriter, n: u64) {
         stats.error_replies.fetch_add(n, Ordering::Relaxed);
         if let Some(code) = &out.last_error_code {
@@ -613,6 +785,9 @@ pub enum Flow {
     /// `Session::blocked()` without processing further input, then call
     /// `Session::finish_block` and continue (see `crate::blocking`).
     Block,
+    /// CLIENT PAUSE holds the command back: it did not run. Wait on
+    /// `Engine::pause`, then give the same command to `execute` again.
+    Paused,
 }
 
 /// One client's connection to the engine.
@@ -627,6 +802,8 @@ pub struct Session {
     /// repeat one command, and comparing its name is cheaper than a hash
     /// look-up.
     last_command: usize,
+    /// The last command was held back by CLIENT PAUSE (Flow::Paused).
+    paused: bool,
 }
 
 impl Session {
@@ -662,6 +839,10 @@ impl Session {
         self.out.clear_push_marks();
         let reply_start = self.out.len();
         if !self.dispatch(&engine, &stats, argv) {
+            if self.paused {
+                self.paused = false;
+                return Flow::Paused;
+            }
             self.state
                 .info
                 .last_interaction_ms
@@ -804,6 +985,16 @@ impl Session {
             return false;
         }
 
+        // CLIENT PAUSE (checked where Redis's processCommand does, after
+        // the checks that answer at once).
+        if engine.pause.active() && !self.state.internal {
+            let flags = self.effective_flags(engine, spec, argv);
+            if engine.pause.holds(flags, now_ms()) {
+                self.paused = true;
+                return false;
+            }
+        }
+
         if let Some(multi) = self.state.multi.as_mut() {
             if !spec.has(flag::TX_CONTROL) {
                 if spec.has(flag::NO_MULTI) {
@@ -879,6 +1070,36 @@ impl Session {
     /// state: out of memory (deny-oom commands, and anything queued inside
     /// MULTI) and min-replicas-to-write (write commands). Scripts count
     /// with the flags they declare; EXEC with those of its queue.
+    /// A command's flags as Redis's processCommand sees them: a script's
+    /// from its declared flags, EXEC's with those of its queue (Redis's
+    /// mstate.cmd_flags).
+    fn effective_flags(&self, engine: &Engine, spec: &CommandSpec, argv: &[&[u8]]) -> u32 {
+        let mut flags = spec.flags;
+        if spec.group == crate::command::Group::Scripting && spec.has(flag::ALL_SHARDS) {
+            flags =
+                crate::commands::scripting::script_command_flags(engine, spec.name, argv, flags);
+        }
+        if spec.name == "exec" && spec.has(flag::TX_CONTROL) {
+            if let Some(multi) = &self.state.multi {
+                let t = table();
+                for q in &multi.commands {
+                    let qspec = t.get(q.id).spec;
+                    let mut f = qspec.flags;
+                    if qspec.group == crate::command::Group::Scripting
+                        && qspec.has(flag::ALL_SHARDS)
+                    {
+                        let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
+                        f = crate::commands::scripting::script_command_flags(
+                            engine, qspec.name, &qargv, f,
+                        );
+                    }
+                    flags |= f & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM);
+                }
+            }
+        }
+        flags
+    }
+
     fn check_state(
         &mut self,
         engine: &Engine,
@@ -954,6 +1175,10 @@ impl Session {
                 err.text()
             ));
             engine.reject(stats, &mut self.out, Some(id), &abort);
+            // Redis's execCommandAbort: monitors saw MULTI, now see EXEC.
+            if engine.monitors.any() {
+                engine.feed_monitors(&self.state, false, "exec", &[b"exec"]);
+            }
             return;
         }
         self.reject(engine, stats, Some(id), err);
@@ -973,6 +1198,9 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.cancel_block();
         crate::commands::transactions::unwatch_all(&self.engine, &mut self.state, None);
+        if self.state.info.monitor.load(Ordering::Relaxed) {
+            self.engine.monitors.remove(self.state.info.id);
+        }
         crate::commands::pubsub::leave_all(&self.engine, &mut self.state, None);
         self.engine.clients.unregister(self.state.info.id);
     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 /// Runs one cycle; returns the number of keys deleted and of hashes that
 /// had expired fields.
 pub fn active_expire_cycle(engine: &Engine) -> usize {
-    if !engine.active_expire_enabled.load(Ordering::Relaxed) {
+    if !engine.active_expire_enabled.load(Ordering::Relaxed) || engine.pause.expiry_paused() {
         return 0;
     }
     let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
@@ -34,6 +34,10 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
     let mut deleted = 0;
     for idx in 0..engine.keyspace.shard_count() {
         let mut shard = engine.keyspace.lock(idx);
+        // A CLIENT PAUSE may begin while the cycle runs.
+        if engine.pause.expiry_paused() {
+            break;
+        }
         let now = now_ms();
         for db in shard.dbs.iter_mut() {
             loop {

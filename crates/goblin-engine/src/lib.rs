@@ -36,12 +36,16 @@ pub mod engine;
 mod error;
 pub mod expire;
 pub mod keyspace;
+pub mod latency;
 pub mod log;
 pub mod memory;
+pub mod monitor;
+pub mod pause;
 pub mod persist;
 pub mod protocol;
 pub mod pubsub;
 pub mod scripting;
+pub mod slowlog;
 pub mod stats;
 pub mod util;
 

@@ -4,10 +4,11 @@
 //! increments its own block, so threads never contend for a cache line, and
 //! INFO adds the blocks up.
 
+use crate::latency::{Histogram, Merged};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -16,6 +17,60 @@ pub struct CmdCounters {
     pub usec: AtomicU64,
     pub rejected: AtomicU64,
     pub failed: AtomicU64,
+    /// The command's latency histogram on this thread (latency-tracking),
+    /// allocated on its first call here: null until then. Owned by this
+    /// block, freed with it.
+    latency: AtomicPtr<Histogram>,
+}
+
+impl CmdCounters {
+    /// Records one call's duration in this thread's histogram.
+    #[inline]
+    pub fn record_latency(&self, ns: u64) {
+        let mut h = self.latency.load(Ordering::Acquire);
+        if h.is_null() {
+            h = self.allocate_histogram();
+        }
+        // SAFETY: a non-null pointer came from Box::into_raw below and
+        // stays valid until this block is dropped.
+        unsafe { (*h).record(ns) }
+    }
+
+    #[cold]
+    fn allocate_histogram(&self) -> *mut Histogram {
+        let fresh = Box::into_raw(Box::default());
+        match self.latency.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(existing) => {
+                // SAFETY: `fresh` was never shared.
+                drop(unsafe { Box::from_raw(fresh) });
+                existing
+            }
+        }
+    }
+
+    /// This thread's histogram, if the command ran here since it was
+    /// allocated.
+    pub fn histogram(&self) -> Option<&Histogram> {
+        let h = self.latency.load(Ordering::Acquire);
+        // SAFETY: as in record_latency.
+        (!h.is_null()).then(|| unsafe { &*h })
+    }
+}
+
+impl Drop for CmdCounters {
+    fn drop(&mut self) {
+        let h = *self.latency.get_mut();
+        if !h.is_null() {
+            // SAFETY: allocated by allocate_histogram, dropped once.
+            drop(unsafe { Box::from_raw(h) });
+        }
+    }
 }
 
 pub struct ThreadStats {
@@ -157,6 +212,19 @@ impl Stats {
         t
     }
 
+    /// The command's latency histogram over every thread; None when no
+    /// call was recorded since the last reset.
+    pub fn latency_histogram(&self, id: usize) -> Option<Merged> {
+        let threads = self.threads.lock();
+        let mut m = Merged::default();
+        for block in threads.iter() {
+            if let Some(h) = block.commands[id].histogram() {
+                h.add_to(&mut m);
+            }
+        }
+        (m.total > 0).then_some(m)
+    }
+
     pub fn totals(&self) -> Totals {
         let threads = self.threads.lock();
         let mut t = Totals::default();
@@ -179,6 +247,9 @@ impl Stats {
                 c.usec.store(0, Ordering::Relaxed);
                 c.rejected.store(0, Ordering::Relaxed);
                 c.failed.store(0, Ordering::Relaxed);
+                if let Some(h) = c.histogram() {
+                    h.reset();
+                }
             }
             b.commands_processed.store(0, Ordering::Relaxed);
             b.keyspace_hits.store(0, Ordering::Relaxed);

@@ -23,6 +23,9 @@ const IOBUF: usize = 16 * 1024;
 /// Buffers larger than this are released once drained, so idle clients
 /// hold little memory.
 const KEEP_CAPACITY: usize = 64 * 1024;
+/// How often a client past its soft output limit is checked while
+/// nothing else wakes its connection.
+const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
 pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
@@ -47,11 +50,22 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     let mut rbuf = BytesMut::with_capacity(IOBUF);
     let mut parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
     let mut close = false;
+    // Bytes of `session.out.buf` already written (a partial write leaves
+    // the rest pending while the client is read from).
+    let mut written = 0usize;
+    // When the output passed the soft limit (0 = it is under).
+    let mut soft_since = 0u64;
+    // The pending output as CLIENT LIST last saw it.
+    let mut reported_pending = 0usize;
 
     // Each turn: execute every complete command in the buffer, write their
     // replies, then either wait out a blocking command or read more input.
     loop {
         let mut blocked = false;
+        let mut paused = false;
+        // While its commands run, a client's query buffer holds what was
+        // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
+        info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
         loop {
             let auth_required = session.auth_required();
             match parser.parse(&rbuf, auth_required) {
@@ -74,6 +88,12 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                             blocked = true;
                             break;
                         }
+                        // Held back by CLIENT PAUSE: parsed again after it.
+                        Flow::Paused => {
+                            parser.rewind();
+                            paused = true;
+                            break;
+                        }
                     }
                 }
                 Parsed::Empty => {}
@@ -88,6 +108,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         let consumed = parser.consumed();
         rbuf.advance(consumed);
         parser.discard(consumed);
+        parser.shrink();
 
         let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
         if rbuf.len() > limit {
@@ -101,16 +122,46 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         info.query_buffer_free
             .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
 
-        if flush(&engine, &mut stream, &mut session).await.is_err() || close {
+        // Redis's checkClientOutputBufferLimits: a client whose unsent
+        // replies pass its limit is closed without them. Messages for a
+        // subscriber count as soon as they are here.
+        take_output_of_others(&mut session);
+        if over_output_limit(&engine, &session, written, &mut soft_since) {
+            crate::log::warning(&format!(
+                "Client id={} addr={peer} closed for overcoming of output buffer limits.",
+                info.id
+            ));
             break;
+        }
+        if close || blocked || paused {
+            if flush_all(&engine, &mut stream, &mut session, &mut written)
+                .await
+                .is_err()
+                || close
+            {
+                break;
+            }
+        } else if flush_some(&engine, &mut stream, &mut session, &mut written)
+            .await
+            .is_err()
+        {
+            break;
+        }
+        let pending = session.out.buf.len() - written;
+        if pending != reported_pending {
+            info.output_pending.store(pending, Ordering::Relaxed);
+            reported_pending = pending;
         }
 
         if blocked {
-            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf).await {
+            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf, &mut written).await {
                 // The reply is in `out`; what the client sent meanwhile is
                 // processed on the next turn.
                 Wait::Done => {
-                    if flush(&engine, &mut stream, &mut session).await.is_err() {
+                    if flush_all(&engine, &mut stream, &mut session, &mut written)
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                     continue;
@@ -120,19 +171,58 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             }
         }
 
-        if rbuf.is_empty() && rbuf.capacity() > KEEP_CAPACITY {
-            rbuf = BytesMut::with_capacity(IOBUF);
+        if paused {
+            engine.pause.waiting.fetch_add(1, Ordering::Relaxed);
+            let gone = tokio::select! {
+                _ = engine.pause.wait() => false,
+                _ = info.wake.notified() => info.is_killed(),
+            };
+            engine.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+            if gone {
+                break;
+            }
+            continue;
+        }
+
+        if rbuf.is_empty() {
+            // Reuses the whole allocation from its start (no copy: it is
+            // empty); the cron shrinks it when it is too large for the
+            // client's recent use (see resize_query_buffer).
+            rbuf.reserve(IOBUF);
         }
         reserve_read(&parser, &mut rbuf);
+        if rbuf.len() > info.query_buffer_peak.load(Ordering::Relaxed) {
+            info.query_buffer_peak.store(rbuf.len(), Ordering::Relaxed);
+        }
+        let pending = session.out.buf.len() > written;
         let n = tokio::select! {
-            r = stream.read_buf(&mut rbuf) => match r {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
-            // Killed, or a message reached the mailbox: the next turn's
-            // flush writes it, though the client sent nothing.
+            r = stream.readable() => {
+                if r.is_err() { break }
+                match stream.try_read_buf(&mut rbuf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(_) => break,
+                }
+            }
+            w = stream.writable(), if pending => {
+                if w.is_err() { break }
+                continue;
+            }
+            // Past the soft limit, the limit is looked at again though
+            // nothing happens (Redis's clientsCron does). An async block,
+            // so that other turns do not even read the clock for it.
+            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if soft_since != 0 => continue,
+            // Killed, asked to resize the query buffer, or output reached
+            // the mailbox (Pub/Sub) or the push queue (MONITOR): the next
+            // turn's flush writes it, though the client sent nothing.
             _ = info.wake.notified() => {
                 if info.is_killed() { break }
+                if let Some(size) = info.take_query_buffer_resize() {
+                    resize_query_buffer(&mut rbuf, size, &parser);
+                    info.query_buffer_free
+                        .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
+                }
                 continue;
             }
         };
@@ -155,21 +245,10 @@ fn reserve_read(parser: &RequestParser, rbuf: &mut BytesMut) {
     }
 }
 
-/// Writes the pending replies.
-async fn flush(
-    engine: &Engine,
-    stream: &mut TcpStream,
-    session: &mut goblin_engine::Session,
-) -> std::io::Result<()> {
-    // Pub/Sub messages published to the client meanwhile go out with the
-    // replies, after them.
-    session.deliver_pushes();
-    if session.out.is_empty() {
-        return Ok(());
-    }
-    // No reply before its writes reached the append-only file: on disk
-    // (synced) under appendfsync always, handed to the kernel otherwise,
-    // as Redis writes its AOF buffer before it sends replies.
+/// Before replies leave, their writes must have reached the append-only
+/// file: on disk (synced) under appendfsync always, handed to the kernel
+/// otherwise, as Redis writes its AOF buffer before it sends replies.
+async fn await_log(engine: &Engine, session: &goblin_engine::Session) {
     let logged = session.state.aof_offset;
     let aof = &engine.persist.aof;
     if logged > aof.synced() {
@@ -179,7 +258,61 @@ async fn flush(
             aof.write_through(logged);
         }
     }
-    let out = &session.out.buf;
+}
+
+/// The replies were all written: the buffer is reused (released when it
+/// grew large).
+fn written_out(session: &mut goblin_engine::Session, written: &mut usize) {
+    *written = 0;
+    session.out.buf.clear();
+    if session.out.buf.capacity() > KEEP_CAPACITY {
+        session.out.buf = Vec::new();
+    }
+}
+
+/// Writes what the socket takes now of the pending replies; the rest
+/// stays pending (the loop waits for the socket to be writable while it
+/// keeps reading, as Redis does).
+async fn flush_some(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+    written: &mut usize,
+) -> std::io::Result<()> {
+    take_output_of_others(session);
+    if session.out.buf.len() == *written {
+        return Ok(());
+    }
+    await_log(engine, session).await;
+    loop {
+        match stream.try_write(&session.out.buf[*written..]) {
+            Ok(n) => {
+                engine.stats.add_net_output(n);
+                *written += n;
+                if *written == session.out.buf.len() {
+                    written_out(session, written);
+                    return Ok(());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes every pending reply, waiting for the socket.
+async fn flush_all(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    session: &mut goblin_engine::Session,
+    written: &mut usize,
+) -> std::io::Result<()> {
+    take_output_of_others(session);
+    if session.out.buf.len() == *written {
+        return Ok(());
+    }
+    await_log(engine, session).await;
+    let out = &session.out.buf[*written..];
     engine.stats.add_net_output(out.len());
     if !session.state.subscribed() {
         stream.write_all(out).await?;
@@ -208,11 +341,77 @@ async fn flush(
             info.wake.notify_one();
         }
     }
-    session.out.buf.clear();
-    if session.out.buf.capacity() > KEEP_CAPACITY {
-        session.out.buf = Vec::new();
-    }
+    written_out(session, written);
     Ok(())
+}
+
+/// Appends what other clients produced for this one since the last
+/// flush: Pub/Sub messages (after the replies, as they arrived later) and
+/// MONITOR lines.
+#[inline]
+fn take_output_of_others(session: &mut goblin_engine::Session) {
+    session.deliver_pushes();
+    session.state.info.take_pushed(&mut session.out.buf);
+}
+
+/// Redis's checkClientOutputBufferLimits for a normal client or a Pub/Sub
+/// subscriber, by its class's limits (messages that wait in a mailbox
+/// while the connection is busy are checked as they arrive, see
+/// goblin_engine::pubsub): more than 1024 bytes for a client that must
+/// still authenticate, or past the hard limit, or past the soft limit for
+/// longer than its seconds. All the output not written counts (Redis
+/// counts its reply list, rounded up to allocation sizes).
+fn over_output_limit(
+    engine: &Engine,
+    session: &goblin_engine::Session,
+    written: usize,
+    soft_since: &mut u64,
+) -> bool {
+    let pending = session.out.buf.len() - written;
+    if pending == 0 {
+        *soft_since = 0;
+        return false;
+    }
+    let used = pending as u64;
+    if used > 1024 && session.auth_required() {
+        return true;
+    }
+    let [hard, soft, secs] = if session.state.subscribed() {
+        &engine.config.obuf_pubsub
+    } else {
+        &engine.config.obuf_normal
+    };
+    let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
+    if hard != 0 && used >= hard {
+        return true;
+    }
+    if soft != 0 && used >= soft {
+        let now = goblin_engine::util::time::now_ms() / 1000;
+        if *soft_since == 0 {
+            *soft_since = now;
+        } else if now - *soft_since > secs.load(Ordering::Relaxed) {
+            return true;
+        }
+    } else {
+        *soft_since = 0;
+    }
+    false
+}
+
+/// Redis's clientsCronResizeQueryBuffer, asked for by the cron: an idle
+/// client's empty buffer is released (`size` 0), a buffer much larger than
+/// the client's recent peak shrinks to that peak (never below what it
+/// holds or the bulk being received).
+fn resize_query_buffer(rbuf: &mut BytesMut, size: usize, parser: &RequestParser) {
+    let target = size
+        .max(rbuf.len())
+        .max(parser.pending_bulk().map_or(0, |n| n + 2));
+    if target >= rbuf.capacity() {
+        return;
+    }
+    let mut fresh = BytesMut::with_capacity(target);
+    fresh.extend_from_slice(rbuf);
+    *rbuf = fresh;
 }
 
 enum Wait {
@@ -231,6 +430,7 @@ async fn wait_blocked(
     stream: &mut TcpStream,
     session: &mut goblin_engine::Session,
     rbuf: &mut BytesMut,
+    written: &mut usize,
 ) -> Wait {
     let Some(entry) = session.blocked().cloned() else {
         return Wait::Done;
@@ -258,7 +458,7 @@ async fn wait_blocked(
                 }
                 // A RESP3 client may block while it subscribes: its
                 // messages keep flowing meanwhile.
-                if flush(engine, stream, session).await.is_err() {
+                if flush_all(engine, stream, session, written).await.is_err() {
                     return Wait::Gone;
                 }
             }

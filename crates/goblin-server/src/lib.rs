@@ -24,17 +24,14 @@ use tokio::net::TcpListener;
 /// A listening server.
 pub struct Server {
     pub engine: Arc<Engine>,
-    listeners: Vec<TcpListener>,
+    listeners: Vec<std::net::TcpListener>,
 }
 
-impl Server {
-    /// Binds every address of `bind` on `port` (port 0 picks a free one).
-    pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
-        let port = engine.config.get_i64("port") as u16;
-        let bind = engine.config.get("bind");
-        let mut listeners = Vec::new();
-        for host in bind.split_whitespace() {
-            // Redis's "-" prefix marks an optional address.
+/// Redis's "-" prefix marks an optional address; "*" is every IPv4
+/// address.
+fn addresses(bind: &str, port: u16) -> Vec<(bool, String)> {
+    bind.split_whitespace()
+        .map(|host| {
             let (optional, host) = match host.strip_prefix('-') {
                 Some(h) => (true, h),
                 None => (false, host),
@@ -45,22 +42,44 @@ impl Server {
             } else {
                 format!("{host}:{port}")
             };
-            match TcpListener::bind(&addr).await {
-                Ok(l) => listeners.push(l),
-                Err(e) if optional => log::warning(&format!("Could not bind {addr}: {e}")),
-                Err(e) => {
-                    // Redis's two lines; the second is what tools (the Tcl
-                    // suite among them) look for to retry on another port.
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "Warning: Could not create server TCP listening socket {addr}: bind: {e}\n\
-                             Failed listening on port {port} (TCP), aborting."
-                        ),
-                    ));
-                }
+            (optional, addr)
+        })
+        .collect()
+}
+
+/// Binds every address of `bind` on `port`; an optional address that
+/// fails is left out with a warning, any other failure fails the whole.
+fn listen(bind: &str, port: u16) -> io::Result<Vec<std::net::TcpListener>> {
+    let mut listeners = Vec::new();
+    for (optional, addr) in addresses(bind, port) {
+        match std::net::TcpListener::bind(&addr) {
+            Ok(l) => {
+                l.set_nonblocking(true)?;
+                listeners.push(l);
+            }
+            Err(e) if optional => log::warning(&format!("Could not bind {addr}: {e}")),
+            Err(e) => {
+                // Redis's two lines; the second is what tools (the Tcl
+                // suite among them) look for to retry on another port.
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "Warning: Could not create server TCP listening socket {addr}: bind: {e}\n\
+                         Failed listening on port {port} (TCP), aborting."
+                    ),
+                ));
             }
         }
+    }
+    Ok(listeners)
+}
+
+impl Server {
+    /// Binds every address of `bind` on `port` (port 0 picks a free one).
+    pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
+        let port = engine.config.get_i64("port") as u16;
+        let bind = engine.config.get("bind");
+        let listeners = listen(&bind, port)?;
         if listeners.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::AddrNotAvailable,
@@ -81,7 +100,40 @@ impl Server {
         let engine = self.engine.clone();
         start_cron(engine.clone());
         let mut shutdown = engine.shutdown.subscribe();
-        for listener in self.listeners {
+        let acceptors = Arc::new(std::sync::Mutex::new(Acceptors {
+            bind: engine.config.get("bind"),
+            port: engine.tcp_port.load(Ordering::Relaxed) as u16,
+            tasks: Vec::new(),
+        }));
+        acceptors.lock().unwrap_or_else(|e| e.into_inner()).tasks =
+            spawn_acceptors(&engine, self.listeners);
+        install_rebind(&engine, acceptors);
+        loop {
+            if let Some(mode) = *shutdown.borrow_and_update() {
+                return mode;
+            }
+            if shutdown.changed().await.is_err() {
+                return ShutdownMode::Default;
+            }
+        }
+    }
+}
+
+/// The accept loops running, and the addresses they listen on.
+struct Acceptors {
+    bind: String,
+    port: u16,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+fn spawn_acceptors(
+    engine: &Arc<Engine>,
+    listeners: Vec<std::net::TcpListener>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    listeners
+        .into_iter()
+        .filter_map(|l| TcpListener::from_std(l).ok())
+        .map(|listener| {
             let engine = engine.clone();
             tokio::spawn(async move {
                 loop {
@@ -100,17 +152,80 @@ impl Server {
                         }
                     }
                 }
-            });
-        }
-        loop {
-            if let Some(mode) = *shutdown.borrow_and_update() {
-                return mode;
-            }
-            if shutdown.changed().await.is_err() {
-                return ShutdownMode::Default;
-            }
-        }
+            })
+        })
+        .collect()
+}
+
+/// Stops accept loops and waits (a little) until their sockets are closed.
+/// The wait hands this worker's queue to another thread first
+/// (block_in_place): a cancelled accept loop queued here must get to run.
+fn stop_acceptors(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for t in &tasks {
+        t.abort();
     }
+    let wait = || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while tasks.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    };
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+        _ => wait(),
+    }
+}
+
+/// Whether every address of a bind list is well formed (checked before
+/// the old sockets are closed).
+fn valid_bind(bind: &str, port: u16) -> bool {
+    addresses(bind, port)
+        .iter()
+        .all(|(_, addr)| addr.parse::<SocketAddr>().is_ok())
+}
+
+/// CONFIG SET bind / port (Redis's changeBindAddr and changeListenPort):
+/// the new sockets are opened before the old ones close when only the port
+/// changes; a new bind address closes the old sockets first (they may hold
+/// the same port) and reopens them when the new ones cannot be had.
+fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptors>>) {
+    let handle = tokio::runtime::Handle::current();
+    let weak = Arc::downgrade(engine);
+    *engine.listeners.lock() = Some(Box::new(move |bind: &str, port: u16| {
+        let Some(engine) = weak.upgrade() else {
+            return Err("server stopped".to_string());
+        };
+        let _runtime = handle.enter();
+        let mut a = acceptors.lock().unwrap_or_else(|e| e.into_inner());
+        let opened = if bind == a.bind {
+            let fresh = listen(bind, port).map_err(|e| e.to_string())?;
+            stop_acceptors(std::mem::take(&mut a.tasks));
+            fresh
+        } else {
+            if !valid_bind(bind, port) {
+                return Err("invalid address".to_string());
+            }
+            stop_acceptors(std::mem::take(&mut a.tasks));
+            match listen(bind, port) {
+                Ok(fresh) => fresh,
+                Err(e) => {
+                    if let Ok(old) = listen(&a.bind, a.port) {
+                        a.tasks = spawn_acceptors(&engine, old);
+                    }
+                    return Err(e.to_string());
+                }
+            }
+        };
+        let bound = opened
+            .first()
+            .and_then(|l| l.local_addr().ok())
+            .map_or(port, |addr| addr.port());
+        a.tasks = spawn_acceptors(&engine, opened);
+        a.bind = bind.to_string();
+        a.port = bound;
+        engine.tcp_port.store(bound as u64, Ordering::Relaxed);
+        Ok(())
+    }));
 }
 
 /// The maintenance thread: active expiry and statistics, `hz` times a
@@ -136,8 +251,16 @@ pub fn install_jemalloc_stats() {
     fn read() -> goblin_engine::memory::AllocatorStats {
         use tikv_jemalloc_ctl::{epoch, stats};
         let _ = epoch::advance();
+        // Freed objects parked in the threads' caches count as allocated
+        // in jemalloc's figure; Redis's used_memory (zmalloc's count) does
+        // not include them, and with several threads they swing it by
+        // hundreds of kilobytes.
+        // SAFETY: the name is a NUL-terminated mallctl name of a size_t.
+        let cached: usize =
+            unsafe { tikv_jemalloc_ctl::raw::read(b"stats.arenas.4096.tcache_bytes\0") }
+                .unwrap_or(0);
         goblin_engine::memory::AllocatorStats {
-            allocated: stats::allocated::read().unwrap_or(0) as u64,
+            allocated: (stats::allocated::read().unwrap_or(0).saturating_sub(cached)) as u64,
             active: stats::active::read().unwrap_or(0) as u64,
             resident: stats::resident::read().unwrap_or(0) as u64,
             allocator: "jemalloc-5.3.0",

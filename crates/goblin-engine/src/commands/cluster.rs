@@ -123,6 +123,17 @@ static CLUSTER_SUBCOMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: flag::LOADING | flag::STALE,
+        group: Group::Cluster,
+        since: "5.0.0",
+        summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
+        handler: cluster_disabled,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
         name: "info",
         arity: 2,
         flags: flag::STALE,

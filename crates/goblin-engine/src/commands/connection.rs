@@ -1,5 +1,5 @@
-//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH and
-//! CLIENT (Redis's networking.c and server.c).
+//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH,
+//! MONITOR and CLIENT (Redis's networking.c, server.c and replication.c).
 
 use crate::client::{ClientInfo, ReplyMode};
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
@@ -59,6 +59,10 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
+    *ctx.client.info.name.lock() = None;
+    if ctx.client.info.monitor.swap(false, Ordering::Relaxed) {
+        ctx.engine.monitors.remove(ctx.client.id());
+    }
     set_user(ctx, ctx.engine.acl.default_user());
     ctx.client.authenticated = !ctx.engine.acl.auth_required();
     ctx.out.simple("RESET");
@@ -203,6 +207,19 @@ fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis's monitorCommand: refused inside MULTI and scripts; a client
+/// already monitoring stays as it is.
+fn monitor_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if ctx.in_multi || ctx.in_script {
+        return Err(Error::err("MONITOR isn't allowed for DENY BLOCKING client"));
+    }
+    if !ctx.client.info.monitor.swap(true, Ordering::Relaxed) {
+        ctx.engine.monitors.add(&ctx.client.info);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------
 // CLIENT
 
@@ -213,6 +230,9 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
         .map(|n| String::from_utf8_lossy(&n).into_owned())
         .unwrap_or_default();
     let mut flags = String::new();
+    if info.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
     if info.subscriptions.any() {
         flags.push('P');
     }
@@ -239,10 +259,11 @@ pub fn client_line(info: &ClientInfo, now: u64) -> String {
     };
     let qbuf = info.query_buffer.load(Ordering::Relaxed);
     let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
-    let obl = info.output_buffer.load(Ordering::Relaxed);
+    // Pending output is all counted as the reply list (omem), since the
+    // limits measure all of it; obl stays 0.
+    let obl = 0;
+    let omem = info.output_memory();
     let subs = &info.subscriptions;
-    // Messages waiting in the mailbox are the client's reply list.
-    let omem = if subs.any() { info.mailbox.len() } else { 0 };
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         info.id,
@@ -513,6 +534,33 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL] (Redis's clientCommand "pause").
+fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let timeout = parse_i64(args[2])
+        .ok_or_else(|| Error::err("timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(Error::err("timeout is negative"));
+    }
+    let mode = match args.get(3) {
+        None => crate::pause::ALL,
+        Some(m) if m.eq_ignore_ascii_case(b"all") => crate::pause::ALL,
+        Some(m) if m.eq_ignore_ascii_case(b"write") => crate::pause::WRITE,
+        Some(_) => return Err(Error::err("CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let now = now_ms();
+    ctx.engine
+        .pause
+        .pause(mode, now.saturating_add(timeout as u64), now);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.engine.pause.unpause();
+    ctx.out.ok();
+    Ok(())
+}
+
 fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::reply_help(
         ctx,
@@ -546,10 +594,14 @@ fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             "      Return clients of specified type.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock the specified blocked client.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "REPLY (ON|OFF|SKIP)",
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
         ],
@@ -663,6 +715,31 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
+        name: "pause",
+        arity: -3,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "2.9.50",
+        summary: "Stop processing commands from clients for some time",
+        complexity: "O(1)",
+        syntax: "timeout:integer [WRITE|ALL]",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_pause,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "unpause",
+        arity: 2,
+        flags: flag::ADMIN | CONN,
+        group: Group::Connection,
+        since: "6.2.0",
+        summary: "Resume processing of clients that were paused",
+        complexity: "O(N) Where N is the number of paused clients",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_unpause,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
         name: "help",
         arity: 2,
         flags: flag::LOADING | flag::STALE,
@@ -715,6 +792,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::STALE
             | flag::FAST
             | flag::NO_AUTH
+            | flag::TX_CONTROL
             | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         summary: "Closes the connection.",
@@ -730,6 +808,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::FAST
             | flag::NO_AUTH
             | flag::ALLOW_BUSY
+            | flag::TX_CONTROL
             | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         since: "6.2.0",
@@ -768,6 +847,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) where N is the number of passwords defined for the user",
         syntax: "[username:string] password:string",
         handler: auth_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "monitor",
+        arity: 1,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+        group: Group::Server,
+        since: "1.0.0",
+        summary: "Listen for all requests received by the server in real time",
+        handler: monitor_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

@@ -12,12 +12,14 @@ pub mod goblin;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
+pub mod latency;
 pub mod lists;
 pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod streams;
 pub mod strings;
@@ -49,6 +51,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     persistence::COMMANDS,
     cell::COMMANDS,
     cluster::COMMANDS,
+    slowlog::COMMANDS,
+    latency::COMMANDS,
     pubsub::COMMANDS,
 ];
 

@@ -285,7 +285,8 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
             engine.clients.count(),
             engine.config.get("maxclients"),
-            engine.clients.blocked.load(Ordering::Relaxed),
+            engine.clients.blocked.load(Ordering::Relaxed)
+                + engine.pause.waiting.load(Ordering::Relaxed),
             engine.clients.blocked_with_timeout.load(Ordering::Relaxed),
         );
     }
@@ -421,6 +422,12 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             let _ = write!(out, "errorstat_{code}:count={n}\r\n");
         }
     }
+    if wants("latencystats") {
+        out.push_str("\r\n# Latencystats\r\n");
+        if engine.config.latency_tracking.load(Ordering::Relaxed) {
+            latency_stats(engine, &mut out);
+        }
+    }
     if wants("cluster") {
         out.push_str("\r\n# Cluster\r\ncluster_enabled:0\r\n");
     }
@@ -439,6 +446,37 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         out.drain(..2);
     }
     out
+}
+
+/// INFO latencystats: the configured percentiles of every command's
+/// latency histogram, in microseconds (Redis's
+/// fillPercentileDistributionLatencies).
+fn latency_stats(engine: &crate::Engine, out: &mut String) {
+    let percentiles: Vec<f64> = engine
+        .config
+        .get("latency-tracking-info-percentiles")
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let t = table();
+    for id in 0..t.len() {
+        let Some(h) = engine.stats.latency_histogram(id) else {
+            continue;
+        };
+        let _ = write!(out, "latency_percentiles_usec_{}:", t.get(id).fullname);
+        for (j, p) in percentiles.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "p{}={:.3}",
+                crate::latency::percentile_label(*p),
+                h.value_at_percentile(*p) as f64 / 1000.0
+            );
+        }
+        out.push_str("\r\n");
+    }
 }
 
 fn info_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -481,8 +519,24 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
+    // The values before, to roll back to when applying fails (Redis's
+    // restoreBackupConfig).
+    let backup: Vec<(&str, String)> = pairs
+        .iter()
+        .filter_map(|(n, _)| crate::config::spec(n))
+        .map(|s| (s.name, ctx.engine.config.get(s.name)))
+        .collect();
     match ctx.engine.config.set_many(&pairs) {
         Ok(()) => {
+            if let Err((name, reason)) = ctx.engine.apply_listeners(&backup) {
+                for (n, v) in &backup {
+                    let _ = ctx.engine.config.set_initial(n, v);
+                }
+                ctx.engine.apply_config();
+                return Err(Error::err(format_args!(
+                    "CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+                )));
+            }
             let holds_shards = ctx.in_multi || ctx.in_script || ctx.locks.held().next().is_some();
             ctx.engine.config_changed(&pairs, holds_shards)?;
             ctx.out.ok();
@@ -509,7 +563,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("The server is running without a config file"));
     }
     let mut text = String::from("# Written by CONFIG REWRITE\n");
-    for (name, value) in ctx.engine.config.matching(&[b"*"]) {
+    for (name, value) in ctx.engine.config.all() {
         if crate::config::spec(name).is_some_and(|s| s.name == name) {
             let quoted = if value.is_empty() || value.contains(' ') {
                 format!("\"{value}\"")
@@ -850,11 +904,11 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for id in 0..t.len() {
         let e = t.get(id);
         let keep = match &filter {
-            Filter::None => e.parent.is_none(),
+            // Subcommands are listed too (Redis's commandListWithoutFilter
+            // and commandListWithFilter recurse into them).
+            Filter::None => true,
             Filter::Module => false,
-            Filter::AclCat(c) => {
-                e.parent.is_none() && e.spec.acl_categories().iter().any(|x| x == c)
-            }
+            Filter::AclCat(c) => e.spec.acl_categories().iter().any(|x| x == c),
             Filter::Pattern(p) => glob_match(p, e.fullname.as_bytes(), true),
         };
         if keep {

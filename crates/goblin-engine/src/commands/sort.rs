@@ -144,6 +144,12 @@ fn sort_keys(args: &[&[u8]]) -> Vec<(usize, u32)> {
     keys
 }
 
+/// Redis's sortROGetKeys: the key is always the first argument, but SORT_RO
+/// has a key function (so COMMAND INFO flags it movablekeys, as Redis does).
+fn sort_ro_keys(_args: &[&[u8]]) -> Vec<(usize, u32)> {
+    vec![(1, kflag::RO | kflag::ACCESS)]
+}
+
 /// Redis's lookupKeyByPattern: "#" is the element itself; otherwise the
 /// first '*' is replaced by the element and the key read (a string), or,
 /// with "->field" after the '*', a field of the hash at that key.
@@ -384,6 +390,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         arity: -2,
         flags: flag::READONLY,
         keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
+        keys_fn: Some(sort_ro_keys),
         locks_fn: Some(sort_locks),
         group: Group::Generic,
         since: "7.0.0",

@@ -306,7 +306,10 @@ impl Db {
         // pattern current borrowck cannot express for a conditional return.)
         unsafe {
             if (*obj).is_expired(now_ms) {
-                self.remove_expired(hash, key);
+                // During CLIENT PAUSE expired keys read as absent but stay.
+                if !crate::pause::keep_expired_keys() {
+                    self.remove_expired(hash, key);
+                }
                 return None;
             }
             (*obj).touch(now_ms);
@@ -321,7 +324,10 @@ impl Db {
         // SAFETY: as in `lookup`.
         unsafe {
             if (*obj).is_expired(now_ms) {
-                self.remove_expired(hash, key);
+                // During CLIENT PAUSE expired keys read as absent but stay.
+                if !crate::pause::keep_expired_keys() {
+                    self.remove_expired(hash, key);
+                }
                 return None;
             }
             Some(&mut *obj)

@@ -96,6 +96,25 @@ impl RequestParser {
         }
     }
 
+    /// Forgets the command just parsed, so that the next `parse` returns
+    /// it again (a command CLIENT PAUSE held back).
+    pub fn rewind(&mut self) {
+        self.pos = self.partial_start;
+        self.remaining = 0;
+        self.bulk_len = None;
+        self.spans.clear();
+        self.inline.clear();
+    }
+
+    /// Gives back the argument table of a very long command once no
+    /// command is in progress (a 100,000-argument SADD leaves 1.6 MB).
+    pub fn shrink(&mut self) {
+        if self.spans.capacity() > 1024 && self.remaining == 0 && self.bulk_len.is_none() {
+            self.spans = Vec::new();
+            self.inline = Vec::new();
+        }
+    }
+
     /// How many more bytes the current partial bulk needs (to size reads).
     pub fn pending_bulk(&self) -> Option<usize> {
         self.bulk_len

@@ -18,6 +18,11 @@ pub struct ReplyWriter {
     /// where they arose (a script passing on a command's error): they make
     /// the call failed without being counted twice.
     pub errors_uncounted: u64,
+    /// `errors` and `errors_uncounted` as of the last command that
+    /// accounted for them: a transaction's commands write their errors
+    /// into EXEC's reply and count them themselves, once.
+    pub errors_noted: u64,
+    pub uncounted_noted: u64,
     /// The code of the last error (text up to the first space), for INFO errorstats.
     pub last_error_code: Option<String>,
     /// Ranges of `buf` written as pushes (Pub/Sub messages and

@@ -1,0 +1,127 @@
+//! CLIENT PAUSE (Redis's pauseClients): for a while, or until CLIENT
+//! UNPAUSE, clients' write commands (WRITE: anything flagged write or
+//! may-replicate, scripts that may write, EXEC of a transaction holding
+//! such commands) or all their commands (ALL) wait before they run; keys
+//! are neither expired nor evicted meanwhile, so the dataset stays as it
+//! was.
+//!
+//! A command pays one relaxed load of the pause state and a thread-local
+//! read. A paused client's connection waits on `Pause::wait` and then runs
+//! the command again from the start, as Redis re-processes a postponed
+//! client.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+pub const NONE: u8 = 0;
+pub const WRITE: u8 = 1;
+pub const ALL: u8 = 2;
+
+thread_local! {
+    /// The command running on this thread leaves expired keys in place
+    /// (they read as absent): its engine's clients are paused and it does
+    /// not write (a writer deletes them, or it could not insert over
+    /// them). Set per command by `Pause::enter_command`; per thread rather
+    /// than per process, so that engines sharing a process (tests) do not
+    /// share a pause.
+    static KEEP_EXPIRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the look-ups of the command running on this thread keep
+/// expired keys (CLIENT PAUSE).
+#[inline]
+pub fn keep_expired_keys() -> bool {
+    KEEP_EXPIRED.with(|k| k.get())
+}
+
+#[derive(Default)]
+pub struct Pause {
+    mode: AtomicU8,
+    /// Unix ms when the pause ends.
+    end_ms: AtomicU64,
+    /// Clients waiting (counted in INFO's blocked_clients, as Redis
+    /// counts postponed clients).
+    pub waiting: AtomicUsize,
+    changed: tokio::sync::Notify,
+}
+
+impl Pause {
+    /// Whether a pause was set and not yet found over (one relaxed load).
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.mode.load(Ordering::Relaxed) != NONE
+    }
+
+    /// The pause in effect now (NONE once its time is over).
+    #[inline]
+    pub fn mode(&self, now_ms: u64) -> u8 {
+        let mode = self.mode.load(Ordering::Relaxed);
+        if mode == NONE || now_ms < self.end_ms.load(Ordering::Relaxed) {
+            return mode;
+        }
+        self.unpause();
+        NONE
+    }
+
+    /// Redis's pauseClients: a pause never gets shorter or weaker while
+    /// one is in effect.
+    pub fn pause(&self, mode: u8, end_ms: u64, now_ms: u64) {
+        let current = self.mode(now_ms);
+        if mode > current {
+            self.mode.store(mode, Ordering::Relaxed);
+        }
+        if current == NONE || end_ms > self.end_ms.load(Ordering::Relaxed) {
+            self.end_ms.store(end_ms, Ordering::Relaxed);
+        }
+    }
+
+    /// CLIENT UNPAUSE, or the end of the pause: the waiting clients run.
+    pub fn unpause(&self) {
+        self.mode.store(NONE, Ordering::Relaxed);
+        self.changed.notify_waiters();
+    }
+
+    /// Records, before a command runs, whether its look-ups keep expired
+    /// keys: one relaxed load, and a thread-local write only when the
+    /// answer changes.
+    #[inline]
+    pub fn enter_command(&self, writes: bool) {
+        let keep = self.active() && !writes;
+        KEEP_EXPIRED.with(|k| {
+            if k.get() != keep {
+                k.set(keep)
+            }
+        });
+    }
+
+    /// Whether a command with these (effective) flags must wait now.
+    pub fn holds(&self, flags: u32, now_ms: u64) -> bool {
+        use crate::command::spec::flag;
+        match self.mode(now_ms) {
+            NONE => false,
+            ALL => true,
+            _ => flags & (flag::WRITE | flag::MAY_REPLICATE) != 0,
+        }
+    }
+
+    /// Waits until the pause is lifted or its time is over.
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.changed.notified();
+            let now = crate::util::time::now_ms();
+            if self.mode(now) == NONE {
+                return;
+            }
+            let left = self.end_ms.load(Ordering::Relaxed).saturating_sub(now);
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(std::time::Duration::from_millis(left.max(1))) => {}
+            }
+        }
+    }
+
+    /// Whether expiry (active and lazy) is held back.
+    pub fn expiry_paused(&self) -> bool {
+        self.active() && self.mode(crate::util::time::now_ms()) != NONE
+    }
+}
