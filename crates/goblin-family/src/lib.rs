@@ -630,9 +630,8 @@ pub fn zwindow<S: Store>(
     let at = deadline(store, ms, CMD)?;
     store.check_sorted_set(key)?;
     let now = store.now_ms();
-    let now_text = itoa(now);
     if store.remove_scores_up_to(key, now as f64) > 0 {
-        store.effect(&[b"ZREMRANGEBYSCORE", key, b"-inf", now_text.as_bytes()]);
+        store.effect(&[b"ZREMRANGEBYSCORE", key, b"-inf", itoa(now).as_bytes()]);
     }
     let admitted = store.score(key, holder).is_some() || (store.cardinality(key) as i64) < limit;
     if !admitted {
