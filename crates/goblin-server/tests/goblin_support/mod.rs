@@ -186,7 +186,7 @@ impl RedisProcess {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn();
-            let mut child = match child {
+            let child = match child {
                 Ok(c) => c,
                 Err(e) => panic!(
                     "cannot run `{program}` ({e}): these tests compare Goblin with a \
@@ -195,13 +195,21 @@ impl RedisProcess {
                 ),
             };
             let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            // Owned at once, so that a failed check below kills it too.
+            let mut process = RedisProcess { addr, child };
             // Await the server: it is up when it answers PING, gone when
             // the process exits (port taken).
             let start = Instant::now();
             loop {
-                if let Some(status) = child.try_wait().unwrap() {
+                if let Some(status) = process.child.try_wait().unwrap() {
                     let mut out = String::new();
-                    child.stdout.take().unwrap().read_to_string(&mut out).ok();
+                    process
+                        .child
+                        .stdout
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut out)
+                        .ok();
                     last_error = format!("{program} exited with {status}: {out}");
                     break;
                 }
@@ -214,7 +222,7 @@ impl RedisProcess {
                             info.contains("redis_version:7.0."),
                             "the reference server must be Redis 7.0, found:\n{info}"
                         );
-                        return RedisProcess { addr, child };
+                        return process;
                     }
                 }
                 assert!(
