@@ -133,7 +133,9 @@ fn reply_end(buf: &[u8], at: usize) -> Result<Option<usize>, String> {
         return Ok(None);
     };
     let line_end = at + nl + 1;
-    let header = &buf[at + 1..line_end - 2];
+    // The line without its type byte and "\r\n"; empty, not out of
+    // bounds, when a server ends a line with a bare "\n".
+    let header = &buf[at + 1..(line_end - 2).max(at + 1)];
     let count = || -> Result<i64, String> {
         std::str::from_utf8(header)
             .ok()

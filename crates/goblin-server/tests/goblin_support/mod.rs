@@ -66,6 +66,10 @@ impl Conn {
     pub fn connect(addr: SocketAddr) -> Conn {
         let stream =
             TcpStream::connect(addr).unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
+        Conn::from_stream(stream)
+    }
+
+    fn from_stream(stream: TcpStream) -> Conn {
         stream.set_nodelay(true).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
@@ -213,9 +217,13 @@ impl RedisProcess {
                     last_error = format!("{program} exited with {status}: {out}");
                     break;
                 }
-                if let Ok(stream) = TcpStream::connect(addr) {
-                    drop(stream);
-                    let mut conn = Conn::connect(addr);
+                // Before the server listens, a connection to a port of the
+                // ephemeral range can be a socket connected to itself.
+                let connected = TcpStream::connect(addr)
+                    .ok()
+                    .filter(|s| s.local_addr().ok() != s.peer_addr().ok());
+                if let Some(stream) = connected {
+                    let mut conn = Conn::from_stream(stream);
                     if conn.cmd(&["PING"]) == Reply::Status("PONG".into()) {
                         let info = conn.cmd(&["INFO", "server"]).text();
                         assert!(
