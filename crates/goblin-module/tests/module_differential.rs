@@ -21,7 +21,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 use support::common::TestServer;
-use support::goblin_support::{snapshot, Conn, Data, KeyState, RedisProcess, Reply};
+use support::goblin_support::{
+    same_state, snapshot, Conn, RedisProcess, Reply, EDGES, LONG_TTLS, NOT_INTEGERS,
+};
 
 const KEYS: &[&str] = &["k1", "k2"];
 const FIELDS: &[&str] = &["f", "g"];
@@ -136,62 +138,8 @@ impl Differ {
     }
 }
 
-fn same_state(g: &KeyState, r: &KeyState, tolerance: i64) -> bool {
-    let close = |a: f64, b: f64| a == b || (a - b).abs() <= tolerance as f64;
-    let data = match (&g.data, &r.data) {
-        (Data::ZSet(a), Data::ZSet(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|((ma, sa), (mb, sb))| ma == mb && close(*sa, *sb))
-        }
-        (a, b) => a == b,
-    };
-    let ttl = if g.expire_at < 0 || r.expire_at < 0 {
-        g.expire_at == r.expire_at
-    } else {
-        (g.expire_at - r.expire_at).abs() <= tolerance
-    };
-    data && ttl
-}
-
 // ---------------------------------------------------------------------------
-// Arguments and stored values.
-
-const LONG_TTLS: &[i64] = &[
-    1_000_000,
-    3_000_000,
-    10_000_000,
-    86_400_000,
-    1_000_000_000,
-    100_000_000_000,
-];
-
-const NOT_INTEGERS: &[&str] = &[
-    "abc",
-    "",
-    "1.5",
-    " 5",
-    "5 ",
-    "+5",
-    "007",
-    "-0",
-    "0x10",
-    "1e3",
-    "9223372036854775808",
-    "-9223372036854775809",
-];
-
-const EDGES: &[i64] = &[
-    i64::MAX,
-    i64::MAX - 1,
-    i64::MIN,
-    i64::MIN + 1,
-    1 << 53,
-    (1 << 53) + 1,
-    1 << 62,
-    -(1 << 62),
-];
+// Arguments and stored values (the shared ones are in goblin_support).
 
 const TOKENS: &[&str] = &["owner-a", "owner-b", "", "1", "1.0", "OWNER-A", "\0bin\x7f"];
 

@@ -43,7 +43,9 @@ mod common;
 mod goblin_support;
 
 use common::TestServer;
-use goblin_support::{snapshot, Conn, Data, KeyState, RedisProcess, Reply};
+use goblin_support::{
+    same_state, snapshot, Conn, RedisProcess, Reply, EDGES, LONG_TTLS, NOT_INTEGERS,
+};
 use std::time::{Duration, Instant};
 
 /// Helpers every idiom may use: exact 64-bit integer parsing, comparison
@@ -480,69 +482,6 @@ impl Differ {
         }
     }
 }
-
-fn same_state(g: &KeyState, r: &KeyState, tolerance: i64) -> bool {
-    let close = |a: f64, b: f64| a == b || (a - b).abs() <= tolerance as f64;
-    let data = match (&g.data, &r.data) {
-        (Data::ZSet(a), Data::ZSet(b)) => {
-            // Lease deadlines: now + ms on each server.
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|((ma, sa), (mb, sb))| ma == mb && close(*sa, *sb))
-        }
-        (a, b) => a == b,
-    };
-    let ttl = if g.expire_at < 0 || r.expire_at < 0 {
-        g.expire_at == r.expire_at
-    } else {
-        (g.expire_at - r.expire_at).abs() <= tolerance
-    };
-    data && ttl
-}
-
-// ---------------------------------------------------------------------------
-// Arguments and stored values, drawn from the cases the contract names.
-
-/// Long TTLs, at least 10^6 ms apart: a deadline computed from the wrong
-/// one is off by far more than the tolerance.
-const LONG_TTLS: &[i64] = &[
-    1_000_000,
-    3_000_000,
-    10_000_000,
-    86_400_000,
-    1_000_000_000,
-    100_000_000_000,
-];
-
-/// Integers that Redis's string2ll rejects.
-const NOT_INTEGERS: &[&str] = &[
-    "abc",
-    "",
-    "1.5",
-    " 5",
-    "5 ",
-    "+5",
-    "007",
-    "-0",
-    "0x10",
-    "1e3",
-    "9223372036854775808",
-    "-9223372036854775809",
-    "12345678901234567890",
-];
-
-const EDGES: &[i64] = &[
-    i64::MAX,
-    i64::MAX - 1,
-    i64::MIN,
-    i64::MIN + 1,
-    1 << 53,
-    (1 << 53) + 1,
-    -(1 << 53) - 1,
-    1 << 62,
-    -(1 << 62),
-];
 
 /// An integer argument or stored value: mostly small, sometimes an edge,
 /// sometimes not an integer at all.

@@ -333,3 +333,71 @@ pub fn snapshot(conn: &mut Conn, key: &str) -> KeyState {
     let expire_at = conn.cmd(&["PEXPIRETIME", key]).int();
     KeyState { data, expire_at }
 }
+
+// ---------------------------------------------------------------------------
+// Differential tests: comparing two servers' keys.
+
+/// Two snapshots of one key agree: same data, sorted-set scores and the
+/// TTL within `tolerance` ms (deadlines read from two clocks).
+pub fn same_state(g: &KeyState, r: &KeyState, tolerance: i64) -> bool {
+    let close = |a: f64, b: f64| a == b || (a - b).abs() <= tolerance as f64;
+    let data = match (&g.data, &r.data) {
+        (Data::ZSet(a), Data::ZSet(b)) => {
+            // Lease deadlines: now + ms on each server.
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ma, sa), (mb, sb))| ma == mb && close(*sa, *sb))
+        }
+        (a, b) => a == b,
+    };
+    let ttl = if g.expire_at < 0 || r.expire_at < 0 {
+        g.expire_at == r.expire_at
+    } else {
+        (g.expire_at - r.expire_at).abs() <= tolerance
+    };
+    data && ttl
+}
+
+// Arguments and stored values of the differential tests, drawn from the
+// cases the contract names.
+
+/// Long TTLs, at least 10^6 ms apart: a deadline computed from the wrong
+/// one is off by far more than the tolerance.
+pub const LONG_TTLS: &[i64] = &[
+    1_000_000,
+    3_000_000,
+    10_000_000,
+    86_400_000,
+    1_000_000_000,
+    100_000_000_000,
+];
+
+/// Integers that Redis's string2ll rejects.
+pub const NOT_INTEGERS: &[&str] = &[
+    "abc",
+    "",
+    "1.5",
+    " 5",
+    "5 ",
+    "+5",
+    "007",
+    "-0",
+    "0x10",
+    "1e3",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "12345678901234567890",
+];
+
+pub const EDGES: &[i64] = &[
+    i64::MAX,
+    i64::MAX - 1,
+    i64::MIN,
+    i64::MIN + 1,
+    1 << 53,
+    (1 << 53) + 1,
+    -(1 << 53) - 1,
+    1 << 62,
+    -(1 << 62),
+];
