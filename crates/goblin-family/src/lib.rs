@@ -121,21 +121,18 @@ pub trait Store {
     /// Deletes a hash field; deleting the last field deletes the key.
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool;
 
-    /// WrongType when the key exists and is not a sorted set.
-    fn check_sorted_set(&mut self, key: &[u8]) -> Result<(), Error>;
-
     /// Removes the members whose score is <= `max`; removing the last one
-    /// deletes the key. Returns how many were removed.
-    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> usize;
+    /// deletes the key. Returns how many were removed; WrongType (nothing
+    /// removed) when the key exists and is not a sorted set.
+    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> Result<usize, Error>;
 
-    fn score(&mut self, key: &[u8], member: &[u8]) -> Option<f64>;
+    /// The member's score (None when absent) and the set's size (0 when
+    /// the key is absent), read together.
+    fn score_and_cardinality(&mut self, key: &[u8], member: &[u8]) -> (Option<f64>, usize);
 
-    fn cardinality(&mut self, key: &[u8]) -> usize;
-
-    /// Adds or updates a member (creating the key).
-    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64);
-
-    fn max_score(&mut self, key: &[u8]) -> Option<f64>;
+    /// Adds or updates a member (creating the key); returns the set's
+    /// highest score afterwards.
+    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) -> f64;
 
     /// Records one write as a command, for persistence and replication.
     /// The commands that read the clock (INCRTTL, CAE, ZWINDOW) describe
@@ -382,8 +379,28 @@ fn stored_integer<S: Store>(store: &mut S, key: &[u8]) -> Result<Option<i64>, Er
     })?
 }
 
-fn itoa(v: i64) -> String {
-    v.to_string()
+/// An integer's decimal text, kept on the stack: the commands that read
+/// the clock format their effects on every call.
+struct Decimal {
+    bytes: [u8; 20],
+    len: usize,
+}
+
+impl Decimal {
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+fn itoa(v: i64) -> Decimal {
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(v).as_bytes();
+    let mut bytes = [0; 20];
+    bytes[..text.len()].copy_from_slice(text);
+    Decimal {
+        bytes,
+        len: text.len(),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -628,17 +645,16 @@ pub fn zwindow<S: Store>(
     }
     let ms = milliseconds(ms, CMD)?;
     let at = deadline(store, ms, CMD)?;
-    store.check_sorted_set(key)?;
     let now = store.now_ms();
-    if store.remove_scores_up_to(key, now as f64) > 0 {
+    if store.remove_scores_up_to(key, now as f64)? > 0 {
         store.effect(&[b"ZREMRANGEBYSCORE", key, b"-inf", itoa(now).as_bytes()]);
     }
-    let admitted = store.score(key, holder).is_some() || (store.cardinality(key) as i64) < limit;
-    if !admitted {
+    let (held, leases) = store.score_and_cardinality(key, holder);
+    if held.is_none() && leases as i64 >= limit {
         return Ok(Reply::Int(0));
     }
-    store.set_score(key, holder, at as f64);
-    let expiry = store.max_score(key).map_or(at, |m| m as i64);
+    // The key lives as long as its longest lease.
+    let expiry = store.set_score(key, holder, at as f64) as i64;
     store.set_expire_at(key, expiry);
     let at_text = itoa(at);
     let expiry_text = itoa(expiry);

@@ -119,16 +119,11 @@ impl Store for Model {
         removed
     }
 
-    fn check_sorted_set(&mut self, key: &[u8]) -> Result<(), Error> {
-        match self.live(key) {
-            None | Some((V::ZSet(_), _)) => Ok(()),
-            Some(_) => Err(Error::WrongType),
-        }
-    }
-
-    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> usize {
-        let Some((V::ZSet(z), _)) = self.live(key) else {
-            return 0;
+    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> Result<usize, Error> {
+        let z = match self.live(key) {
+            None => return Ok(0),
+            Some((V::ZSet(z), _)) => z,
+            Some(_) => return Err(Error::WrongType),
         };
         let before = z.len();
         z.retain(|_, s| *s > max);
@@ -136,38 +131,26 @@ impl Store for Model {
         if z.is_empty() {
             self.keys.remove(key);
         }
-        removed
+        Ok(removed)
     }
 
-    fn score(&mut self, key: &[u8], member: &[u8]) -> Option<f64> {
+    fn score_and_cardinality(&mut self, key: &[u8], member: &[u8]) -> (Option<f64>, usize) {
         match self.live(key) {
-            Some((V::ZSet(z), _)) => z.get(member).copied(),
-            _ => None,
+            Some((V::ZSet(z), _)) => (z.get(member).copied(), z.len()),
+            _ => (None, 0),
         }
     }
 
-    fn cardinality(&mut self, key: &[u8]) -> usize {
-        match self.live(key) {
-            Some((V::ZSet(z), _)) => z.len(),
-            _ => 0,
-        }
-    }
-
-    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) {
+    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) -> f64 {
         let entry = self
             .keys
             .entry(key.to_vec())
             .or_insert((V::ZSet(BTreeMap::new()), None));
-        if let V::ZSet(z) = &mut entry.0 {
-            z.insert(member.to_vec(), score);
-        }
-    }
-
-    fn max_score(&mut self, key: &[u8]) -> Option<f64> {
-        match self.live(key) {
-            Some((V::ZSet(z), _)) => z.values().copied().reduce(f64::max),
-            _ => None,
-        }
+        let V::ZSet(z) = &mut entry.0 else {
+            unreachable!("ZWINDOW checked the type first");
+        };
+        z.insert(member.to_vec(), score);
+        z.values().copied().fold(f64::NEG_INFINITY, f64::max)
     }
 
     fn effect(&mut self, argv: &[&[u8]]) {
@@ -645,7 +628,7 @@ fn zwindow_leases_heal() {
         run(&mut m, "goblin.zwindow", &["sem", "3", "100", "d"]),
         Ok(Reply::Int(1))
     );
-    assert_eq!(m.cardinality(b"sem"), 2);
+    assert_eq!(m.score_and_cardinality(b"sem", b"x").1, 2);
     assert_rejected(
         &mut m,
         "goblin.zwindow",

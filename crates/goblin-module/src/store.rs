@@ -341,16 +341,11 @@ impl Store for KeyStore {
         deleted == 1
     }
 
-    fn check_sorted_set(&mut self, key: &[u8]) -> Result<(), Error> {
-        match self.kind(key) {
-            (_, Type::Empty | Type::ZSet) => Ok(()),
-            _ => Err(Error::WrongType),
-        }
-    }
-
-    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> usize {
-        let Some(handle) = self.zset(key) else {
-            return 0;
+    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> Result<usize, Error> {
+        let handle = match self.kind(key) {
+            (_, Type::Empty) => return Ok(0),
+            (handle, Type::ZSet) => handle,
+            _ => return Err(Error::WrongType),
         };
         // The members in [-inf, max], collected first: a member cannot be
         // removed while the range iterator stands on it.
@@ -385,25 +380,21 @@ impl Store for KeyStore {
                 self.notify(raw::REDISMODULE_NOTIFY_GENERIC, c"del");
             }
         }
-        removed
+        Ok(removed)
     }
 
-    fn score(&mut self, key: &[u8], member: &[u8]) -> Option<f64> {
-        let handle = self.zset(key)?;
+    fn score_and_cardinality(&mut self, key: &[u8], member: &[u8]) -> (Option<f64>, usize) {
+        let Some(handle) = self.zset(key) else {
+            return (None, 0);
+        };
         let member = ModuleString::new(self.ctx, member);
         let mut score = 0.0;
         let found = unsafe { api::f(raw::RedisModule_ZsetScore)(handle, member.ptr(), &mut score) };
-        (found == raw::REDISMODULE_OK as i32).then_some(score)
+        let len = unsafe { api::f(raw::RedisModule_ValueLength)(handle) };
+        ((found == raw::REDISMODULE_OK as i32).then_some(score), len)
     }
 
-    fn cardinality(&mut self, key: &[u8]) -> usize {
-        match self.zset(key) {
-            Some(handle) => unsafe { api::f(raw::RedisModule_ValueLength)(handle) },
-            None => 0,
-        }
-    }
-
-    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) {
+    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) -> f64 {
         let handle = self.open(key);
         let member = ModuleString::new(self.ctx, member);
         let mut flags = 0;
@@ -413,11 +404,7 @@ impl Store for KeyStore {
         if flags as u32 & (raw::REDISMODULE_ZADD_ADDED | raw::REDISMODULE_ZADD_UPDATED) != 0 {
             self.notify(raw::REDISMODULE_NOTIFY_ZSET, c"zadd");
         }
-    }
-
-    fn max_score(&mut self, key: &[u8]) -> Option<f64> {
-        let handle = self.zset(key)?;
-        let mut best = None;
+        let mut highest = score;
         unsafe {
             if api::f(raw::RedisModule_ZsetLastInScoreRange)(
                 handle,
@@ -428,16 +415,14 @@ impl Store for KeyStore {
             ) == raw::REDISMODULE_OK as i32
             {
                 if api::f(raw::RedisModule_ZsetRangeEndReached)(handle) == 0 {
-                    let mut score = 0.0;
                     let member =
-                        api::f(raw::RedisModule_ZsetRangeCurrentElement)(handle, &mut score);
+                        api::f(raw::RedisModule_ZsetRangeCurrentElement)(handle, &mut highest);
                     drop(ModuleString::adopt(self.ctx, member));
-                    best = Some(score);
                 }
                 api::f(raw::RedisModule_ZsetRangeStop)(handle);
             }
         }
-        best
+        highest
     }
 
     /// Kept for `finish`, which replicates them instead of the call.

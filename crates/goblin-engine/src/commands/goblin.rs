@@ -116,70 +116,58 @@ impl Store for CtxStore<'_, '_, '_> {
         hashes::hdel(self.0, key, &[field]).is_ok_and(|n| n == 1)
     }
 
-    fn check_sorted_set(&mut self, key: &[u8]) -> Result<(), goblin_family::Error> {
-        match self.0.lookup_write(key) {
-            None
-            | Some(Object {
-                value: Value::ZSet(_),
+    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> Result<usize, goblin_family::Error> {
+        let z = match self.0.lookup_write(key) {
+            None => return Ok(0),
+            Some(Object {
+                value: Value::ZSet(z),
                 ..
-            }) => Ok(()),
-            Some(_) => Err(goblin_family::Error::WrongType),
-        }
-    }
-
-    fn remove_scores_up_to(&mut self, key: &[u8], max: f64) -> usize {
+            }) => z,
+            Some(_) => return Err(goblin_family::Error::WrongType),
+        };
         let range = ScoreRange {
             min: f64::NEG_INFINITY,
             max,
             minex: false,
             maxex: false,
         };
-        let Some(z) = zset_of(self.0.lookup_write(key)) else {
-            return 0;
-        };
         let removed = z.remove_range(&range);
+        if removed == 0 {
+            return Ok(0);
+        }
         let emptied = z.is_empty();
         if emptied {
             self.0.delete(key);
-        } else if removed > 0 {
+        } else {
             self.0.modified(key);
         }
-        if removed > 0 {
-            self.0.notify(notify::ZSET, "zremrangebyscore", key);
-            if emptied {
-                self.0.notify(notify::GENERIC, "del", key);
-            }
+        self.0.notify(notify::ZSET, "zremrangebyscore", key);
+        if emptied {
+            self.0.notify(notify::GENERIC, "del", key);
         }
-        removed
+        Ok(removed)
     }
 
-    fn score(&mut self, key: &[u8], member: &[u8]) -> Option<f64> {
-        zset_of(self.0.lookup_write(key)).and_then(|z| z.score(member))
+    fn score_and_cardinality(&mut self, key: &[u8], member: &[u8]) -> (Option<f64>, usize) {
+        zset_of(self.0.lookup_write(key)).map_or((None, 0), |z| (z.score(member), z.len()))
     }
 
-    fn cardinality(&mut self, key: &[u8]) -> usize {
-        zset_of(self.0.lookup_write(key)).map_or(0, |z| z.len())
-    }
-
-    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) {
+    fn set_score(&mut self, key: &[u8], member: &[u8], score: f64) -> f64 {
         let _ = zsets::zadd(
             self.0,
             key,
             &zsets::ZAddOptions::default(),
             &[(score, member)],
         );
+        zset_of(self.0.lookup_write(key))
+            .and_then(|z| z.last_entry())
+            .map_or(score, |(_, highest)| highest)
     }
 
     /// The commands that read the clock describe their changes as
     /// commands; they are logged instead of the call.
     fn effect(&mut self, argv: &[&[u8]]) {
         self.0.log_as(argv);
-    }
-
-    fn max_score(&mut self, key: &[u8]) -> Option<f64> {
-        zset_of(self.0.lookup_write(key))
-            .filter(|z| !z.is_empty())
-            .map(|z| z.at_rank(z.len() - 1).1)
     }
 }
 

@@ -307,8 +307,7 @@ impl Hash {
                         false
                     }
                     None => {
-                        lp.push(field);
-                        lp.push(value);
+                        lp.push_pair(field, value);
                         if let Some(FieldTtls::Compact(ttls)) = self.ttls.as_deref_mut() {
                             ttls.push(0);
                         }

@@ -103,16 +103,44 @@ impl Listpack {
         self.len += 1;
     }
 
-    /// Replaces the entry at `off`.
+    /// Appends two entries (a hash's field and its value), growing the
+    /// buffer once.
+    pub fn push_pair(&mut self, first: &[u8], second: &[u8]) {
+        self.buf.reserve_exact(
+            varint_len(first.len()) + first.len() + varint_len(second.len()) + second.len(),
+        );
+        for entry in [first, second] {
+            put_varint(&mut self.buf, entry.len());
+            self.buf.extend_from_slice(entry);
+        }
+        self.len += 2;
+    }
+
+    /// Replaces the entry at `off`, in place: the entries after it move
+    /// only when its size changes.
     pub fn replace(&mut self, off: usize, entry: &[u8]) {
         let (_, end) = self.entry_at(off);
-        let mut encoded = Vec::with_capacity(varint_len(entry.len()) + entry.len());
-        put_varint(&mut encoded, entry.len());
-        encoded.extend_from_slice(entry);
-        if encoded.len() > end - off {
-            self.buf.reserve_exact(encoded.len() - (end - off));
+        let new_size = varint_len(entry.len()) + entry.len();
+        let old_size = end - off;
+        let tail = self.buf.len();
+        if new_size > old_size {
+            let grow = new_size - old_size;
+            self.buf.reserve_exact(grow);
+            self.buf.resize(tail + grow, 0);
+            self.buf.copy_within(end..tail, end + grow);
+        } else if new_size < old_size {
+            self.buf.copy_within(end..tail, off + new_size);
+            self.buf.truncate(tail - (old_size - new_size));
         }
-        self.buf.splice(off..end, encoded);
+        let mut p = off;
+        let mut v = entry.len();
+        while v >= 0x80 {
+            self.buf[p] = (v as u8) | 0x80;
+            v >>= 7;
+            p += 1;
+        }
+        self.buf[p] = v as u8;
+        self.buf[p + 1..off + new_size].copy_from_slice(entry);
     }
 
     /// Inserts entries before the entry at `off` (at the end when `off` is
@@ -202,10 +230,19 @@ mod tests {
         lp.replace(off, &long);
         assert_eq!(lp.iter().nth(1), Some(&long[..]));
         assert_eq!(lp.iter().nth(3), Some(&b"ccc"[..]));
+        // Same size: the neighbours stay where they are.
+        let last = lp.iter_offsets().nth(3).unwrap().0;
+        lp.replace(last, b"ddd");
+        assert_eq!(lp.iter_offsets().nth(3).unwrap().0, last);
+        lp.replace(last, b"ccc");
         // Remove two entries from the middle.
         lp.remove(off, 2);
         let all: Vec<&[u8]> = lp.iter().collect();
         assert_eq!(all, vec![&b"a"[..], &b"ccc"[..]]);
         assert_eq!(lp.len(), 2);
+        lp.push_pair(b"field", &long);
+        let all: Vec<&[u8]> = lp.iter().collect();
+        assert_eq!(all, vec![&b"a"[..], &b"ccc"[..], &b"field"[..], &long[..]]);
+        assert_eq!(lp.bytes(), 2 + 4 + 6 + 2 + long.len());
     }
 }

@@ -447,7 +447,8 @@ impl ZSet {
         (!self.is_empty()).then(|| self.at_rank(0))
     }
 
-    fn last_entry(&self) -> Option<(&[u8], f64)> {
+    /// The element of the highest rank.
+    pub fn last_entry(&self) -> Option<(&[u8], f64)> {
         (!self.is_empty()).then(|| self.at_rank(self.len() - 1))
     }
 
@@ -575,10 +576,11 @@ impl ZSet {
     /// while the upper bound holds.
     pub fn remove_range(&mut self, r: &impl Bounds) -> usize {
         let first = match self {
-            ZSet::Packed(_) => self.first_in_range(r),
-            ZSet::Tree(t) => Some(t.count_prefix(|m, s| !r.gte_min(m, s))),
+            ZSet::Packed(p) => {
+                return p.remove_run(|m, s| r.gte_min(m, s), |m, s| r.lte_max(m, s));
+            }
+            ZSet::Tree(t) => t.count_prefix(|m, s| !r.gte_min(m, s)),
         };
-        let Some(first) = first else { return 0 };
         let n = self
             .iter_from(first, false)
             .take_while(|(m, s)| r.lte_max(m, *s))

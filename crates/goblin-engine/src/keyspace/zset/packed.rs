@@ -225,9 +225,12 @@ impl Packed {
             .iter()
             .find(|e| cmp_entries(e.score, e.member, score, member) == Ordering::Greater)
             .map_or(self.buf.len(), |e| e.start);
-        let mut enc = Vec::with_capacity(entry_size(member.len()));
-        encode(&mut enc, member, score);
-        self.buf.splice(at..at, enc);
+        // Encoded at the end, then rotated into place: no temporary buffer.
+        let old_end = self.buf.len();
+        self.buf.reserve(entry_size(member.len()));
+        encode(&mut self.buf, member, score);
+        let size = self.buf.len() - old_end;
+        self.buf[at..].rotate_right(size);
         self.len += 1;
     }
 
@@ -236,6 +239,32 @@ impl Packed {
     pub fn push_back(&mut self, member: &[u8], score: f64) {
         encode(&mut self.buf, member, score);
         self.len += 1;
+    }
+
+    /// Removes the run of entries that starts at the first one `from`
+    /// accepts and goes on while `to` accepts them, in one walk; returns
+    /// how many were removed.
+    pub fn remove_run(
+        &mut self,
+        from: impl Fn(&[u8], f64) -> bool,
+        to: impl Fn(&[u8], f64) -> bool,
+    ) -> usize {
+        let mut run: Option<(usize, usize)> = None;
+        let mut count = 0;
+        for e in self.iter() {
+            if run.is_none() && !from(e.member, e.score) {
+                continue;
+            }
+            if !to(e.member, e.score) {
+                break;
+            }
+            run = Some((run.map_or(e.start, |(start, _)| start), e.end));
+            count += 1;
+        }
+        if let Some((start, end)) = run {
+            self.remove_span(start, end, count);
+        }
+        count
     }
 
     /// Removes the entry spanning `start..end`.
