@@ -118,6 +118,23 @@ pub trait Store {
     /// Sets a hash field (creating the key), keeping the field's own TTL.
     fn write_hash_field(&mut self, key: &[u8], field: &[u8], value: &[u8]);
 
+    /// Calls `decide` with the field's value (None when the key or field
+    /// is absent); when it returns a value, sets the field to it as
+    /// `write_hash_field` does. A host may do both in one look-up; by
+    /// default it reads, then writes.
+    fn update_hash_field<'v, R>(
+        &mut self,
+        key: &[u8],
+        field: &[u8],
+        decide: impl FnOnce(Option<&[u8]>) -> (Option<&'v [u8]>, R),
+    ) -> Result<R, Error> {
+        let (new, result) = self.read_hash_field(key, field, decide)?;
+        if let Some(value) = new {
+            self.write_hash_field(key, field, value);
+        }
+        Ok(result)
+    }
+
     /// Deletes a hash field; deleting the last field deletes the key.
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool;
 
@@ -565,12 +582,13 @@ pub fn hcas<S: Store>(
     expected: &[u8],
     new: &[u8],
 ) -> Result<Reply, Error> {
-    if store.read_hash_field(key, field, |v| v == Some(expected))? {
-        store.write_hash_field(key, field, new);
-        Ok(Reply::Int(1))
-    } else {
-        Ok(Reply::Int(0))
-    }
+    store.update_hash_field(key, field, |v| {
+        if v == Some(expected) {
+            (Some(new), Reply::Int(1))
+        } else {
+            (None, Reply::Int(0))
+        }
+    })
 }
 
 /// A number as GOBLIN.HSETGT compares them: an exact integer, or a finite
@@ -614,17 +632,15 @@ pub fn hsetgt<S: Store>(
     value: &[u8],
 ) -> Result<Reply, Error> {
     let new = Number::parse(value).ok_or(Error::Message("value is not a valid number"))?;
-    let current = store.read_hash_field(key, field, |v| v.map(Number::parse))?;
-    let higher = match current {
-        None => true,
-        Some(None) => return Err(Error::Message("hash value is not a valid number")),
-        Some(Some(old)) => old.less_than(new),
-    };
-    if !higher {
-        return Ok(Reply::Int(0));
-    }
-    store.write_hash_field(key, field, value);
-    Ok(Reply::Int(1))
+    store.update_hash_field(key, field, |current| match current.map(Number::parse) {
+        None => (Some(value), Ok(Reply::Int(1))),
+        Some(None) => (
+            None,
+            Err(Error::Message("hash value is not a valid number")),
+        ),
+        Some(Some(old)) if old.less_than(new) => (Some(value), Ok(Reply::Int(1))),
+        Some(Some(_)) => (None, Ok(Reply::Int(0))),
+    })?
 }
 
 /// GOBLIN.ZWINDOW key limit milliseconds holder: a counting semaphore with

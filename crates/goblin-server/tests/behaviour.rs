@@ -616,6 +616,101 @@ fn object_freq_counts_accesses_under_lfu() {
         .unwrap();
 }
 
+/// GOBLIN.HCAS and GOBLIN.HSETGT change a field in place: its TTL stays,
+/// in both hash encodings, and each call counts one keyspace hit or miss,
+/// as the HGET of the scripts they replace does.
+#[test]
+fn goblin_hash_writes_keep_the_field_ttl_and_count_as_reads() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let stat = |c: &mut redis::Connection, name: &str| -> i64 {
+        let info: String = redis::cmd("INFO").arg("stats").query(c).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    for entries in ["512", "0"] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("hash-max-listpack-entries")
+            .arg(entries)
+            .query(&mut c)
+            .unwrap();
+        let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+        let _: () = c
+            .hset_multiple("h", &[("owner", "a"), ("mark", "10"), ("other", "x")])
+            .unwrap();
+        let _: Vec<i64> = redis::cmd("HPEXPIRE")
+            .arg("h")
+            .arg(1_000_000)
+            .arg("FIELDS")
+            .arg(2)
+            .arg("owner")
+            .arg("mark")
+            .query(&mut c)
+            .unwrap();
+        let ttl = |c: &mut redis::Connection, field: &str| -> i64 {
+            let t: Vec<i64> = redis::cmd("HPEXPIRETIME")
+                .arg("h")
+                .arg("FIELDS")
+                .arg(1)
+                .arg(field)
+                .query(c)
+                .unwrap();
+            t[0]
+        };
+        let (owner_at, mark_at) = (ttl(&mut c, "owner"), ttl(&mut c, "mark"));
+        assert!(owner_at > 0 && mark_at > 0);
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+
+        let swapped: i64 = redis::cmd("GOBLIN.HCAS")
+            .arg("h")
+            .arg("owner")
+            .arg("a")
+            .arg("b")
+            .query(&mut c)
+            .unwrap();
+        let raised: i64 = redis::cmd("GOBLIN.HSETGT")
+            .arg("h")
+            .arg("mark")
+            .arg("11")
+            .query(&mut c)
+            .unwrap();
+        let lower: i64 = redis::cmd("GOBLIN.HSETGT")
+            .arg("h")
+            .arg("mark")
+            .arg("3")
+            .query(&mut c)
+            .unwrap();
+        let missing: i64 = redis::cmd("GOBLIN.HCAS")
+            .arg("absent")
+            .arg("owner")
+            .arg("a")
+            .arg("b")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(
+            (swapped, raised, lower, missing),
+            (1, 1, 0, 0),
+            "encoding entries={entries}"
+        );
+        // Three calls found the hash, one did not.
+        assert_eq!(stat(&mut c, "keyspace_hits"), 3);
+        assert_eq!(stat(&mut c, "keyspace_misses"), 1);
+        let owner: String = c.hget("h", "owner").unwrap();
+        let mark: String = c.hget("h", "mark").unwrap();
+        assert_eq!((owner.as_str(), mark.as_str()), ("b", "11"));
+        assert_eq!(ttl(&mut c, "owner"), owner_at, "HCAS kept the field's TTL");
+        assert_eq!(ttl(&mut c, "mark"), mark_at, "HSETGT kept the field's TTL");
+        assert_eq!(ttl(&mut c, "other"), -1);
+        let exists: bool = c.exists("absent").unwrap();
+        assert!(!exists, "a failed HCAS creates nothing");
+    }
+}
+
 /// Hash fields past their TTL: hidden and deleted by any access (the key
 /// with the last one), and reaped by the active cycle when nobody looks.
 #[test]

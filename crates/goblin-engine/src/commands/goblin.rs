@@ -112,6 +112,20 @@ impl Store for CtxStore<'_, '_, '_> {
         }
     }
 
+    fn update_hash_field<'v, R>(
+        &mut self,
+        key: &[u8],
+        field: &[u8],
+        decide: impl FnOnce(Option<&[u8]>) -> (Option<&'v [u8]>, R),
+    ) -> Result<R, goblin_family::Error> {
+        let (written, result) = hashes::update_field_keep_ttl(self.0, key, field, decide)
+            .map_err(|_| goblin_family::Error::WrongType)?;
+        if written {
+            self.0.notify(notify::HASH, "hset", key);
+        }
+        Ok(result)
+    }
+
     fn delete_hash_field(&mut self, key: &[u8], field: &[u8]) -> bool {
         hashes::hdel(self.0, key, &[field]).is_ok_and(|n| n == 1)
     }

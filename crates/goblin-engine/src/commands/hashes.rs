@@ -194,6 +194,63 @@ pub fn hset_keep_ttl(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> R
     Ok(created)
 }
 
+/// Reads one field and, when `decide` returns a value, sets the field to
+/// it keeping its TTL, in one look-up (the GOBLIN.* compare-and-set
+/// commands). Counted as a read, a keyspace hit or miss, as the HGET of
+/// the scripts they replace. Returns whether the field was written, and
+/// `decide`'s result.
+pub fn update_field_keep_ttl<'v, R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    field: &[u8],
+    decide: impl FnOnce(Option<&[u8]>) -> (Option<&'v [u8]>, R),
+) -> Result<(bool, R), Error> {
+    if ctx.notifies(notify::KEY_MISS) && ctx.type_of(key).is_none() {
+        // A miss: counted and notified as "keymiss" by the read.
+        ctx.lookup_read(key);
+        return create_decided(ctx, key, field, decide(None));
+    }
+    let limits = limits(ctx);
+    let now = ctx.now_ms;
+    let h = hash_key(key);
+    let idx = ctx.engine.keyspace.shard_of(h);
+    let dbi = ctx.client.db;
+    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
+    // A change may follow: a running snapshot keeps the hash as it was.
+    slice.preserve(h, key);
+    let (found, reaped) = slice.lookup_hash(h, key, now, true);
+    ctx.dirty += reaped as u64;
+    ctx.stats
+        .hit(!matches!(found, HashLookup::Absent) || reaped > 0);
+    let hash = match found {
+        HashLookup::Absent => return create_decided(ctx, key, field, decide(None)),
+        HashLookup::WrongType => return Err(not_hash()),
+        HashLookup::Found(hash) => hash,
+    };
+    let (new, result) = decide(hash.get(field));
+    let Some(value) = new else {
+        return Ok((false, result));
+    };
+    hash.prepare_write(&[field, value], &limits);
+    hash.set_keep_ttl(field, value, &limits);
+    ctx.modified(key);
+    Ok((true, result))
+}
+
+/// `update_field_keep_ttl` on an absent key: creates it when the decision
+/// was to write.
+fn create_decided<R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    field: &[u8],
+    (new, result): (Option<&[u8]>, R),
+) -> Result<(bool, R), Error> {
+    match new {
+        Some(value) => hset_keep_ttl(ctx, key, field, value).map(|_| (true, result)),
+        None => Ok((false, result)),
+    }
+}
+
 /// HSETNX: sets the field only when it is absent; true when set.
 pub fn hsetnx(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> Result<bool, Error> {
     let limits = limits(ctx);
