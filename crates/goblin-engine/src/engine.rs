@@ -10,7 +10,7 @@ use crate::command::keys::key_positions;
 use crate::command::spec::{flag, BeginSearch, CommandSpec, FindKeys};
 use crate::command::{table, Ctx};
 use crate::config::Config;
-use crate::keyspace::{Keyspace, ShardLocks};
+use crate::keyspace::{Keyspace, OwnedShard, ShardLocks};
 use crate::protocol::ReplyWriter;
 use crate::stats::{Stats, ThreadStats};
 use crate::util::time::now_ms;
@@ -332,6 +332,7 @@ impl Engine {
             block_reply_discarded: false,
             last_command: 0,
             paused: false,
+            last_shard: usize::MAX,
         }
     }
 
@@ -398,25 +399,17 @@ impl Engine {
             return lock_set(None);
         }
         // Fast path: a single key at a fixed position.
-        if let [ks_spec] = spec.keys {
-            if spec.keys_fn.is_none() {
-                if let (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }, false) = (
-                    ks_spec.begin,
-                    ks_spec.find,
-                    ks_spec.flags & crate::command::kflag::NOT_KEY != 0,
-                ) {
-                    return match argv.get(pos as usize) {
-                        Some(key) => {
-                            let idx = ks.shard_of_key(key);
-                            match give_up {
-                                None => Some(ks.lock_one(idx)),
-                                Some(g) => ks.lock_one_polling(idx, g),
-                            }
-                        }
-                        None => Some(ShardLocks::None),
-                    };
+        if let Some(key) = sole_key(spec, argv) {
+            return match key {
+                Some(key) => {
+                    let idx = ks.shard_of_key(key);
+                    match give_up {
+                        None => Some(ks.lock_one(idx)),
+                        Some(g) => ks.lock_one_polling(idx, g),
+                    }
                 }
-            }
+                None => Some(ShardLocks::None),
+            };
         }
         if spec.keys.is_empty() && spec.keys_fn.is_none() {
             return Some(ShardLocks::None);
@@ -804,6 +797,30 @@ pub struct Session {
     last_command: usize,
     /// The last command was held back by CLIENT PAUSE (Flow::Paused).
     paused: bool,
+    /// The shard the last pipelined command locked, when it had one key:
+    /// the next on the same shard keeps its lock (see `Pipeline`).
+    last_shard: usize,
+}
+
+/// What a connection keeps while it runs the commands of one read: the
+/// shard of the last ones, held while the next ones use the same shard.
+/// A pipeline on one key then takes its lock once, rather than once per
+/// command, and the shard's data stays in one core's cache instead of
+/// moving to the other worker on every command. Any other command
+/// releases the shard before it locks anything, so a connection never
+/// waits while it holds one; after `MAX_RUN` commands in a row the shard
+/// goes to a waiting worker, if any. Dropping the pipeline releases it: a
+/// connection drops it before it writes or waits.
+#[derive(Default)]
+pub struct Pipeline {
+    held: Option<(usize, OwnedShard)>,
+    /// Commands run in a row under `held`.
+    run: u32,
+}
+
+impl Pipeline {
+    /// How many commands in a row may keep one shard.
+    const MAX_RUN: u32 = 32;
 }
 
 impl Session {
@@ -832,13 +849,23 @@ impl Session {
 
     /// Runs one command and appends its reply to `self.out`.
     pub fn execute(&mut self, argv: &[&[u8]]) -> Flow {
+        self.execute_in(argv, None)
+    }
+
+    /// `execute` for one of the commands a connection read together: it
+    /// may keep its shard in `pipeline` for the next one (see `Pipeline`).
+    pub fn execute_pipelined(&mut self, argv: &[&[u8]], pipeline: &mut Pipeline) -> Flow {
+        self.execute_in(argv, Some(pipeline))
+    }
+
+    fn execute_in(&mut self, argv: &[&[u8]], pipeline: Option<&mut Pipeline>) -> Flow {
         let engine = self.engine.clone();
         let stats = engine.stats.local();
         // Messages that arrived before the command precede its reply.
         self.deliver_pushes();
         self.out.clear_push_marks();
         let reply_start = self.out.len();
-        if !self.dispatch(&engine, &stats, argv) {
+        if !self.dispatch(&engine, &stats, argv, pipeline) {
             if self.paused {
                 self.paused = false;
                 return Flow::Paused;
@@ -887,7 +914,13 @@ impl Session {
 
     /// Runs or refuses one command; true when it ran (and so recorded the
     /// client's last interaction).
-    fn dispatch(&mut self, engine: &Engine, stats: &ThreadStats, argv: &[&[u8]]) -> bool {
+    fn dispatch(
+        &mut self,
+        engine: &Engine,
+        stats: &ThreadStats,
+        argv: &[&[u8]],
+        mut pipeline: Option<&mut Pipeline>,
+    ) -> bool {
         let Some(&name) = argv.first() else {
             return false;
         };
@@ -1021,25 +1054,55 @@ impl Session {
             }
         }
 
-        let mut locks = match spec.locks_fn {
-            Some(f) => f(engine, &self.state, argv),
-            None if spec.has(flag::ALLOW_BUSY) => engine.locks_for(spec, argv, false),
-            None => {
-                // Waiting behind a script: give up with BUSY once it has
-                // run too long, as if the command had arrived then.
-                let give_up = || engine.scripting.busy_error().is_some();
-                match engine.lock_keys(spec, argv, false, Some(&give_up)) {
-                    Some(l) => l,
-                    None => {
-                        let err = engine
-                            .scripting
-                            .busy_error()
-                            .unwrap_or(crate::scripting::BUSY_EVAL);
-                        self.reject_command(engine, stats, id, &err);
-                        return false;
+        // In a pipeline, a command with one key on the shard of the one
+        // before takes it as an owned guard, which the pipeline keeps for
+        // the next; any other command releases the kept shard first.
+        let sole_shard = match pipeline {
+            Some(_) if spec.locks_fn.is_none() && !spec.has(flag::ALL_SHARDS) => {
+                sole_key(spec, argv)
+                    .flatten()
+                    .map(|key| engine.keyspace.shard_of_key(key))
+            }
+            _ => None,
+        };
+        let kept = pipeline.as_deref_mut().and_then(|p| p.held.take());
+        // Waiting behind a script: give up with BUSY once it has run too
+        // long, as if the command had arrived then.
+        let give_up = || engine.scripting.busy_error().is_some();
+        let polling: Option<&dyn Fn() -> bool> = if spec.has(flag::ALLOW_BUSY) {
+            None
+        } else {
+            Some(&give_up)
+        };
+        let locks = match (kept, sole_shard) {
+            (Some((idx, guard)), Some(want)) if idx == want => Some(ShardLocks::Owned(idx, guard)),
+            (kept, _) => {
+                drop(kept);
+                match (spec.locks_fn, sole_shard) {
+                    (Some(f), _) => Some(f(engine, &self.state, argv)),
+                    (None, Some(idx)) if idx == self.last_shard => {
+                        if let Some(p) = pipeline.as_deref_mut() {
+                            p.run = 0;
+                        }
+                        engine
+                            .keyspace
+                            .lock_owned(idx, polling)
+                            .map(|guard| ShardLocks::Owned(idx, guard))
                     }
+                    (None, _) => engine.lock_keys(spec, argv, false, polling),
                 }
             }
+        };
+        if pipeline.is_some() {
+            self.last_shard = sole_shard.unwrap_or(usize::MAX);
+        }
+        let Some(mut locks) = locks else {
+            let err = engine
+                .scripting
+                .busy_error()
+                .unwrap_or(crate::scripting::BUSY_EVAL);
+            self.reject_command(engine, stats, id, &err);
+            return false;
         };
         // Read once the shards are held, as the command's time and the
         // client's last interaction (CLIENT LIST idle=).
@@ -1061,6 +1124,19 @@ impl Session {
             false,
             false,
         );
+        if let (Some(p), ShardLocks::Owned(idx, guard)) = (pipeline, locks) {
+            p.run += 1;
+            // Clients it made ready are served next, under their own locks.
+            if p.run < Pipeline::MAX_RUN
+                && self.state.ready_keys.is_empty()
+                && self.state.blocked.is_none()
+            {
+                p.held = Some((idx, guard));
+            } else {
+                p.run = 0;
+                OwnedShard::unlock_fair(guard);
+            }
+        }
         true
     }
 }
@@ -1203,6 +1279,25 @@ impl Drop for Session {
         }
         crate::commands::pubsub::leave_all(&self.engine, &mut self.state, None);
         self.engine.clients.unregister(self.state.info.id);
+    }
+}
+
+/// For a command whose only key is at a fixed position (most commands),
+/// that key (None when the arguments stop short of it); None for any other
+/// command.
+fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
+    let [ks_spec] = spec.keys else {
+        return None;
+    };
+    match (
+        ks_spec.begin,
+        ks_spec.find,
+        spec.keys_fn.is_none() && ks_spec.flags & crate::command::kflag::NOT_KEY == 0,
+    ) {
+        (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }, true) => {
+            Some(argv.get(pos as usize).copied())
+        }
+        _ => None,
     }
 }
 

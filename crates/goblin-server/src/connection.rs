@@ -10,7 +10,7 @@
 
 use bytes::{Buf, BytesMut};
 use goblin_engine::protocol::{Parsed, RequestParser};
-use goblin_engine::{ConnInfo, Engine, Flow};
+use goblin_engine::{ConnInfo, Engine, Flow, Pipeline};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
@@ -66,42 +66,50 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         // While its commands run, a client's query buffer holds what was
         // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
         info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
-        loop {
-            let auth_required = session.auth_required();
-            match parser.parse(&rbuf, auth_required) {
-                Parsed::Command => {
-                    let flow = if parser.is_inline() {
-                        let argv: Vec<&[u8]> =
-                            parser.inline_args().iter().map(|a| a.as_slice()).collect();
-                        session.execute(&argv)
-                    } else {
-                        with_args(&rbuf, parser.spans(), |argv| session.execute(argv))
-                    };
-                    match flow {
-                        Flow::Continue => {}
-                        Flow::Close => {
-                            close = true;
-                            break;
-                        }
-                        // Later commands stay unprocessed until the wait ends.
-                        Flow::Block => {
-                            blocked = true;
-                            break;
-                        }
-                        // Held back by CLIENT PAUSE: parsed again after it.
-                        Flow::Paused => {
-                            parser.rewind();
-                            paused = true;
-                            break;
+        // The commands of one read may keep their shard from one to the
+        // next; the pipeline, and with it any shard, is released at the
+        // end of this block, before the replies are written.
+        {
+            let mut pipeline = Pipeline::default();
+            loop {
+                let auth_required = session.auth_required();
+                match parser.parse(&rbuf, auth_required) {
+                    Parsed::Command => {
+                        let flow = if parser.is_inline() {
+                            let argv: Vec<&[u8]> =
+                                parser.inline_args().iter().map(|a| a.as_slice()).collect();
+                            session.execute_pipelined(&argv, &mut pipeline)
+                        } else {
+                            with_args(&rbuf, parser.spans(), |argv| {
+                                session.execute_pipelined(argv, &mut pipeline)
+                            })
+                        };
+                        match flow {
+                            Flow::Continue => {}
+                            Flow::Close => {
+                                close = true;
+                                break;
+                            }
+                            // Later commands stay unprocessed until the wait ends.
+                            Flow::Block => {
+                                blocked = true;
+                                break;
+                            }
+                            // Held back by CLIENT PAUSE: parsed again after it.
+                            Flow::Paused => {
+                                parser.rewind();
+                                paused = true;
+                                break;
+                            }
                         }
                     }
-                }
-                Parsed::Empty => {}
-                Parsed::Incomplete => break,
-                Parsed::Error(e) => {
-                    session.out.error(&format!("ERR {e}"));
-                    close = true;
-                    break;
+                    Parsed::Empty => {}
+                    Parsed::Incomplete => break,
+                    Parsed::Error(e) => {
+                        session.out.error(&format!("ERR {e}"));
+                        close = true;
+                        break;
+                    }
                 }
             }
         }

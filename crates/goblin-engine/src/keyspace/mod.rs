@@ -46,15 +46,21 @@ pub use set::{Member, Set};
 pub use stream::Stream;
 pub use zset::ZSet;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{ArcMutexGuard, Mutex, MutexGuard, RawMutex};
+use std::sync::Arc;
 
 /// One shard: its slice of each database.
 pub struct Shard {
     pub dbs: Box<[Db]>,
 }
 
+/// A shard's lock as a value that owns it (not borrowed from the
+/// keyspace), so that a connection can keep it from one command to the
+/// next (see `Pipeline`).
+pub type OwnedShard = ArcMutexGuard<RawMutex, Shard>;
+
 pub struct Keyspace {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Arc<Mutex<Shard>>]>,
     shard_bits: u32,
     databases: usize,
 }
@@ -65,9 +71,9 @@ impl Keyspace {
         let n = shards.max(1).next_power_of_two();
         let shards = (0..n)
             .map(|_| {
-                Mutex::new(Shard {
+                Arc::new(Mutex::new(Shard {
                     dbs: (0..databases).map(|_| Db::default()).collect(),
-                })
+                }))
             })
             .collect();
         Keyspace {
@@ -140,11 +146,15 @@ impl Keyspace {
         if locks.holds(idx) {
             return true;
         }
+        // (Scripts, the only callers, never hold an owned guard.)
+        if matches!(locks, ShardLocks::Owned(..)) {
+            return false;
+        }
         let Some(guard) = self.shards[idx].try_lock() else {
             return false;
         };
         let mut guards = match std::mem::replace(locks, ShardLocks::None) {
-            ShardLocks::None => Vec::with_capacity(1),
+            ShardLocks::None | ShardLocks::Owned(..) => Vec::with_capacity(1),
             ShardLocks::One(i, g) => vec![(i, g)],
             ShardLocks::Many { guards, .. } => guards,
         };
@@ -174,10 +184,20 @@ impl Keyspace {
         idx: usize,
         give_up: &dyn Fn() -> bool,
     ) -> Option<ShardLocks<'_>> {
-        if let Some(g) = self.shards[idx].try_lock() {
-            return Some(ShardLocks::One(idx, g));
-        }
-        self.lock_polling(Some(vec![idx]), give_up)
+        let shard = &self.shards[idx];
+        wait_for(|| shard.try_lock(), |t| shard.try_lock_for(t), give_up)
+            .map(|g| ShardLocks::One(idx, g))
+    }
+
+    /// Shard `idx` as an owned guard, waiting as `lock_polling` does (with
+    /// `give_up`, when given).
+    pub fn lock_owned(&self, idx: usize, give_up: Option<&dyn Fn() -> bool>) -> Option<OwnedShard> {
+        let shard = &self.shards[idx];
+        wait_for(
+            || shard.try_lock_arc(),
+            |t| shard.try_lock_arc_for(t),
+            give_up.unwrap_or(&|| false),
+        )
     }
 
     /// Like `lock_set` (or `lock_all` when `idx` is None), but gives up,
@@ -190,42 +210,8 @@ impl Keyspace {
         give_up: &dyn Fn() -> bool,
     ) -> Option<ShardLocks<'_>> {
         let acquire = |i: usize| -> Option<MutexGuard<'_, Shard>> {
-            if let Some(g) = self.shards[i].try_lock() {
-                return Some(g);
-            }
-            // A command holds its shard for well under a microsecond:
-            // spin briefly (no system call), then, for longer holders (a
-            // script, a transaction), yield the core a few times before
-            // sleeping on the lock, which costs two context switches.
-            for round in 0..SPINS {
-                for _ in 0..(2 << round) {
-                    std::hint::spin_loop();
-                }
-                if let Some(g) = self.shards[i].try_lock() {
-                    return Some(g);
-                }
-            }
-            for _ in 0..SPIN_YIELDS {
-                std::thread::yield_now();
-                if let Some(g) = self.shards[i].try_lock() {
-                    return Some(g);
-                }
-            }
-            let mut released = false;
-            loop {
-                if give_up() {
-                    return None;
-                }
-                if let Some(g) = self.shards[i].try_lock_for(LOCK_POLL) {
-                    return Some(g);
-                }
-                if !released {
-                    // A long wait (behind a script): let the runtime serve
-                    // other clients meanwhile.
-                    released = true;
-                    crate::util::blocking::release_worker();
-                }
-            }
+            let shard = &self.shards[i];
+            wait_for(|| shard.try_lock(), |t| shard.try_lock_for(t), give_up)
         };
         let idx = match idx {
             None => {
@@ -256,6 +242,51 @@ impl Keyspace {
     }
 }
 
+/// Takes a lock through `try_lock`, waiting for it as a command does: a
+/// command holds its shard for well under a microsecond, so spin briefly
+/// (no system call), then, for longer holders (a script, a transaction, a
+/// pipeline's run of commands on one shard), yield the core a few times
+/// before sleeping on the lock (`try_lock_for`), which costs two context
+/// switches. None once `give_up` says so.
+fn wait_for<G>(
+    try_lock: impl Fn() -> Option<G>,
+    try_lock_for: impl Fn(std::time::Duration) -> Option<G>,
+    give_up: &dyn Fn() -> bool,
+) -> Option<G> {
+    if let Some(g) = try_lock() {
+        return Some(g);
+    }
+    for round in 0..SPINS {
+        for _ in 0..(2 << round) {
+            std::hint::spin_loop();
+        }
+        if let Some(g) = try_lock() {
+            return Some(g);
+        }
+    }
+    for _ in 0..SPIN_YIELDS {
+        std::thread::yield_now();
+        if let Some(g) = try_lock() {
+            return Some(g);
+        }
+    }
+    let mut released = false;
+    loop {
+        if give_up() {
+            return None;
+        }
+        if let Some(g) = try_lock_for(LOCK_POLL) {
+            return Some(g);
+        }
+        if !released {
+            // A long wait (behind a script): let the runtime serve other
+            // clients meanwhile.
+            released = true;
+            crate::util::blocking::release_worker();
+        }
+    }
+}
+
 /// How many rounds a lock waiter busy-spins (2, 4, ... 32 pauses, one to
 /// two microseconds in all) before it starts yielding its core.
 const SPINS: u32 = 5;
@@ -271,6 +302,8 @@ const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 pub enum ShardLocks<'a> {
     None,
     One(usize, MutexGuard<'a, Shard>),
+    /// One shard, through a guard that owns it (`Keyspace::lock_owned`).
+    Owned(usize, OwnedShard),
     Many {
         guards: Vec<(usize, MutexGuard<'a, Shard>)>,
         all: bool,
@@ -285,7 +318,7 @@ impl<'a> ShardLocks<'a> {
     pub fn holds(&self, idx: usize) -> bool {
         match self {
             ShardLocks::None => false,
-            ShardLocks::One(i, _) => *i == idx,
+            ShardLocks::One(i, _) | ShardLocks::Owned(i, _) => *i == idx,
             ShardLocks::Many { guards, all } => {
                 *all || guards.binary_search_by_key(&idx, |(i, _)| *i).is_ok()
             }
@@ -296,6 +329,7 @@ impl<'a> ShardLocks<'a> {
     pub fn shard(&mut self, idx: usize) -> &mut Shard {
         match self {
             ShardLocks::One(i, g) if *i == idx => g,
+            ShardLocks::Owned(i, g) if *i == idx => g,
             ShardLocks::Many { guards, all: true } => &mut guards[idx].1,
             ShardLocks::Many { guards, all: false } => {
                 match guards.binary_search_by_key(&idx, |(i, _)| *i) {
@@ -310,6 +344,7 @@ impl<'a> ShardLocks<'a> {
     pub fn shard_ref(&self, idx: usize) -> &Shard {
         match self {
             ShardLocks::One(i, g) if *i == idx => g,
+            ShardLocks::Owned(i, g) if *i == idx => g,
             ShardLocks::Many { guards, all: true } => &guards[idx].1,
             ShardLocks::Many { guards, all: false } => {
                 match guards.binary_search_by_key(&idx, |(i, _)| *i) {
@@ -326,6 +361,7 @@ impl<'a> ShardLocks<'a> {
         let v: Vec<&mut Shard> = match self {
             ShardLocks::None => Vec::new(),
             ShardLocks::One(_, g) => vec![&mut **g],
+            ShardLocks::Owned(_, g) => vec![&mut **g],
             ShardLocks::Many { guards, .. } => guards.iter_mut().map(|(_, g)| &mut **g).collect(),
         };
         v.into_iter()
@@ -335,6 +371,7 @@ impl<'a> ShardLocks<'a> {
         let v: Vec<&Shard> = match self {
             ShardLocks::None => Vec::new(),
             ShardLocks::One(_, g) => vec![&**g],
+            ShardLocks::Owned(_, g) => vec![&**g],
             ShardLocks::Many { guards, .. } => guards.iter().map(|(_, g)| &**g).collect(),
         };
         v.into_iter()
