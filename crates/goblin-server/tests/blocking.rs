@@ -618,3 +618,62 @@ async fn a_key_that_expired_before_being_served_does_not_wake() {
         .await
         .unwrap();
 }
+
+/// Two clients blocked in BRPOPLPUSH on one list, the first with a
+/// destination of the wrong type: a push serves the first with WRONGTYPE
+/// (the element stays) and the second gets the element (Redis 7.0's
+/// "BRPOPLPUSH with multiple blocked clients", here with each client
+/// blocked before the next command is sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brpoplpush_to_a_wrong_type_serves_the_next_waiter() {
+    let s = start().await;
+    let mut c = s.conn().await;
+    let _: () = redis::cmd("SET")
+        .arg("target1")
+        .arg("nolist")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let first = spawn_cmd(
+        s.conn().await,
+        redis::cmd("BRPOPLPUSH")
+            .arg("blist")
+            .arg("target1")
+            .arg(0)
+            .clone(),
+    );
+    s.wait_blocked(&mut c, 1).await;
+    let second = spawn_cmd(
+        s.conn().await,
+        redis::cmd("BRPOPLPUSH")
+            .arg("blist")
+            .arg("target2")
+            .arg(0)
+            .clone(),
+    );
+    s.wait_blocked(&mut c, 2).await;
+    let _: i64 = redis::cmd("LPUSH")
+        .arg("blist")
+        .arg("foo")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let err = first.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), Some("WRONGTYPE"), "{err}");
+    assert_eq!(second.await.unwrap().unwrap(), bulk("foo"));
+    let moved: Vec<String> = redis::cmd("LRANGE")
+        .arg("target2")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(moved, vec!["foo".to_string()]);
+    let left: i64 = redis::cmd("EXISTS")
+        .arg("blist")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "the element went to the second client");
+    assert_eq!(s.blocked_clients(&mut c).await, 0);
+}
