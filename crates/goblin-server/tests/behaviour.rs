@@ -18,6 +18,16 @@ fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
 
 /// Polls `cond` until it holds or `limit` passes (then panics): for
 /// conditions that depend on background work such as active expiry.
+/// CONFIG SET one parameter.
+fn config_set(c: &mut redis::Connection, name: &str, value: impl redis::ToRedisArgs) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
+        .unwrap();
+}
+
 fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
@@ -546,12 +556,7 @@ fn client_commands() {
 fn config_get_set() {
     let s = TestServer::start();
     let mut c = s.client();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg("10mb")
-        .query(&mut c)
-        .unwrap();
+    config_set(&mut c, "maxmemory", "10mb");
     let v: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
         .arg("maxmemory")
@@ -585,12 +590,7 @@ fn object_freq_counts_accesses_under_lfu() {
         err_text(redis::cmd("OBJECT").arg("FREQ").arg("k").query::<i64>(&mut c)),
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
     );
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("allkeys-lfu")
-        .query(&mut c)
-        .unwrap();
+    config_set(&mut c, "maxmemory-policy", "allkeys-lfu");
     let _: () = c.set("hot", "v").unwrap();
     let _: () = c.set("cold", "v").unwrap();
     for _ in 0..200 {
@@ -608,12 +608,7 @@ fn object_freq_counts_accesses_under_lfu() {
         .unwrap();
     assert_eq!(cold, 5, "a new key starts at LFU_INIT_VAL");
     assert!(hot > cold, "hot={hot} cold={cold}");
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut c)
-        .unwrap();
+    config_set(&mut c, "maxmemory-policy", "noeviction");
 }
 
 /// GOBLIN.HCAS and GOBLIN.HSETGT change a field in place: its TTL stays,
@@ -633,12 +628,7 @@ fn goblin_hash_writes_keep_the_field_ttl_and_count_as_reads() {
             .unwrap()
     };
     for entries in ["512", "0"] {
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("hash-max-listpack-entries")
-            .arg(entries)
-            .query(&mut c)
-            .unwrap();
+        config_set(&mut c, "hash-max-listpack-entries", entries);
         let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
         let _: () = c
             .hset_multiple("h", &[("owner", "a"), ("mark", "10"), ("other", "x")])
@@ -718,12 +708,7 @@ fn hash_fields_expire_lazily_and_actively() {
     let s = TestServer::start();
     let mut c = s.client();
     for entries in ["512", "0"] {
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("hash-max-listpack-entries")
-            .arg(entries)
-            .query(&mut c)
-            .unwrap();
+        config_set(&mut c, "hash-max-listpack-entries", entries);
         // Lazy: with the active cycle off, an access removes the fields.
         let _: () = redis::cmd("DEBUG")
             .arg("SET-ACTIVE-EXPIRE")

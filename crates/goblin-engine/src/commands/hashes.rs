@@ -211,30 +211,29 @@ pub fn update_field_keep_ttl<'v, R>(
         return create_decided(ctx, key, field, decide(None));
     }
     let limits = limits(ctx);
-    let now = ctx.now_ms;
-    let h = hash_key(key);
-    let idx = ctx.engine.keyspace.shard_of(h);
-    let dbi = ctx.client.db;
-    let slice = &mut ctx.locks.shard(idx).dbs[dbi];
-    // A change may follow: a running snapshot keeps the hash as it was.
-    slice.preserve(h, key);
-    let (found, reaped) = slice.lookup_hash(h, key, now, true);
-    ctx.dirty += reaped as u64;
-    ctx.stats
-        .hit(!matches!(found, HashLookup::Absent) || reaped > 0);
+    let (found, reaped) = lookup_hash(ctx, key);
+    let hit = !matches!(found, HashLookup::Absent) || reaped > 0;
     let hash = match found {
-        HashLookup::Absent => return create_decided(ctx, key, field, decide(None)),
-        HashLookup::WrongType => return Err(not_hash()),
+        HashLookup::Absent => {
+            ctx.stats.hit(hit);
+            return create_decided(ctx, key, field, decide(None));
+        }
+        HashLookup::WrongType => {
+            ctx.stats.hit(hit);
+            return Err(not_hash());
+        }
         HashLookup::Found(hash) => hash,
     };
     let (new, result) = decide(hash.get(field));
-    let Some(value) = new else {
-        return Ok((false, result));
-    };
-    hash.prepare_write(&[field, value], &limits);
-    hash.set_keep_ttl(field, value, &limits);
-    ctx.modified(key);
-    Ok((true, result))
+    if let Some(value) = new {
+        hash.prepare_write(&[field, value], &limits);
+        hash.set_keep_ttl(field, value, &limits);
+    }
+    ctx.stats.hit(hit);
+    if new.is_some() {
+        ctx.modified(key);
+    }
+    Ok((new.is_some(), result))
 }
 
 /// `update_field_keep_ttl` on an absent key: creates it when the decision
