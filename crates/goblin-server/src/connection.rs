@@ -65,6 +65,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
     loop {
         let mut blocked = false;
         let mut paused = false;
+        let mut commands = 0usize;
         // While its commands run, a client's query buffer holds what was
         // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
         info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
@@ -77,6 +78,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
                 let auth_required = session.auth_required();
                 match parser.parse(&rbuf, auth_required) {
                     Parsed::Command => {
+                        commands += 1;
                         let flow = if parser.is_inline() {
                             let argv: Vec<&[u8]> =
                                 parser.inline_args().iter().map(|a| a.as_slice()).collect();
@@ -151,11 +153,22 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             {
                 break;
             }
-        } else if flush_some(&engine, &mut stream, &mut session, &mut written)
-            .await
-            .is_err()
-        {
-            break;
+        } else {
+            // A pipeline's replies wait until the other connections ready
+            // on this worker have run theirs (as Redis writes every
+            // client's replies at the end of its event loop's turn): the
+            // client, woken by the first, then finds the rest already
+            // there instead of being woken once per connection. A lone
+            // command's reply goes at once.
+            if commands > 1 {
+                tokio::task::yield_now().await;
+            }
+            if flush_some(&engine, &mut stream, &mut session, &mut written)
+                .await
+                .is_err()
+            {
+                break;
+            }
         }
         let pending = session.out.buf.len() - written;
         if pending != reported_pending {

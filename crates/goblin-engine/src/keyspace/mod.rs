@@ -245,9 +245,12 @@ impl Keyspace {
 /// Takes a lock through `try_lock`, waiting for it as a command does: a
 /// command holds its shard for well under a microsecond, so spin briefly
 /// (no system call), then, for longer holders (a script, a transaction, a
-/// pipeline's run of commands on one shard), yield the core a few times
-/// before sleeping on the lock (`try_lock_for`), which costs two context
-/// switches. None once `give_up` says so.
+/// pipeline's run of commands on one shard), yield the core for up to a
+/// millisecond before sleeping on the lock (`try_lock_for`). Yielding
+/// lets whoever else is runnable have the core; sleeping instead would
+/// make the holder pay a wake-up on each release, which on one hot key
+/// (every client's commands on one shard) happens once per pipeline.
+/// None once `give_up` says so.
 fn wait_for<G>(
     try_lock: impl Fn() -> Option<G>,
     try_lock_for: impl Fn(std::time::Duration) -> Option<G>,
@@ -264,10 +267,14 @@ fn wait_for<G>(
             return Some(g);
         }
     }
-    for _ in 0..SPIN_YIELDS {
+    let yielding = std::time::Instant::now();
+    loop {
         std::thread::yield_now();
         if let Some(g) = try_lock() {
             return Some(g);
+        }
+        if yielding.elapsed() >= YIELD_FOR {
+            break;
         }
     }
     let mut released = false;
@@ -291,8 +298,8 @@ fn wait_for<G>(
 /// two microseconds in all) before it starts yielding its core.
 const SPINS: u32 = 5;
 
-/// How many times a lock waiter then yields its core before it sleeps.
-const SPIN_YIELDS: usize = 16;
+/// How long a lock waiter then yields its core before it sleeps.
+const YIELD_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// How long a lock waiter sleeps between looks at its give-up condition.
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
