@@ -13,10 +13,8 @@ use goblin_engine::protocol::{Parsed, RequestParser};
 use goblin_engine::{ConnInfo, Engine, Flow, Pipeline};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::Poll;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -219,11 +217,19 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         }
         let pending = session.out.buf.len() > written;
         let n = tokio::select! {
-            r = read_or_writable(&mut stream, &mut rbuf, pending) => match r {
-                Ok(Some(0)) | Err(_) => break,
-                Ok(Some(n)) => n,
-                Ok(None) => continue,
-            },
+            r = stream.readable() => {
+                if r.is_err() { break }
+                match stream.try_read_buf(&mut rbuf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(_) => break,
+                }
+            }
+            w = stream.writable(), if pending => {
+                if w.is_err() { break }
+                continue;
+            }
             // Past the soft limit, the limit is looked at again though
             // nothing happens (Redis's clientsCron does). An async block,
             // so that other turns do not even read the clock for it.
@@ -248,32 +254,6 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
     }
     let _ = stream.shutdown().await;
-}
-
-/// Reads what the socket has into `rbuf` (`Some(bytes read)`, 0 at end
-/// of input), or, while replies are `pending`, returns `None` as soon as
-/// the socket can take more of them. Reading through `AsyncRead` rather
-/// than `readable` + `try_read` matters: a read shorter than the room
-/// offered tells tokio the socket is drained, so the next wait goes
-/// straight to epoll instead of costing a read that would block.
-async fn read_or_writable(
-    stream: &mut TcpStream,
-    rbuf: &mut BytesMut,
-    pending: bool,
-) -> std::io::Result<Option<usize>> {
-    std::future::poll_fn(|cx| {
-        let before = rbuf.len();
-        if let Poll::Ready(r) = tokio_util::io::poll_read_buf(Pin::new(&mut *stream), cx, rbuf) {
-            return Poll::Ready(r.map(|_| Some(rbuf.len() - before)));
-        }
-        if pending {
-            if let Poll::Ready(r) = stream.poll_write_ready(cx) {
-                return Poll::Ready(r.map(|_| None));
-            }
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// Makes room for the next read, sized to the bulk being received when known.
