@@ -398,6 +398,16 @@ pub fn digits10(v: i64) -> usize {
 mod tests {
     use super::*;
 
+    /// A small deterministic generator for the randomized comparisons.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn string2ll_rules() {
         assert_eq!(parse_i64(b"0"), Some(0));
@@ -432,13 +442,7 @@ mod tests {
     /// decimal-looking strings: plain literals, and junk of the same bytes.
     #[test]
     fn decimal_fast_path_matches_strtod() {
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e3779b97f4a7c15);
         let mut checked = 0;
         for i in 0..200_000 {
             let mut t = String::new();
@@ -503,13 +507,7 @@ mod tests {
     /// usual scores), and on the edges of the integer and notation paths.
     #[test]
     fn g17_matches_snprintf() {
-        let mut seed = 0x2545f4914f6cdd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545f4914f6cdd1d);
         let check = |v: f64| {
             let (mut ours, mut libc) = (Vec::new(), Vec::new());
             format_g17(v, &mut ours);
