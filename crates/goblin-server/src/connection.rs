@@ -119,6 +119,13 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         rbuf.advance(consumed);
         parser.discard(consumed);
         parser.shrink();
+        if rbuf.is_empty() && consumed > 0 {
+            // Reuses the whole allocation from its start (no copy: it is
+            // empty), so CLIENT LIST reports all of it as free; the cron
+            // shrinks it when it is too large for the client's recent use
+            // (see resize_query_buffer).
+            rbuf.reserve(IOBUF);
+        }
 
         let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
         if rbuf.len() > limit {
@@ -205,13 +212,6 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             continue;
         }
 
-        if rbuf.is_empty() {
-            // Reuses the whole allocation from its start (no copy: it is
-            // empty); the cron shrinks it when it is too large for the
-            // client's recent use (see resize_query_buffer).
-            rbuf.reserve(IOBUF);
-        }
-        reserve_read(&parser, &mut rbuf);
         if rbuf.len() > info.query_buffer_peak.load(Ordering::Relaxed) {
             info.query_buffer_peak.store(rbuf.len(), Ordering::Relaxed);
         }
@@ -219,7 +219,10 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         let n = tokio::select! {
             r = stream.readable() => {
                 if r.is_err() { break }
-                match stream.try_read_buf(&mut rbuf) {
+                // The buffer grows at the read, not before the wait, so
+                // that one the cron released stays released while idle.
+                reserve_read(&parser, &mut rbuf);
+                match read_some(&stream, &mut rbuf) {
                     Ok(0) => break,
                     Ok(n) => n,
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
@@ -254,6 +257,29 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
     }
     let _ = stream.shutdown().await;
+}
+
+/// Reads what the socket has into `rbuf`. A read that returns less than
+/// the room it was given has drained the socket, so the socket is marked
+/// not readable (as tokio's own `AsyncRead` does): the next wait goes
+/// straight to the event loop instead of first trying a read that would
+/// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
+/// is only cleared if no event came since the read.
+fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
+    let room = rbuf.capacity() - rbuf.len();
+    let mut got = 0;
+    let r = stream.try_io(tokio::io::Interest::READABLE, || {
+        got = stream.try_read_buf(rbuf)?;
+        if got > 0 && got < room {
+            Err(std::io::ErrorKind::WouldBlock.into())
+        } else {
+            Ok(got)
+        }
+    });
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+        r => r,
+    }
 }
 
 /// Makes room for the next read, sized to the bulk being received when known.
