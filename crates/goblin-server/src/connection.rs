@@ -20,8 +20,12 @@ use tokio::net::TcpStream;
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
-/// Buffers larger than this are released once drained, so idle clients
-/// hold little memory.
+/// A client's reply buffer from the start (Redis's PROTO_REPLY_CHUNK_BYTES,
+/// its clients' static reply buffer): ordinary replies never grow it, so
+/// they do not move used_memory.
+const REPLY_CHUNK: usize = 16 * 1024;
+/// Reply buffers larger than this are released once drained, so idle
+/// clients hold little memory.
 const KEEP_CAPACITY: usize = 64 * 1024;
 /// How often a client past its soft output limit is checked while
 /// nothing else wakes its connection.
@@ -46,6 +50,7 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         fd: stream.as_raw_fd() as i64,
     };
     let mut session = engine.session(conn);
+    session.out.buf.reserve(REPLY_CHUNK);
     let info = session.info().clone();
     let mut rbuf = BytesMut::with_capacity(IOBUF);
     let mut parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
@@ -313,7 +318,7 @@ fn written_out(session: &mut goblin_engine::Session, written: &mut usize) {
     *written = 0;
     session.out.buf.clear();
     if session.out.buf.capacity() > KEEP_CAPACITY {
-        session.out.buf = Vec::new();
+        session.out.buf = Vec::with_capacity(REPLY_CHUNK);
     }
 }
 
