@@ -58,7 +58,7 @@
 use crate::client::{ClientInfo, ClientState};
 use crate::command::table;
 use crate::engine::Engine;
-use crate::keyspace::{hash_key, CompactBytes, ShardLocks, ValueType};
+use crate::keyspace::{hash_key, CompactBytes, Dict, Object, ShardLocks, Value, ValueType};
 use crate::protocol::ReplyWriter;
 use crate::stats::ThreadStats;
 use crate::util::number::LongDouble;
@@ -207,6 +207,41 @@ impl BlockingRegistry {
     }
 }
 
+/// A stream leaving a key that clients wait on is noted for them (see
+/// `gone`): Redis signals a stream key as ready when dbDelete or
+/// dbOverwrite removes it.
+impl crate::keyspace::Waiters for BlockingRegistry {
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn value_left(&mut self, key: &[u8], old: &Value) {
+        if matches!(old, Value::Stream(_)) {
+            self.stream_gone(key);
+        }
+    }
+
+    fn table_emptied(&mut self, table: &Dict<Object>) {
+        let streams: Vec<CompactBytes> = self
+            .keys
+            .keys()
+            .filter(|k| {
+                matches!(
+                    table.get(hash_key(k), k),
+                    Some(Object {
+                        value: Value::Stream(_),
+                        ..
+                    })
+                )
+            })
+            .cloned()
+            .collect();
+        for k in streams {
+            self.stream_gone(&k);
+        }
+    }
+}
+
 /// Redis's getTimeoutFromObjectOrReply for a timeout in seconds: the
 /// absolute deadline in ms, or None for 0 (wait forever).
 pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, Error> {
@@ -276,7 +311,7 @@ impl Engine {
         }
         for key in &entry.keys {
             let idx = self.keyspace.shard_of_key(key);
-            locks.shard(idx).dbs[entry.db].blocking.add(key, &entry);
+            locks.shard(idx).dbs[entry.db].waiters.add(key, &entry);
         }
         client.info.blocked.store(true, Ordering::Relaxed);
         *client.info.block.lock() = Some(entry.clone());
@@ -299,7 +334,7 @@ impl Engine {
         }
         for key in &entry.keys {
             let idx = self.keyspace.shard_of_key(key);
-            locks.shard(idx).dbs[entry.db].blocking.remove(key, entry);
+            locks.shard(idx).dbs[entry.db].waiters.remove(key, entry);
         }
         self.clients.blocked.fetch_sub(1, Ordering::SeqCst);
         if entry.deadline_ms.is_some() {
@@ -388,7 +423,7 @@ impl Engine {
             let shard = self.keyspace.shard_of(h);
             loop {
                 let waiters: Vec<Arc<BlockedClient>> = self.keyspace.lock(shard).dbs[db]
-                    .blocking
+                    .waiters
                     .keys
                     .get(key.as_slice())
                     .map(|q| q.iter().cloned().collect())
@@ -482,7 +517,7 @@ impl Engine {
                     .lock(i)
                     .dbs
                     .iter()
-                    .map(|d| d.blocking.count())
+                    .map(|d| d.waiters.count())
                     .sum::<usize>()
             })
             .sum()
@@ -503,8 +538,8 @@ impl Engine {
         for shard in locks.held_mut() {
             for db in dbs {
                 let slice = &shard.dbs[db];
-                for key in slice.blocking.keys() {
-                    let waiting_for = slice.blocking.first(key).map(|e| e.value_type);
+                for key in slice.waiters.keys() {
+                    let waiting_for = slice.waiters.first(key).map(|e| e.value_type);
                     let current = slice
                         .peek(hash_key(key), key, now_ms)
                         .map(|o| o.value.value_type());
@@ -512,7 +547,7 @@ impl Engine {
                     // may serve them, a stream gone away ends XREADGROUP
                     // (Redis's scanDatabaseForDeletedStreams).
                     let stream_waiters = slice
-                        .blocking
+                        .waiters
                         .keys
                         .get(key.as_slice())
                         .is_some_and(|q| q.iter().any(|e| e.value_type == ValueType::Stream));
@@ -531,7 +566,7 @@ pub(crate) fn take_gone(
     ready: &mut Vec<(usize, CompactBytes)>,
 ) {
     for (db, slice) in shard.dbs.iter_mut().enumerate() {
-        for key in slice.blocking.gone.drain(..) {
+        for key in slice.waiters.gone.drain(..) {
             if !ready.iter().any(|(d, k)| *d == db && *k == key) {
                 ready.push((db, key));
             }

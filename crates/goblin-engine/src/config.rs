@@ -545,6 +545,15 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The hash encoding thresholds (hash-max-listpack-entries and -value),
+    /// read once per command.
+    pub fn hash_limits(&self) -> crate::keyspace::HashLimits {
+        crate::keyspace::HashLimits {
+            max_entries: self.hash_max_listpack_entries.load(Ordering::Relaxed),
+            max_value: self.hash_max_listpack_value.load(Ordering::Relaxed),
+        }
+    }
+
     pub fn new() -> Config {
         let values = PARAMS
             .iter()

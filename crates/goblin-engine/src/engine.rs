@@ -108,7 +108,11 @@ impl Engine {
         let clients = ClientRegistry::default();
         let scripting = crate::scripting::Scripting::new(&clients);
         let engine = Arc::new(Engine {
-            keyspace: Keyspace::new(databases, shards),
+            keyspace: Keyspace::new(
+                databases,
+                shards,
+                crate::keyspace::KeyspaceEnv::new(crate::util::blocking::release_worker),
+            ),
             stats: Stats::new(table().len()),
             config,
             clients,
@@ -284,18 +288,24 @@ impl Engine {
             .each_ref()
             .map(|v| v.load(Ordering::Relaxed));
         self.pubsub.set_output_limits(hard, soft, secs);
-        self.pubsub.set_notify_flags(
-            crate::pubsub::notify::parse(&self.config.get("notify-keyspace-events")).unwrap_or(0),
-        );
-        crate::keyspace::object::access::configure(
-            self.config.get("maxmemory-policy").ends_with("lfu"),
-            self.config
-                .get_i64("lfu-log-factor")
-                .clamp(0, u32::MAX as i64) as u32,
-            self.config
-                .get_i64("lfu-decay-time")
-                .clamp(0, u32::MAX as i64) as u32,
-        );
+        let notify =
+            crate::pubsub::notify::parse(&self.config.get("notify-keyspace-events")).unwrap_or(0);
+        self.pubsub.set_notify_flags(notify);
+        let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
+        self.keyspace.env().want_events(new, expired);
+        self.keyspace
+            .env()
+            .set_access(crate::keyspace::AccessPolicy {
+                lfu: self.config.get("maxmemory-policy").ends_with("lfu"),
+                log_factor: self
+                    .config
+                    .get_i64("lfu-log-factor")
+                    .clamp(0, u32::MAX as i64) as u32,
+                decay_minutes: self
+                    .config
+                    .get_i64("lfu-decay-time")
+                    .clamp(0, u32::MAX as i64) as u32,
+            });
     }
 
     /// INFO persistence.
@@ -539,7 +549,6 @@ impl Engine {
         let errors_before = out.errors;
         let uncounted_before = out.errors_uncounted;
         let start = crate::util::time::monotonic_ns();
-        self.pause.enter_command(entry.spec.has(flag::WRITE));
         let db = client.db;
         let mut ctx = Ctx {
             engine: self,
@@ -548,6 +557,7 @@ impl Engine {
             locks,
             stats,
             now_ms,
+            keep_expired: self.pause.keeps_expired(entry.spec.has(flag::WRITE)),
             dirty: 0,
             cmd_id,
             in_multi,

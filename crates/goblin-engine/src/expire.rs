@@ -87,7 +87,7 @@ pub fn active_expire_cycle(engine: &Engine) -> usize {
 /// append-only file and published as keyspace notifications.
 fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
     crate::persist::log_expired(engine, shard);
-    if crate::keyspace::db::events_pending() {
+    if engine.keyspace.env().events_pending() {
         for (i, db) in shard.dbs.iter_mut().enumerate() {
             let events = db.take_events();
             if !events.is_empty() {

@@ -5,34 +5,15 @@
 //! are neither expired nor evicted meanwhile, so the dataset stays as it
 //! was.
 //!
-//! A command pays one relaxed load of the pause state and a thread-local
-//! read. A paused client's connection waits on `Pause::wait` and then runs
-//! the command again from the start, as Redis re-processes a postponed
-//! client.
+//! A command pays one relaxed load of the pause state. A paused client's
+//! connection waits on `Pause::wait` and then runs the command again from
+//! the start, as Redis re-processes a postponed client.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 pub const NONE: u8 = 0;
 pub const WRITE: u8 = 1;
 pub const ALL: u8 = 2;
-
-thread_local! {
-    /// The command running on this thread leaves expired keys in place
-    /// (they read as absent): its engine's clients are paused and it does
-    /// not write (a writer deletes them, or it could not insert over
-    /// them). Set per command by `Pause::enter_command`; per thread rather
-    /// than per process, so that engines sharing a process (tests) do not
-    /// share a pause.
-    static KEEP_EXPIRED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the look-ups of the command running on this thread keep
-/// expired keys (CLIENT PAUSE).
-#[inline]
-pub fn keep_expired_keys() -> bool {
-    KEEP_EXPIRED.with(|k| k.get())
-}
 
 #[derive(Default)]
 pub struct Pause {
@@ -81,17 +62,13 @@ impl Pause {
         self.changed.notify_waiters();
     }
 
-    /// Records, before a command runs, whether its look-ups keep expired
-    /// keys: one relaxed load, and a thread-local write only when the
-    /// answer changes.
+    /// Whether the look-ups of a command keep the expired keys they meet
+    /// (they read as absent): while clients are paused, a command that
+    /// does not write leaves the dataset as it is (a writer deletes them,
+    /// or it could not insert over them). One relaxed load.
     #[inline]
-    pub fn enter_command(&self, writes: bool) {
-        let keep = self.active() && !writes;
-        KEEP_EXPIRED.with(|k| {
-            if k.get() != keep {
-                k.set(keep)
-            }
-        });
+    pub fn keeps_expired(&self, writes: bool) -> bool {
+        self.active() && !writes
     }
 
     /// Whether a command with these (effective) flags must wait now.

@@ -247,16 +247,9 @@ impl PubSub {
         self.table(kind).names(pattern)
     }
 
-    /// Sets `notify-keyspace-events` (Redis's NOTIFY_* bits), and tells
-    /// the databases whether to record key creations and expiries for it.
+    /// Sets `notify-keyspace-events` (Redis's NOTIFY_* bits).
     pub fn set_notify_flags(&self, flags: u32) {
-        let old = self.notify_flags.swap(flags, Ordering::Relaxed);
-        let change = |want: fn(u32) -> bool| match (want(old), want(flags)) {
-            (false, true) => Some(true),
-            (true, false) => Some(false),
-            _ => None,
-        };
-        crate::keyspace::db::want_events(change(wants_new), change(wants_expired));
+        self.notify_flags.store(flags, Ordering::Relaxed);
     }
 
     /// Redis's notifyKeyspaceEvent, once the class is known to be on: a
@@ -502,25 +495,6 @@ impl PubSub {
         }
         visit(&self.patterns.read(), true);
         found.into_values().collect()
-    }
-}
-
-/// The events the databases record for notifications: a key's creation
-/// ('n'), its expiry ('x'), the expiry of hash fields ('h', and 'g' for
-/// the hash it empties), each needing 'K' or 'E' to be published at all.
-fn wants_new(flags: u32) -> bool {
-    flags & (notify::KEYSPACE | notify::KEYEVENT) != 0 && flags & notify::NEW != 0
-}
-
-fn wants_expired(flags: u32) -> bool {
-    flags & (notify::KEYSPACE | notify::KEYEVENT) != 0
-        && flags & (notify::EXPIRED | notify::HASH | notify::GENERIC) != 0
-}
-
-impl Drop for PubSub {
-    fn drop(&mut self) {
-        // This engine no longer wants the databases' events.
-        self.set_notify_flags(0);
     }
 }
 
@@ -778,6 +752,18 @@ fn over_limit(inner: &mut MailboxInner, limits: &OutputLimits) -> bool {
 /// Keyspace notifications (Redis's notify.c): the classes of
 /// `notify-keyspace-events` and their letters.
 pub mod notify {
+    /// Whether flags want the events the databases record: a key's
+    /// creation ('n'), and its expiry ('x') or the expiry of hash fields
+    /// ('h', and 'g' for the hash it empties), each needing 'K' or 'E' to
+    /// be published at all. (new, expired).
+    pub fn wants_db_events(flags: u32) -> (bool, bool) {
+        let published = flags & (KEYSPACE | KEYEVENT) != 0;
+        (
+            published && flags & NEW != 0,
+            published && flags & (EXPIRED | HASH | GENERIC) != 0,
+        )
+    }
+
     pub const KEYSPACE: u32 = 1 << 0; // K
     pub const KEYEVENT: u32 = 1 << 1; // E
     pub const GENERIC: u32 = 1 << 2; // g

@@ -324,3 +324,47 @@ async fn publish_reaches_engine_subscribers_and_subscribe_leaves_with_its_call()
         Reply::Int(0)
     );
 }
+
+/// Regression: expired keys were recorded for the append-only file under
+/// a switch shared by the whole process, so one store turning its log off
+/// (CONFIG SET appendonly no, or closing) stopped every other store of the
+/// process from logging its expiries, whose replay then brought nothing
+/// back but kept no DEL either: a replica of the log would differ.
+#[tokio::test]
+async fn a_store_that_stops_its_log_leaves_another_stores_expiries_logged() {
+    let open = |dir: &std::path::Path| {
+        let config = goblin::Config::new();
+        config.set_initial("dir", dir.to_str().unwrap()).unwrap();
+        config.set_initial("appendonly", "yes").unwrap();
+        config.set_initial("appendfsync", "always").unwrap();
+        config.set_initial("save", "").unwrap();
+        Store::open_with_config(config).unwrap()
+    };
+    let (dir_a, dir_b) = (temp_dir("expiry-log-a"), temp_dir("expiry-log-b"));
+    let (a, b) = (open(&dir_a), open(&dir_b));
+    b.execute(["CONFIG", "SET", "appendonly", "no"])
+        .await
+        .unwrap();
+    a.execute(["SET", "k", "v", "PX", "1"]).await.unwrap();
+    // The key's millisecond passes; the look-up that finds it expired
+    // deletes it, which the log records as a DEL.
+    while a.execute(["PTTL", "k"]).await.unwrap() != Reply::Int(-2) {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let mut log = Vec::new();
+    for file in std::fs::read_dir(dir_a.join("appendonlydir")).unwrap() {
+        let path = file.unwrap().path();
+        if path.to_string_lossy().ends_with(".incr.aof") {
+            log.extend(std::fs::read(path).unwrap());
+        }
+    }
+    let del = b"*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n";
+    assert!(
+        log.windows(del.len()).any(|w| w == del),
+        "no DEL of the expired key in {:?}",
+        String::from_utf8_lossy(&log)
+    );
+    drop((a, b));
+    std::fs::remove_dir_all(&dir_a).unwrap();
+    std::fs::remove_dir_all(&dir_b).unwrap();
+}

@@ -14,7 +14,7 @@ pub use table::{table, CommandTable};
 
 use crate::client::ClientState;
 use crate::engine::Engine;
-use crate::keyspace::{hash_key, CompactBytes, Db, Object, ShardLocks, Value, ValueType};
+use crate::keyspace::{hash_key, CompactBytes, Db, Now, Object, ShardLocks, Value, ValueType};
 use crate::protocol::ReplyWriter;
 use crate::stats::ThreadStats;
 use crate::Error;
@@ -30,6 +30,10 @@ pub struct Ctx<'a, 'l> {
     /// The command's clock: fixed for the whole command (and for a whole
     /// transaction or script), so every expiry check inside it agrees.
     pub now_ms: u64,
+    /// Look-ups leave expired keys in place (they read as absent): the
+    /// engine's clients are paused and the command does not write (see
+    /// `crate::pause`).
+    pub keep_expired: bool,
     /// Changes made (for `save` rules and INFO's rdb_changes_since_last_save).
     pub dirty: u64,
     /// Id of the running command in the table.
@@ -69,6 +73,16 @@ pub struct Effects {
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {
+    /// How this command's look-ups treat keys: its clock, and whether an
+    /// expired key stays (CLIENT PAUSE).
+    #[inline]
+    pub fn now(&self) -> Now {
+        Now {
+            ms: self.now_ms,
+            keep_expired: self.keep_expired,
+        }
+    }
+
     /// The current database's slice of the shard that owns `key`, and the key's hash.
     #[inline]
     pub fn locate(&mut self, key: &[u8]) -> (&mut Db, u64) {
@@ -130,7 +144,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// keyspace hit or miss and refreshes the access time.
     #[inline]
     pub fn lookup_read(&mut self, key: &[u8]) -> Option<&mut Object> {
-        let now = self.now_ms;
+        let now = self.now();
         let stats = self.stats;
         if self.key_miss(key) {
             return None;
@@ -149,7 +163,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
         if !self.notifies(crate::pubsub::notify::KEY_MISS) {
             return false;
         }
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         if db.lookup(h, key, now).is_some() {
             return false;
@@ -168,7 +182,8 @@ impl<'a, 'l> Ctx<'a, 'l> {
         }
         let h = hash_key(key);
         let idx = self.engine.keyspace.shard_of(h);
-        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
+        let now = self.now();
+        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, now);
         self.stats.hit(found.is_some());
         (found, &mut *self.out)
     }
@@ -178,21 +193,22 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn lookup_write_and_out(&mut self, key: &[u8]) -> (Option<&mut Object>, &mut ReplyWriter) {
         let h = hash_key(key);
         let idx = self.engine.keyspace.shard_of(h);
-        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, self.now_ms);
+        let now = self.now();
+        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, now);
         (found, &mut *self.out)
     }
 
     /// Looks up a key for writing (Redis's lookupKeyWrite).
     #[inline]
     pub fn lookup_write(&mut self, key: &[u8]) -> Option<&mut Object> {
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         db.lookup(h, key, now)
     }
 
     /// Looks a key up without counting an access (TTL, TYPE, EXISTS, OBJECT).
     pub fn lookup_no_touch(&mut self, key: &[u8]) -> Option<&mut Object> {
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         db.lookup_no_touch(h, key, now)
     }
@@ -236,7 +252,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
 
     /// Deletes a key; true when it existed (and had not expired).
     pub fn delete(&mut self, key: &[u8]) -> bool {
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         if db.lookup_no_touch(h, key, now).is_none() {
             return false;
@@ -250,12 +266,12 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// past deletes the key (Redis's checkAlreadyExpired). Returns false
     /// when the key does not exist.
     pub fn set_expire_at(&mut self, key: &[u8], at_ms: i64) -> bool {
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         if db.lookup_no_touch(h, key, now).is_none() {
             return false;
         }
-        if at_ms <= now as i64 {
+        if at_ms <= now.ms as i64 {
             db.remove(h, key);
         } else {
             db.set_expire(h, key, at_ms as u64);
@@ -266,7 +282,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
 
     /// Removes the TTL of a key; true when it had one.
     pub fn persist(&mut self, key: &[u8]) -> bool {
-        let now = self.now_ms;
+        let now = self.now();
         let (db, h) = self.locate(key);
         if db.lookup_no_touch(h, key, now).is_none() {
             return false;
@@ -349,7 +365,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// command, and when it ends.
     #[inline]
     pub(crate) fn publish_db_events(&mut self) {
-        if crate::keyspace::db::events_pending() {
+        if self.engine.keyspace.env().events_pending() {
             self.publish_pending_db_events();
         }
     }
@@ -395,7 +411,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
             return;
         }
         let (slice, _) = self.locate_in(db, key);
-        if !slice.blocking.has_waiters(key) {
+        if !slice.waiters.has_waiters(key) {
             return;
         }
         let ready = &mut self.client.ready_keys;

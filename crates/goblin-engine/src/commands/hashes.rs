@@ -39,7 +39,7 @@ fn read_hash<'c>(
         ctx.lookup_read(key);
         return Ok((None, &mut *ctx.out));
     }
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
     let dbi = ctx.client.db;
@@ -62,7 +62,7 @@ fn access_hash<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> Result<(Option<&'c mut Hash>, &'c mut ReplyWriter), Error> {
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
     let dbi = ctx.client.db;
@@ -81,7 +81,7 @@ fn access_hash<'c>(
 /// `Db::lookup_hash` in the command's database and clock; the deleted
 /// fields count as changes.
 fn lookup_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> (HashLookup<'c>, usize) {
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let h = hash_key(key);
     let idx = ctx.engine.keyspace.shard_of(h);
     let dbi = ctx.client.db;
@@ -111,12 +111,12 @@ fn write_hash<'c>(
     if !exists && !create {
         return Ok(None);
     }
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (db, h) = ctx.locate(key);
     let obj = if exists {
         db.lookup_no_touch(h, key, now)
     } else {
-        Some(db.insert_new(h, key, Value::Hash(Box::default()), now))
+        Some(db.insert_new(h, key, Value::Hash(Box::default()), now.ms))
     };
     match obj {
         Some(Object {
@@ -161,7 +161,7 @@ fn remove_key(ctx: &mut Ctx, key: &[u8]) {
 }
 
 fn limits(ctx: &Ctx) -> HashLimits {
-    HashLimits::from_config(&ctx.engine.config)
+    ctx.engine.config.hash_limits()
 }
 
 // ---------------------------------------------------------------------------

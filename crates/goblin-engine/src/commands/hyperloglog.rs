@@ -52,7 +52,7 @@ fn read_hll<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c [u8]>, Error>
 /// The HLL at `key` for changing in place (lookupKeyWrite, then the HLL
 /// check), created empty when missing; the flag says it was created.
 fn write_hll<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<(&'c mut Vec<u8>, bool), Error> {
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (db, h) = ctx.locate(key);
     let created = match db.lookup(h, key, now) {
         None => true,
@@ -66,7 +66,7 @@ fn write_hll<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<(&'c mut Vec<u8>, bool)
             h,
             key,
             Value::Str(CompactBytes::from_vec(hll::new_sparse())),
-            now,
+            now.ms,
         );
     }
     match db.lookup(h, key, now) {
@@ -130,7 +130,7 @@ fn pfcount_one(ctx: &mut Ctx, key: &[u8]) -> Result<u64, Error> {
     let card = hll::count(v).map_err(corrupt)?;
     // PFCOUNT is not flagged as a write, so the change of the header is
     // announced to a running snapshot here.
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (db, h) = ctx.locate(key);
     db.preserve(h, key);
     if let Some(Object {
@@ -222,7 +222,7 @@ pub fn parse_debug(sub: &[u8]) -> Result<DebugOp, Error> {
 /// PFDEBUG on `key`. The key is looked up before the subcommand is read,
 /// as in Redis: a missing key is the first error whatever the subcommand.
 pub fn pfdebug(ctx: &mut Ctx, sub: &[u8], key: &[u8]) -> Result<DebugReply, Error> {
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (db, h) = ctx.locate(key);
     let v = match db.lookup(h, key, now) {
         None => return Err(Error::err("The specified key does not exist")),

@@ -260,7 +260,8 @@ fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn randomkey_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let db = ctx.client.db;
-    let now = ctx.now_ms;
+    let look = ctx.now();
+    let now = look.ms;
     let mut rng = fastrand::Rng::new();
     // Try a bounded number of times to find a key that has not expired
     // (Redis deletes the expired ones it meets and tries again).
@@ -285,7 +286,7 @@ fn randomkey_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         };
         if expired {
             // Lazily expire it, as a look-up would.
-            table.lookup(hash_key(&key), &key, now);
+            table.lookup(hash_key(&key), &key, look);
             continue;
         }
         ctx.out.bulk(&key);
@@ -362,7 +363,7 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (target, h) = ctx.locate_in(dst, key);
     if target.lookup(h, key, now).is_some() {
         ctx.out.int(0);
@@ -407,7 +408,7 @@ fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     };
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (target, h) = ctx.locate_in(dst_db, dst);
     if target.lookup(h, dst, now).is_some() {
         if !replace {
@@ -547,7 +548,11 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = ctx.now_ms;
-    let Some(freq) = ctx.lookup_no_touch(args[2]).map(|o| o.lfu_frequency(now)) else {
+    let access = ctx.engine.keyspace.env().access();
+    let Some(freq) = ctx
+        .lookup_no_touch(args[2])
+        .map(|o| o.lfu_frequency(access, now))
+    else {
         ctx.out.null();
         return Ok(());
     };

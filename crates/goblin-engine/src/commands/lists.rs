@@ -162,7 +162,7 @@ pub fn read_list<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut List
 /// Deletes the list at `key` if it lost its last element, with its "del"
 /// notification.
 fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
-    let now = ctx.now_ms;
+    let now = ctx.now();
     let (db, h) = ctx.locate(key);
     if let Some(Object {
         value: Value::List(l),

@@ -4,8 +4,7 @@
 
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
-use crate::keyspace::object::access;
-use crate::keyspace::Object;
+use crate::keyspace::{AccessPolicy, Object};
 use crate::persist::{self, rdb, JobKind};
 use crate::util::number::{arg_i64, parse_i64};
 use crate::Error;
@@ -190,16 +189,17 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.ok();
         return Ok(());
     }
-    let mut obj = Object::new(value, now);
-    if access::lfu() {
+    let access = ctx.engine.keyspace.env().access();
+    let mut obj = Object::new(value, access, now);
+    if access.lfu {
         if let Some(f) = o.freq {
-            obj.set_access(access::with_counter(f as u8, now));
+            obj.set_access(AccessPolicy::with_counter(f as u8, now));
         }
     } else if let Some(idle) = o.idle {
-        obj.set_access(access::idle_for(idle as u64, now));
+        obj.set_access(AccessPolicy::idle_for(idle as u64, now));
     }
     if at != 0 {
-        obj.expire_at = at as u64;
+        obj.set_expire_at(at as u64);
     }
     let field_ttls = matches!(&obj.value, crate::keyspace::Value::Hash(hv) if hv.has_field_ttls());
     let (db, h) = ctx.locate(key);

@@ -1086,7 +1086,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 obj as *const Object,
                 obj.value.encoding(),
                 obj.value.heap_size().max(1),
-                obj.access & 0xFF_FFFF,
+                obj.access_word() & 0xFF_FFFF,
                 obj.idle_seconds(now)
             );
             if let crate::keyspace::Value::List(l) = &obj.value {
@@ -1169,7 +1169,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 None => 0,
             };
             let prefix = args.get(3).copied().unwrap_or(b"key");
-            let now = ctx.now_ms;
+            let now = ctx.now();
             let mut key = Vec::new();
             for j in 0..count {
                 key.clear();
@@ -1184,7 +1184,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 if size > 0 {
                     val.resize(size, 0);
                 }
-                db.insert_new(h, &key, crate::keyspace::Value::str(&val), now);
+                db.insert_new(h, &key, crate::keyspace::Value::str(&val), now.ms);
             }
             ctx.out.ok();
         }

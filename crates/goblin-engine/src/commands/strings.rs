@@ -558,12 +558,10 @@ pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExO
     };
     let (current, had_ttl) = match ctx.lookup_write(key) {
         None => (None, false),
-        Some(Object {
-            value: Value::Str(s),
-            expire_at,
-            ..
-        }) => (Some(s.to_vec()), *expire_at != 0),
-        Some(_) => return Err(Error::WRONGTYPE),
+        Some(obj) => match &obj.value {
+            Value::Str(s) => (Some(s.to_vec()), obj.expire_at().is_some()),
+            _ => return Err(Error::WRONGTYPE),
+        },
     };
     let exists = current.is_some();
     let (outcome, write) = match opts.by {

@@ -34,7 +34,7 @@
 use super::rdb::{self, LoadLimits};
 use crate::command::table;
 use crate::engine::Engine;
-use crate::keyspace::{Object, ShardLocks, Value};
+use crate::keyspace::{KeyspaceEnv, Object, ShardLocks, Value};
 use crate::log;
 use crate::protocol::ReplyWriter;
 use parking_lot::{Condvar, Mutex};
@@ -440,8 +440,9 @@ impl Aof {
     }
 
     /// Opens the log for appending: `files` describes the directory, the
-    /// current incr file is opened for append and the writer starts.
-    fn start(self: &Arc<Self>, files: Files) -> io::Result<()> {
+    /// current incr file is opened for append and the writer starts; the
+    /// keyspace of `env` records its expiries for it from now on.
+    fn start(self: &Arc<Self>, env: &KeyspaceEnv, files: Files) -> io::Result<()> {
         *self.files.lock() = Some(files);
         {
             let mut p = self.pending.lock();
@@ -454,7 +455,7 @@ impl Aof {
             self.synced.send_replace(appended);
         }
         self.on.store(true, Ordering::Relaxed);
-        crate::keyspace::db::set_log_expired(true);
+        env.set_log_expired(true);
         let me = self.clone();
         let handle = std::thread::Builder::new()
             .name("goblin-aof".into())
@@ -464,9 +465,10 @@ impl Aof {
     }
 
     /// Stops appending, writes and syncs what is buffered, closes the file.
-    pub fn stop(&self) {
+    /// `env`: the keyspace whose expiries stop being recorded for it.
+    pub fn stop(&self, env: &KeyspaceEnv) {
         self.on.store(false, Ordering::Relaxed);
-        crate::keyspace::db::set_log_expired(false);
+        env.set_log_expired(false);
         {
             let mut p = self.pending.lock();
             p.stop = true;
@@ -797,14 +799,17 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     aof.current_size.store(total, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config.get("appendfsync")));
     aof.set_timestamps(engine.config.get_bool("aof-timestamp-enabled"));
-    aof.start(Files {
-        dir,
-        manifest_name: name,
-        manifest,
-        incr: Some(incr),
-        last_fsync: Instant::now(),
-        unsynced: false,
-    })
+    aof.start(
+        engine.keyspace.env(),
+        Files {
+            dir,
+            manifest_name: name,
+            manifest,
+            incr: Some(incr),
+            last_fsync: Instant::now(),
+            unsynced: false,
+        },
+    )
 }
 
 /// Starts appending to a fresh incr file that a rewrite about to run will
@@ -841,14 +846,17 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     aof.current_size.store(0, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config.get("appendfsync")));
     aof.set_timestamps(engine.config.get_bool("aof-timestamp-enabled"));
-    aof.start(Files {
-        dir,
-        manifest_name: name,
-        manifest,
-        incr: Some(incr),
-        last_fsync: Instant::now(),
-        unsynced: false,
-    })?;
+    aof.start(
+        engine.keyspace.env(),
+        Files {
+            dir,
+            manifest_name: name,
+            manifest,
+            incr: Some(incr),
+            last_fsync: Instant::now(),
+            unsynced: false,
+        },
+    )?;
     Ok(incr_name)
 }
 
@@ -1384,7 +1392,11 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
         ));
     }
     // The replay ran without a clock: give every key the current access time.
-    let word = crate::keyspace::object::access::initial(crate::util::time::now_ms());
+    let word = engine
+        .keyspace
+        .env()
+        .access()
+        .initial(crate::util::time::now_ms());
     for shard in locks.held_mut() {
         for db in shard.dbs.iter_mut() {
             db.touch_all(word);

@@ -15,12 +15,12 @@
 
 pub mod aof;
 pub mod lzf;
-pub mod packed;
+pub use goblin_keyspace::packed;
 pub mod rdb;
 pub mod snapshot;
 
 use crate::engine::Engine;
-use crate::keyspace::{hash_key, Object, ShardLocks};
+use crate::keyspace::{hash_key, AccessPolicy, Object, ShardLocks};
 use crate::log;
 use crate::util::time::now_ms;
 use parking_lot::Mutex;
@@ -249,7 +249,7 @@ pub fn start_job(
     } else {
         None
     };
-    crate::keyspace::db::SNAPSHOT_COPIED.store(0, Ordering::Relaxed);
+    engine.keyspace.env().reset_snapshot_copied();
     let walk = snapshot::begin(
         locks,
         engine.keyspace.databases(),
@@ -297,7 +297,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
         snapshot::abandon(&engine);
     }
     let secs = (now_ms().saturating_sub(job.started_ms) / 1000) as i64;
-    let copied = crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed);
+    let copied = engine.keyspace.env().snapshot_copied();
     match job.kind {
         JobKind::Rdb => p.last_copied.store(copied, Ordering::Relaxed),
         JobKind::AofRewrite => p.last_aof_copied.store(copied, Ordering::Relaxed),
@@ -536,6 +536,7 @@ pub fn load_rdb_stream(
     let limits = rdb::LoadLimits::from_config(&engine.config);
     let mut reader = rdb::FileReader::new(input, limits)?;
     let now = now_ms();
+    let access = engine.keyspace.env().access();
     let databases = engine.keyspace.databases();
     let shards = engine.keyspace.shard_count();
     let mut db = 0usize;
@@ -599,18 +600,18 @@ pub fn load_rdb_stream(
                         continue;
                     }
                 }
-                let mut obj = Object::new(value, now);
+                let mut obj = Object::new(value, access, now);
                 if let Some(at) = expire_ms {
-                    obj.expire_at = at.max(1) as u64;
+                    obj.set_expire_at(at.max(1) as u64);
                 }
                 if let Some(secs) = idle {
-                    if !crate::keyspace::object::access::lfu() {
-                        obj.set_access(crate::keyspace::object::access::idle_for(secs, now));
+                    if !access.lfu {
+                        obj.set_access(AccessPolicy::idle_for(secs, now));
                     }
                 }
                 if let Some(f) = freq {
-                    if crate::keyspace::object::access::lfu() {
-                        obj.set_access(crate::keyspace::object::access::with_counter(f, now));
+                    if access.lfu {
+                        obj.set_access(AccessPolicy::with_counter(f, now));
                     }
                 }
                 let h = hash_key(&key);
@@ -761,13 +762,13 @@ pub fn config_changed(
                     aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
                     if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
                         drop(locks);
-                        p.aof.stop();
+                        p.aof.stop(engine.keyspace.env());
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
-                    p.aof.stop();
+                    p.aof.stop(engine.keyspace.env());
                 }
             }
             _ => {}
@@ -858,7 +859,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), 
         }
     }
     if p.aof.is_on() {
-        p.aof.stop();
+        p.aof.stop(engine.keyspace.env());
     }
     Ok(())
 }
@@ -881,7 +882,7 @@ pub fn info(engine: &Engine) -> String {
         )
     });
     let copied = if job.is_some() {
-        crate::keyspace::db::SNAPSHOT_COPIED.load(Ordering::Relaxed)
+        engine.keyspace.env().snapshot_copied()
     } else {
         0
     };

@@ -673,7 +673,7 @@ impl LoadLimits {
     pub fn from_config(config: &crate::config::Config) -> LoadLimits {
         LoadLimits {
             list_fill: Fill::new(config.get_i64("list-max-listpack-size")),
-            hash: HashLimits::from_config(config),
+            hash: config.hash_limits(),
             set_max_intset: config.get_i64("set-max-intset-entries").max(0) as usize,
             zset: zset::Limits {
                 entries: config.get_i64("zset-max-listpack-entries").max(0) as usize,

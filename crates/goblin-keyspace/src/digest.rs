@@ -8,7 +8,7 @@
 //! decimal text, so an intset and a table holding the same members agree.
 
 use super::object::Value;
-use crate::util::number::format_g17;
+use goblin_num::format_g17;
 
 fn feed_string(feed: &mut dyn FnMut(&[u8]), s: &[u8]) {
     feed(&(s.len() as u64).to_le_bytes());
@@ -74,7 +74,7 @@ pub fn digest_value(value: &Value, feed: &mut dyn FnMut(&[u8])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::{Hash, HashLimits, Set};
+    use crate::{Hash, HashLimits, Set};
 
     fn digest(v: &Value) -> Vec<u8> {
         let mut out = Vec::new();

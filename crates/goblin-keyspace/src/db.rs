@@ -20,58 +20,8 @@ use super::dict::{hash_key, Dict};
 use super::hash::Hash;
 use super::object::{Object, Value};
 use super::watch::WatchRegistry;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-/// Whether expired keys are recorded for the append-only file (which logs
-/// each expiry as a DEL, as Redis propagates them).
-static LOG_EXPIRED: AtomicBool = AtomicBool::new(false);
-
-pub fn set_log_expired(on: bool) {
-    LOG_EXPIRED.store(on, Ordering::Relaxed);
-}
-
-/// How many engines' keyspace notifications want key creations ("new",
-/// the low half) and expiries ("expired", "hexpired", the high half):
-/// while zero a `Db` records no [`DbEvent`], for the cost of one relaxed
-/// load per creation or expiry (and per command, to publish them).
-static WANTS: AtomicU64 = AtomicU64::new(0);
-const WANTS_NEW: u64 = 1;
-const WANTS_EXPIRED: u64 = 1 << 32;
-
-/// One more (`true`) or one fewer engine wants "new" / expiry events.
-pub fn want_events(new: Option<bool>, expired: Option<bool>) {
-    let count = |unit: u64, more: Option<bool>| match more {
-        Some(true) => {
-            WANTS.fetch_add(unit, Ordering::Relaxed);
-        }
-        Some(false) => {
-            WANTS.fetch_sub(unit, Ordering::Relaxed);
-        }
-        None => {}
-    };
-    count(WANTS_NEW, new);
-    count(WANTS_EXPIRED, expired);
-}
-
-/// `DbEvent`s recorded and not yet taken, in every `Db`: while zero,
-/// nobody needs to look for them.
-static PENDING: AtomicU64 = AtomicU64::new(0);
-
-/// Whether some `Db` holds events to publish.
-#[inline]
-pub fn events_pending() -> bool {
-    PENDING.load(Ordering::Relaxed) != 0
-}
-
-#[inline]
-fn wants_new() -> bool {
-    WANTS.load(Ordering::Relaxed) & (WANTS_EXPIRED - 1) != 0
-}
-
-#[inline]
-fn wants_expired() -> bool {
-    WANTS.load(Ordering::Relaxed) >= WANTS_EXPIRED
-}
+use crate::env::{KeyspaceEnv, Now};
+use std::sync::Arc;
 
 /// What happened to a key inside the `Db` that keyspace notifications
 /// report. Redis notifies these where they happen (dbAdd, the expiry of a
@@ -94,10 +44,6 @@ pub enum Expired {
     Key(CompactBytes),
     Fields(CompactBytes, Vec<Vec<u8>>),
 }
-
-/// Bytes copied aside by the running snapshot (INFO's current_cow_size:
-/// Goblin's counterpart of the pages a forked child copies on write).
-pub static SNAPSHOT_COPIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// This database's part in a running point-in-time snapshot (see
 /// persist/snapshot.rs for the whole model).
@@ -122,7 +68,7 @@ pub struct DbSnapshot {
 }
 
 impl DbSnapshot {
-    fn preserve(&mut self, keys: &Dict<Object>, hash: u64, key: &[u8]) {
+    fn preserve(&mut self, env: &KeyspaceEnv, keys: &Dict<Object>, hash: u64, key: &[u8]) {
         if self.detached.is_some() || self.buckets == 0 {
             return;
         }
@@ -133,14 +79,38 @@ impl DbSnapshot {
         let bytes = std::mem::size_of::<Object>()
             + key.len()
             + copy.as_ref().map_or(0, |o| o.value.heap_size_sampled(0));
-        SNAPSHOT_COPIED.fetch_add(bytes as u64, Ordering::Relaxed);
+        env.add_snapshot_copied(bytes as u64);
         self.saved
             .insert_new(hash, CompactBytes::from_slice(key), copy);
     }
 }
 
-#[derive(Default)]
-pub struct Db {
+/// What the layers above the keyspace keep beside each database slice:
+/// the clients blocked on its keys (BLPOP, XREADGROUP...). It lives in the
+/// slice, so under its shard's lock, and stays with the database index
+/// when SWAPDB exchanges the data, as Redis's blocking_keys do. The
+/// keyspace tells it when values leave their keys, since a client waiting
+/// on a stream must hear that the stream went away.
+pub trait Waiters: Default {
+    /// Whether nobody waits on any key of this slice (then no other method
+    /// is called).
+    fn is_empty(&self) -> bool;
+    /// The value `old` leaves `key`: deleted, expired or replaced.
+    fn value_left(&mut self, key: &[u8], old: &Value);
+    /// Every key of `table` leaves at once (FLUSHDB, FLUSHALL).
+    fn table_emptied(&mut self, table: &Dict<Object>);
+}
+
+/// No waiters: a keyspace used on its own.
+impl Waiters for () {
+    fn is_empty(&self) -> bool {
+        true
+    }
+    fn value_left(&mut self, _: &[u8], _: &Value) {}
+    fn table_emptied(&mut self, _: &Dict<Object>) {}
+}
+
+pub struct Db<W = ()> {
     keys: Dict<Object>,
     expires: Dict<()>,
     /// Reverse-binary cursor of the active expiry cycle over `expires`.
@@ -162,13 +132,15 @@ pub struct Db {
     pub expired_log: Vec<Expired>,
     /// Clients blocked on keys of this database (BLPOP...); like
     /// `watchers`, it stays with the index on SWAPDB.
-    pub blocking: crate::blocking::BlockingRegistry,
+    pub waiters: W,
     /// Key creations and expiries not yet published, when keyspace
     /// notifications want them (see [`DbEvent`]).
     events: Vec<DbEvent>,
+    /// The keyspace's settings, shared by all its databases.
+    env: Arc<KeyspaceEnv>,
 }
 
-impl Drop for Db {
+impl<W> Drop for Db<W> {
     fn drop(&mut self) {
         // Events nobody will take no longer count as pending.
         self.take_events();
@@ -189,7 +161,37 @@ pub struct ExpireRound {
     pub expired: usize,
 }
 
-impl Db {
+impl<W> Db<W> {
+    /// The events recorded since the last call, in order (see `DbEvent`).
+    pub fn take_events(&mut self) -> Vec<DbEvent> {
+        if self.events.is_empty() {
+            return Vec::new();
+        }
+        self.env.events_taken(self.events.len() as u64);
+        std::mem::take(&mut self.events)
+    }
+}
+
+impl<W: Waiters> Db<W> {
+    /// An empty database slice of the keyspace whose settings are `env`.
+    pub fn new(env: Arc<KeyspaceEnv>) -> Db<W> {
+        Db {
+            keys: Dict::default(),
+            expires: Dict::default(),
+            expire_cursor: 0,
+            field_expires: Dict::default(),
+            field_expire_cursor: 0,
+            expired_keys: 0,
+            expired_fields: 0,
+            watchers: WatchRegistry::default(),
+            snapshot: None,
+            expired_log: Vec::new(),
+            waiters: W::default(),
+            events: Vec::new(),
+            env,
+        }
+    }
+
     /// Copies the key's current object aside if a running snapshot has
     /// not written it yet. Every change of a key passes here first (the
     /// `Db` methods below, and `Ctx::locate_in` for write commands, which
@@ -197,7 +199,7 @@ impl Db {
     #[inline]
     pub fn preserve(&mut self, hash: u64, key: &[u8]) {
         if let Some(s) = self.snapshot.as_deref_mut() {
-            s.preserve(&self.keys, hash, key);
+            s.preserve(&self.env, &self.keys, hash, key);
         }
     }
 
@@ -209,7 +211,7 @@ impl Db {
     }
 
     fn table_insert(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
-        if wants_new() {
+        if self.env.wants_new() {
             self.record(DbEvent::New(CompactBytes::from_slice(key)));
         }
         self.table_insert_quiet(hash, key, obj)
@@ -296,36 +298,37 @@ impl Db {
     }
 
     /// Looks a key up for reading or writing. An expired key is deleted on
-    /// the spot (Redis's lazy expiry) and reported absent.
+    /// the spot (Redis's lazy expiry), unless `now` keeps it, and reported
+    /// absent.
     #[inline]
-    pub fn lookup(&mut self, hash: u64, key: &[u8], now_ms: u64) -> Option<&mut Object> {
+    pub fn lookup(&mut self, hash: u64, key: &[u8], now: Now) -> Option<&mut Object> {
         let obj: *mut Object = self.keys.get_mut(hash, key)?;
         // SAFETY: `obj` points into `self.keys` and nothing else touches the
         // table between here and either the return or the removal below,
         // after which the pointer is no longer used. (This is the borrow
         // pattern current borrowck cannot express for a conditional return.)
         unsafe {
-            if (*obj).is_expired(now_ms) {
+            if (*obj).is_expired(now.ms) {
                 // During CLIENT PAUSE expired keys read as absent but stay.
-                if !crate::pause::keep_expired_keys() {
+                if !now.keep_expired {
                     self.remove_expired(hash, key);
                 }
                 return None;
             }
-            (*obj).touch(now_ms);
+            (*obj).touch(self.env.access(), now.ms);
             Some(&mut *obj)
         }
     }
 
     /// Like `lookup` but does not refresh the access time (TTL, TYPE, EXISTS
     /// and OBJECT do not count as accesses, as in Redis).
-    pub fn lookup_no_touch(&mut self, hash: u64, key: &[u8], now_ms: u64) -> Option<&mut Object> {
+    pub fn lookup_no_touch(&mut self, hash: u64, key: &[u8], now: Now) -> Option<&mut Object> {
         let obj: *mut Object = self.keys.get_mut(hash, key)?;
         // SAFETY: as in `lookup`.
         unsafe {
-            if (*obj).is_expired(now_ms) {
+            if (*obj).is_expired(now.ms) {
                 // During CLIENT PAUSE expired keys read as absent but stay.
-                if !crate::pause::keep_expired_keys() {
+                if !now.keep_expired {
                     self.remove_expired(hash, key);
                 }
                 return None;
@@ -356,13 +359,14 @@ impl Db {
         &mut self,
         hash: u64,
         key: &[u8],
-        now_ms: u64,
+        now: Now,
         touch: bool,
     ) -> (HashLookup<'_>, usize) {
+        let now_ms = now.ms;
         let found = if touch {
-            self.lookup(hash, key, now_ms)
+            self.lookup(hash, key, now)
         } else {
-            self.lookup_no_touch(hash, key, now_ms)
+            self.lookup_no_touch(hash, key, now)
         };
         let obj: *mut Object = match found {
             None => return (HashLookup::Absent, 0),
@@ -380,7 +384,7 @@ impl Db {
             }
             // All of them: a command must not see a field past its time.
             // (A change: a running snapshot keeps the hash as it was.)
-            let h: *mut crate::keyspace::Hash = &mut **h;
+            let h: *mut crate::Hash = &mut **h;
             self.preserve(hash, key);
             let h = &mut *h;
             let reaped = self.reap_fields_of(h, key, now_ms);
@@ -448,7 +452,7 @@ impl Db {
                     if !hv.has_expired_fields(now_ms) {
                         (0, false, hv.has_field_ttls())
                     } else {
-                        let hv: *mut crate::keyspace::Hash = &mut **hv;
+                        let hv: *mut crate::Hash = &mut **hv;
                         self.preserve(h, &key);
                         // SAFETY: `preserve` only reads the key table and
                         // writes the snapshot's side list; the hash is
@@ -477,7 +481,7 @@ impl Db {
     }
 
     fn fields_expired_event(&mut self, key: &[u8], reaped: usize, emptied: bool) {
-        if reaped > 0 && wants_expired() {
+        if reaped > 0 && self.env.wants_expired() {
             self.record(DbEvent::FieldsExpired {
                 key: CompactBytes::from_slice(key),
                 emptied,
@@ -487,21 +491,12 @@ impl Db {
 
     fn record(&mut self, event: DbEvent) {
         self.events.push(event);
-        PENDING.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The events recorded since the last call, in order (see `DbEvent`).
-    pub fn take_events(&mut self) -> Vec<DbEvent> {
-        if self.events.is_empty() {
-            return Vec::new();
-        }
-        PENDING.fetch_sub(self.events.len() as u64, Ordering::Relaxed);
-        std::mem::take(&mut self.events)
+        self.env.events_added(1);
     }
 
     /// Deletes a hash's expired fields, recording them for the log.
-    fn reap_fields_of(&mut self, h: &mut crate::keyspace::Hash, key: &[u8], now_ms: u64) -> usize {
-        if LOG_EXPIRED.load(Ordering::Relaxed) {
+    fn reap_fields_of(&mut self, h: &mut crate::Hash, key: &[u8], now_ms: u64) -> usize {
+        if self.env.log_expired() {
             let fields = h.reap_fields(now_ms, usize::MAX);
             let n = fields.len();
             if n > 0 {
@@ -524,11 +519,11 @@ impl Db {
             self.field_expires.remove(hash, key);
         }
         self.expired_keys += 1;
-        if LOG_EXPIRED.load(Ordering::Relaxed) {
+        if self.env.log_expired() {
             self.expired_log
                 .push(Expired::Key(CompactBytes::from_slice(key)));
         }
-        if wants_expired() {
+        if self.env.wants_expired() {
             self.record(DbEvent::Expired(CompactBytes::from_slice(key)));
         }
         // An expiry is a change for WATCH (Redis signals it on deletion).
@@ -567,7 +562,7 @@ impl Db {
     /// FLUSHDB / FLUSHALL (with `replacement` None) and SWAPDB: marks the
     /// watchers whose keys change because this database's content is
     /// emptied or replaced by `replacement`'s.
-    pub fn touch_all_watched(&mut self, replacement: Option<&Db>, now_ms: u64) {
+    pub fn touch_all_watched(&mut self, replacement: Option<&Db<W>>, now_ms: u64) {
         if self.watchers.is_empty() {
             return;
         }
@@ -585,7 +580,7 @@ impl Db {
 
     /// Exchanges the data of two databases, leaving each one's watchers
     /// in place (SWAPDB).
-    pub fn swap_data(a: &mut Db, b: &mut Db) {
+    pub fn swap_data(a: &mut Db<W>, b: &mut Db<W>) {
         std::mem::swap(&mut a.keys, &mut b.keys);
         std::mem::swap(&mut a.expires, &mut b.expires);
         std::mem::swap(&mut a.expire_cursor, &mut b.expire_cursor);
@@ -599,7 +594,7 @@ impl Db {
     /// expiry; otherwise the key becomes persistent (SET's default).
     pub fn set(&mut self, hash: u64, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.preserve(hash, key);
-        if let Some(obj) = self.lookup(hash, key, now_ms) {
+        if let Some(obj) = self.lookup(hash, key, Now::at(now_ms)) {
             let old = std::mem::replace(&mut obj.value, value);
             let clear_ttl = !keep_ttl && obj.expire_at != 0;
             if clear_ttl {
@@ -609,13 +604,15 @@ impl Db {
             self.leaving(key, &old);
             return;
         }
-        self.table_insert(hash, key, Object::new(value, now_ms));
+        let obj = Object::new(value, self.env.access(), now_ms);
+        self.table_insert(hash, key, obj);
     }
 
     /// Inserts a key that `lookup` just reported absent.
     pub fn insert_new(&mut self, hash: u64, key: &[u8], value: Value, now_ms: u64) -> &mut Object {
         self.preserve(hash, key);
-        self.table_insert(hash, key, Object::new(value, now_ms))
+        let obj = Object::new(value, self.env.access(), now_ms);
+        self.table_insert(hash, key, obj)
     }
 
     /// Inserts a whole object (with its expiry), replacing any existing key.
@@ -694,12 +691,12 @@ impl Db {
         true
     }
 
-    /// A value leaves `key` (deleted, expired or replaced): a stream that
-    /// clients wait on is noted for them (see `BlockingRegistry::gone`).
+    /// A value leaves `key` (deleted, expired or replaced): the waiters
+    /// hear of it.
     #[inline]
     fn leaving(&mut self, key: &[u8], old: &Value) {
-        if matches!(old, Value::Stream(_)) && !self.blocking.is_empty() {
-            self.blocking.stream_gone(key);
+        if !self.waiters.is_empty() {
+            self.waiters.value_left(key, old);
         }
     }
 
@@ -717,25 +714,11 @@ impl Db {
         true
     }
 
+    /// Empties the database (FLUSHDB) and hands back its key table, to
+    /// be freed by the caller (maybe elsewhere).
     pub fn clear(&mut self) -> Dict<Object> {
-        if !self.blocking.is_empty() {
-            let streams: Vec<CompactBytes> = self
-                .blocking
-                .keys()
-                .filter(|k| {
-                    matches!(
-                        self.keys.get(hash_key(k), k),
-                        Some(Object {
-                            value: Value::Stream(_),
-                            ..
-                        })
-                    )
-                })
-                .cloned()
-                .collect();
-            for k in streams {
-                self.blocking.stream_gone(&k);
-            }
+        if !self.waiters.is_empty() {
+            self.waiters.table_emptied(&self.keys);
         }
         self.expires.clear();
         self.expire_cursor = 0;
@@ -810,7 +793,7 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::{HashLimits, SetTtl, TtlCondition};
+    use crate::{HashLimits, SetTtl, TtlCondition};
 
     fn hash_with_ttls(fields: &[(&str, u64)]) -> Value {
         let mut h = Hash::new();
@@ -830,7 +813,7 @@ mod tests {
 
     #[test]
     fn lookup_hash_reaps_and_deletes_the_emptied_key() {
-        let mut db = Db::default();
+        let mut db: Db = Db::new(Default::default());
         let key = b"h";
         let h = hash_key(key);
         db.insert_new(
@@ -840,12 +823,16 @@ mod tests {
             0,
         );
         db.track_field_expiry(h, key);
-        let (found, reaped) = db.lookup_hash(h, key, 150, true);
+        let (found, reaped) = db.lookup_hash(h, key, Now::at(150), true);
         assert!(matches!(found, HashLookup::Found(h) if h.len() == 2));
         assert_eq!(reaped, 1);
         assert_eq!(db.expired_fields, 1);
-        db.insert_object(h, key, Object::new(hash_with_ttls(&[("a", 100)]), 0));
-        let (found, reaped) = db.lookup_hash(h, key, 100, false);
+        db.insert_object(
+            h,
+            key,
+            Object::new(hash_with_ttls(&[("a", 100)]), Default::default(), 0),
+        );
+        let (found, reaped) = db.lookup_hash(h, key, Now::at(100), false);
         assert!(matches!(found, HashLookup::Absent));
         assert_eq!(reaped, 1);
         assert!(!db.contains(h, key));
@@ -854,7 +841,7 @@ mod tests {
 
     #[test]
     fn active_cycle_visits_only_hashes_with_field_ttls() {
-        let mut db = Db::default();
+        let mut db: Db = Db::new(Default::default());
         for i in 0..50 {
             let key = format!("plain{i}");
             db.insert_new(

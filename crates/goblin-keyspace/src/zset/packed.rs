@@ -87,7 +87,7 @@ pub fn score_text(score: f64, out: &mut Vec<u8>) {
         let mut b = itoa::Buffer::new();
         out.extend_from_slice(b.format(score as i64).as_bytes());
     } else {
-        crate::util::number::format_g17(score, out);
+        goblin_num::format_g17(score, out);
     }
 }
 

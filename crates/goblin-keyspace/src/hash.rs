@@ -41,7 +41,6 @@ use super::listpack::Listpack;
 use super::small_bytes::SmallBytes;
 use super::thin_bytes::ThinBytes;
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// The conversion thresholds, read from the configuration once per command.
 #[derive(Clone, Copy, Debug)]
@@ -50,15 +49,6 @@ pub struct HashLimits {
     pub max_entries: usize,
     /// hash-max-listpack-value
     pub max_value: usize,
-}
-
-impl HashLimits {
-    pub fn from_config(config: &crate::config::Config) -> HashLimits {
-        HashLimits {
-            max_entries: config.hash_max_listpack_entries.load(Relaxed),
-            max_value: config.hash_max_listpack_value.load(Relaxed),
-        }
-    }
 }
 
 impl Default for HashLimits {

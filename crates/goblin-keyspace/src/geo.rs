@@ -684,7 +684,7 @@ mod tests {
         assert_eq!(score, 3479099956230698);
         assert_eq!(&standard_geohash(score as f64), b"sqc8b49rny0");
         let [lon, lat] = decode_score(score as f64);
-        let human = |v: f64| crate::util::number::LongDouble::from_f64(v).to_human_string();
+        let human = |v: f64| goblin_num::LongDouble::from_f64(v).to_human_string();
         assert_eq!(human(lon), b"13.36138933897018433");
         assert_eq!(human(lat), b"38.11555639549629859");
         assert!(encode_wgs84(180.1, 0.0).is_none());

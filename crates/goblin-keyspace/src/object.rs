@@ -10,6 +10,7 @@ use super::list::List;
 use super::set::Set;
 use super::stream::Stream;
 use super::zset::ZSet;
+use crate::env::AccessPolicy;
 
 /// A key's value. Collections are boxed so that a `Value` stays 24 bytes;
 /// a string is stored in the handle itself when short.
@@ -91,8 +92,7 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
-                if s.len() <= 20 && crate::util::number::parse_i64(s).is_some() && !s.is_growable()
-                {
+                if s.len() <= 20 && goblin_num::parse_i64(s).is_some() && !s.is_growable() {
                     "int"
                 } else if s.len() <= 44 && !s.is_growable() {
                     "embstr"
@@ -132,87 +132,6 @@ impl Value {
 /// Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
 pub const DEFAULT_SIZE_SAMPLES: usize = 5;
 
-/// How keys record their accesses, as Redis's maxmemory-policy decides:
-/// the last access time (LRU policies and noeviction), or a logarithmic
-/// access counter (LFU policies). Set from the configuration.
-pub mod access {
-    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-
-    static LFU: AtomicBool = AtomicBool::new(false);
-    static LOG_FACTOR: AtomicU32 = AtomicU32::new(10);
-    static DECAY_MINUTES: AtomicU32 = AtomicU32::new(1);
-
-    /// Redis's LFU_INIT_VAL: a new key's counter.
-    pub const LFU_INIT: u32 = 5;
-
-    pub fn configure(lfu: bool, log_factor: u32, decay_minutes: u32) {
-        LFU.store(lfu, Ordering::Relaxed);
-        LOG_FACTOR.store(log_factor, Ordering::Relaxed);
-        DECAY_MINUTES.store(decay_minutes, Ordering::Relaxed);
-    }
-
-    #[inline]
-    pub fn lfu() -> bool {
-        LFU.load(Ordering::Relaxed)
-    }
-
-    fn minutes(now_ms: u64) -> u32 {
-        ((now_ms / 60_000) & 65535) as u32
-    }
-
-    /// The access word of a new key.
-    pub fn initial(now_ms: u64) -> u32 {
-        if lfu() {
-            (minutes(now_ms) << 8) | LFU_INIT
-        } else {
-            (now_ms / 1000) as u32
-        }
-    }
-
-    /// Redis's LFUDecrAndReturn: the counter after decaying one step per
-    /// lfu-decay-time minutes since the last access.
-    pub fn lfu_counter(word: u32, now_ms: u64) -> u32 {
-        let ldt = word >> 8;
-        let counter = word & 255;
-        let now = minutes(now_ms);
-        let elapsed = if now >= ldt {
-            now - ldt
-        } else {
-            65535 - ldt + now
-        };
-        let decay = DECAY_MINUTES.load(Ordering::Relaxed);
-        let periods = elapsed.checked_div(decay).unwrap_or(0);
-        counter.saturating_sub(periods)
-    }
-
-    /// The access word after one access (Redis's updateLFU / LRU clock).
-    pub fn touched(word: u32, now_ms: u64) -> u32 {
-        if !lfu() {
-            return (now_ms / 1000) as u32;
-        }
-        let mut counter = lfu_counter(word, now_ms);
-        if counter < 255 {
-            // LFULogIncr: the higher the counter, the less likely it grows.
-            let base = counter.saturating_sub(LFU_INIT) as f64;
-            let p = 1.0 / (base * LOG_FACTOR.load(Ordering::Relaxed) as f64 + 1.0);
-            if fastrand::f64() < p {
-                counter += 1;
-            }
-        }
-        (minutes(now_ms) << 8) | counter
-    }
-
-    /// An access word holding a given LFU counter (RESTORE ... FREQ).
-    pub fn with_counter(counter: u8, now_ms: u64) -> u32 {
-        (minutes(now_ms) << 8) | counter as u32
-    }
-
-    /// An access word for a key idle for `seconds` (RESTORE ... IDLETIME).
-    pub fn idle_for(seconds: u64, now_ms: u64) -> u32 {
-        ((now_ms / 1000).saturating_sub(seconds)) as u32
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Object {
     pub value: Value,
@@ -220,16 +139,18 @@ pub struct Object {
     /// database's expiry index by `Db`, which is the only writer.
     pub(crate) expire_at: u64,
     /// The access word: last access in Unix seconds under LRU, or
-    /// (minutes << 8 | counter) under LFU, see `access`.
+    /// (minutes << 8 | counter) under LFU, see [`AccessPolicy`].
     pub(crate) access: u32,
 }
 
 impl Object {
-    pub fn new(value: Value, now_ms: u64) -> Object {
+    /// A persistent key's object, with the access word of a key created
+    /// now under `policy`.
+    pub fn new(value: Value, policy: AccessPolicy, now_ms: u64) -> Object {
         Object {
             value,
             expire_at: 0,
-            access: access::initial(now_ms),
+            access: policy.initial(now_ms),
         }
     }
 
@@ -246,8 +167,8 @@ impl Object {
     }
 
     #[inline]
-    pub(crate) fn touch(&mut self, now_ms: u64) {
-        self.access = access::touched(self.access, now_ms);
+    pub(crate) fn touch(&mut self, policy: AccessPolicy, now_ms: u64) {
+        self.access = policy.touched(self.access, now_ms);
     }
 
     pub fn idle_seconds(&self, now_ms: u64) -> u64 {
@@ -255,8 +176,15 @@ impl Object {
     }
 
     /// OBJECT FREQ under an LFU policy.
-    pub fn lfu_frequency(&self, now_ms: u64) -> u32 {
-        access::lfu_counter(self.access, now_ms)
+    pub fn lfu_frequency(&self, policy: AccessPolicy, now_ms: u64) -> u32 {
+        policy.lfu_counter(self.access, now_ms)
+    }
+
+    /// Sets the absolute expiry (Unix ms, not 0) of an object that is not
+    /// in a table yet: `Db::insert_object` indexes it.
+    pub fn set_expire_at(&mut self, at_ms: u64) {
+        debug_assert!(at_ms != 0);
+        self.expire_at = at_ms;
     }
 
     /// Sets the access word (RESTORE with IDLETIME or FREQ, snapshot loading).

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::StreamId;
-use crate::keyspace::CompactBytes;
+use crate::CompactBytes;
 
 /// A delivered entry not yet acknowledged.
 #[derive(Clone, Debug)]

@@ -1,78 +1,46 @@
-//! The keyspace: every database's keys, split into shards.
+//! The shards of a keyspace and their locks.
 //!
-//! A key's 64-bit hash picks its shard (high bits) and its bucket inside the
-//! shard's tables (low bits). Each shard holds a slice of every database
-//! behind one mutex. A command locks the shards of its keys in ascending
-//! index order, runs, and unlocks; commands on keys of different shards run
-//! in parallel on different threads, and ordered locking rules out deadlock.
-//! Commands that need the whole keyspace (KEYS, FLUSHALL, SWAPDB...), and
-//! transactions or scripts that may touch any key, hold every shard.
-//!
-//! See ARCHITECTURE.md for why shards are locks rather than threads.
-//!
-//! The value types live beside the tables: strings are `CompactBytes`;
-//! [`hash::Hash`] and [`set::Set`] each have a compact form for small
-//! collections ([`listpack::Listpack`], [`set::IntSet`]) and a [`Dict`]
-//! form, switched where Redis switches its encodings. The string handles
-//! [`small_bytes::SmallBytes`] and [`thin_bytes::ThinBytes`] keep the
-//! entries of large hashes as small as Redis's. A HyperLogLog is a string
-//! in Redis's own HLL layout ([`hyperloglog`]). A [`stream::Stream`] keeps
-//! its entries in Redis's own listpack nodes.
+//! Each shard is a mutex over its slice of every database. A command locks
+//! the shards of its keys in ascending index order, runs, and unlocks;
+//! commands on keys of different shards run in parallel on different
+//! threads, and ordered locking rules out deadlock. Commands that need the
+//! whole keyspace (KEYS, FLUSHALL, SWAPDB...), and transactions or scripts
+//! that may touch any key, hold every shard.
 
-pub mod bytes;
-pub mod db;
-pub mod dict;
-pub mod digest;
-pub mod geo;
-pub mod hash;
-pub mod hyperloglog;
-pub mod list;
-pub mod listpack;
-pub mod object;
-pub mod set;
-pub mod small_bytes;
-pub mod stream;
-pub mod thin_bytes;
-pub mod watch;
-pub mod zset;
-
-pub use bytes::CompactBytes;
-pub use db::{Db, HashLookup};
-pub use dict::{hash_key, Dict};
-pub use hash::{FieldTtls, Hash, HashLimits, SetTtl, TtlCondition};
-pub use list::List;
-pub use object::{Object, Value, ValueType};
-pub use set::{Member, Set};
-pub use stream::Stream;
-pub use zset::ZSet;
-
+use crate::db::{Db, Waiters};
+use crate::dict::hash_key;
+use crate::env::KeyspaceEnv;
 use parking_lot::{ArcMutexGuard, Mutex, MutexGuard, RawMutex};
 use std::sync::Arc;
 
 /// One shard: its slice of each database.
-pub struct Shard {
-    pub dbs: Box<[Db]>,
+pub struct Shard<W = ()> {
+    pub dbs: Box<[Db<W>]>,
 }
 
 /// A shard's lock as a value that owns it (not borrowed from the
 /// keyspace), so that a connection can keep it from one command to the
 /// next (see `Pipeline`).
-pub type OwnedShard = ArcMutexGuard<RawMutex, Shard>;
+pub type OwnedShard<W = ()> = ArcMutexGuard<RawMutex, Shard<W>>;
 
-pub struct Keyspace {
-    shards: Box<[Arc<Mutex<Shard>>]>,
+/// Every database's keys, in `shards` mutexes; `W` is what the layers
+/// above keep beside each database slice (see [`Waiters`]).
+pub struct Keyspace<W = ()> {
+    shards: Box<[Arc<Mutex<Shard<W>>>]>,
     shard_bits: u32,
     databases: usize,
+    env: Arc<KeyspaceEnv>,
 }
 
-impl Keyspace {
+impl<W: Waiters> Keyspace<W> {
     /// `shards` is rounded up to a power of two.
-    pub fn new(databases: usize, shards: usize) -> Keyspace {
+    pub fn new(databases: usize, shards: usize, env: KeyspaceEnv) -> Keyspace<W> {
+        let env = Arc::new(env);
         let n = shards.max(1).next_power_of_two();
         let shards = (0..n)
             .map(|_| {
                 Arc::new(Mutex::new(Shard {
-                    dbs: (0..databases).map(|_| Db::default()).collect(),
+                    dbs: (0..databases).map(|_| Db::new(env.clone())).collect(),
                 }))
             })
             .collect();
@@ -80,7 +48,14 @@ impl Keyspace {
             shards,
             shard_bits: n.trailing_zeros(),
             databases,
+            env,
         }
+    }
+
+    /// The settings and counters this keyspace shares with its engine.
+    #[inline]
+    pub fn env(&self) -> &KeyspaceEnv {
+        &self.env
     }
 
     pub fn databases(&self) -> usize {
@@ -105,12 +80,12 @@ impl Keyspace {
         self.shard_of(hash_key(key))
     }
 
-    pub fn lock(&self, idx: usize) -> MutexGuard<'_, Shard> {
+    pub fn lock(&self, idx: usize) -> MutexGuard<'_, Shard<W>> {
         self.shards[idx].lock()
     }
 
     /// Locks every shard, in order.
-    pub fn lock_all(&self) -> ShardLocks<'_> {
+    pub fn lock_all(&self) -> ShardLocks<'_, W> {
         ShardLocks::Many {
             guards: self
                 .shards
@@ -123,7 +98,7 @@ impl Keyspace {
     }
 
     /// Locks the given shards (any order, duplicates allowed) in ascending order.
-    pub fn lock_set(&self, mut idx: Vec<usize>) -> ShardLocks<'_> {
+    pub fn lock_set(&self, mut idx: Vec<usize>) -> ShardLocks<'_, W> {
         idx.sort_unstable();
         idx.dedup();
         match idx.len() {
@@ -142,7 +117,7 @@ impl Keyspace {
     /// Adds shard `idx` to `locks` if it is free now, without waiting (so
     /// without the ascending order that keeps waits deadlock-free).
     /// Whether `locks` holds it afterwards.
-    pub fn try_add<'a>(&'a self, locks: &mut ShardLocks<'a>, idx: usize) -> bool {
+    pub fn try_add<'a>(&'a self, locks: &mut ShardLocks<'a, W>, idx: usize) -> bool {
         if locks.holds(idx) {
             return true;
         }
@@ -173,7 +148,7 @@ impl Keyspace {
         true
     }
 
-    pub fn lock_one(&self, idx: usize) -> ShardLocks<'_> {
+    pub fn lock_one(&self, idx: usize) -> ShardLocks<'_, W> {
         ShardLocks::One(idx, self.shards[idx].lock())
     }
 
@@ -183,17 +158,27 @@ impl Keyspace {
         &self,
         idx: usize,
         give_up: &dyn Fn() -> bool,
-    ) -> Option<ShardLocks<'_>> {
+    ) -> Option<ShardLocks<'_, W>> {
         let shard = &self.shards[idx];
-        wait_for(|| shard.try_lock(), |t| shard.try_lock_for(t), give_up)
-            .map(|g| ShardLocks::One(idx, g))
+        wait_for(
+            &self.env,
+            || shard.try_lock(),
+            |t| shard.try_lock_for(t),
+            give_up,
+        )
+        .map(|g| ShardLocks::One(idx, g))
     }
 
     /// Shard `idx` as an owned guard, waiting as `lock_polling` does (with
     /// `give_up`, when given).
-    pub fn lock_owned(&self, idx: usize, give_up: Option<&dyn Fn() -> bool>) -> Option<OwnedShard> {
+    pub fn lock_owned(
+        &self,
+        idx: usize,
+        give_up: Option<&dyn Fn() -> bool>,
+    ) -> Option<OwnedShard<W>> {
         let shard = &self.shards[idx];
         wait_for(
+            &self.env,
             || shard.try_lock_arc(),
             |t| shard.try_lock_arc_for(t),
             give_up.unwrap_or(&|| false),
@@ -208,10 +193,15 @@ impl Keyspace {
         &self,
         idx: Option<Vec<usize>>,
         give_up: &dyn Fn() -> bool,
-    ) -> Option<ShardLocks<'_>> {
-        let acquire = |i: usize| -> Option<MutexGuard<'_, Shard>> {
+    ) -> Option<ShardLocks<'_, W>> {
+        let acquire = |i: usize| -> Option<MutexGuard<'_, Shard<W>>> {
             let shard = &self.shards[i];
-            wait_for(|| shard.try_lock(), |t| shard.try_lock_for(t), give_up)
+            wait_for(
+                &self.env,
+                || shard.try_lock(),
+                |t| shard.try_lock_for(t),
+                give_up,
+            )
         };
         let idx = match idx {
             None => {
@@ -250,8 +240,10 @@ impl Keyspace {
 /// lets whoever else is runnable have the core; sleeping instead would
 /// make the holder pay a wake-up on each release, which on one hot key
 /// (every client's commands on one shard) happens once per pipeline.
-/// None once `give_up` says so.
+/// None once `give_up` says so. A wait that goes on past the first sleep
+/// tells the engine once (`KeyspaceEnv::long_wait`).
 fn wait_for<G>(
+    env: &KeyspaceEnv,
     try_lock: impl Fn() -> Option<G>,
     try_lock_for: impl Fn(std::time::Duration) -> Option<G>,
     give_up: &dyn Fn() -> bool,
@@ -289,7 +281,7 @@ fn wait_for<G>(
             // A long wait (behind a script): let the runtime serve other
             // clients meanwhile.
             released = true;
-            crate::util::blocking::release_worker();
+            env.long_wait();
         }
     }
 }
@@ -306,18 +298,18 @@ const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The shards a running command holds. Commands reach keys only through
 /// this, so touching a key whose shard is not held is caught at once.
-pub enum ShardLocks<'a> {
+pub enum ShardLocks<'a, W = ()> {
     None,
-    One(usize, MutexGuard<'a, Shard>),
+    One(usize, MutexGuard<'a, Shard<W>>),
     /// One shard, through a guard that owns it (`Keyspace::lock_owned`).
-    Owned(usize, OwnedShard),
+    Owned(usize, OwnedShard<W>),
     Many {
-        guards: Vec<(usize, MutexGuard<'a, Shard>)>,
+        guards: Vec<(usize, MutexGuard<'a, Shard<W>>)>,
         all: bool,
     },
 }
 
-impl<'a> ShardLocks<'a> {
+impl<'a, W> ShardLocks<'a, W> {
     pub fn holds_all(&self) -> bool {
         matches!(self, ShardLocks::Many { all: true, .. })
     }
@@ -333,7 +325,7 @@ impl<'a> ShardLocks<'a> {
     }
 
     #[inline]
-    pub fn shard(&mut self, idx: usize) -> &mut Shard {
+    pub fn shard(&mut self, idx: usize) -> &mut Shard<W> {
         match self {
             ShardLocks::One(i, g) if *i == idx => g,
             ShardLocks::Owned(i, g) if *i == idx => g,
@@ -348,7 +340,7 @@ impl<'a> ShardLocks<'a> {
         }
     }
 
-    pub fn shard_ref(&self, idx: usize) -> &Shard {
+    pub fn shard_ref(&self, idx: usize) -> &Shard<W> {
         match self {
             ShardLocks::One(i, g) if *i == idx => g,
             ShardLocks::Owned(i, g) if *i == idx => g,
@@ -364,8 +356,8 @@ impl<'a> ShardLocks<'a> {
     }
 
     /// Every held shard, in index order.
-    pub fn held_mut(&mut self) -> impl Iterator<Item = &mut Shard> {
-        let v: Vec<&mut Shard> = match self {
+    pub fn held_mut(&mut self) -> impl Iterator<Item = &mut Shard<W>> {
+        let v: Vec<&mut Shard<W>> = match self {
             ShardLocks::None => Vec::new(),
             ShardLocks::One(_, g) => vec![&mut **g],
             ShardLocks::Owned(_, g) => vec![&mut **g],
@@ -374,8 +366,8 @@ impl<'a> ShardLocks<'a> {
         v.into_iter()
     }
 
-    pub fn held(&self) -> impl Iterator<Item = &Shard> {
-        let v: Vec<&Shard> = match self {
+    pub fn held(&self) -> impl Iterator<Item = &Shard<W>> {
+        let v: Vec<&Shard<W>> = match self {
             ShardLocks::None => Vec::new(),
             ShardLocks::One(_, g) => vec![&**g],
             ShardLocks::Owned(_, g) => vec![&**g],

@@ -8,7 +8,7 @@
 //! blob they were given, so a corrupt payload is an error, never a read
 //! out of bounds.
 
-use crate::util::number::parse_i64;
+use goblin_num::parse_i64;
 
 /// One element of a listpack or ziplist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

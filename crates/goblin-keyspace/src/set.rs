@@ -14,7 +14,7 @@
 
 use super::bytes::CompactBytes;
 use super::dict::{hash_key, Dict};
-use crate::util::number::parse_i64;
+use goblin_num::parse_i64;
 use std::borrow::Cow;
 
 /// Redis limits intsets to 1G entries whatever the configuration says.

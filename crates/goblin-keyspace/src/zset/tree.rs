@@ -27,8 +27,8 @@
 
 use std::cmp::Ordering;
 
-use crate::keyspace::bytes::CompactBytes;
-use crate::keyspace::dict::hash_key;
+use crate::bytes::CompactBytes;
+use crate::dict::hash_key;
 
 use super::cmp_entries;
 

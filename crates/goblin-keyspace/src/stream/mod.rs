@@ -37,8 +37,8 @@ use std::fmt;
 
 pub use group::{Consumer, ConsumerGroup, Nack};
 
-use crate::keyspace::CompactBytes;
-use crate::persist::packed::Elem;
+use crate::packed::Elem;
+use crate::CompactBytes;
 
 /// An entry ID: milliseconds and sequence number. The derived order
 /// (milliseconds first) is Redis's streamCompareID.

@@ -15,8 +15,8 @@
 //! well-formed listpack: nodes are built by `Entries` or checked by
 //! `validate_node` when loaded.
 
-use crate::persist::packed::{self, Elem};
-use crate::util::number::parse_i64;
+use crate::packed::{self, Elem};
+use goblin_num::parse_i64;
 
 /// Size of the header (total bytes, element count).
 pub const HEADER: usize = 6;

@@ -1,0 +1,280 @@
+//! What a keyspace takes from the engine that owns it.
+//!
+//! A `Db` does a few things on its own that depend on settings of the
+//! engine around it: it records expired keys for the append-only file
+//! while that is on, records key creations and expiries while keyspace
+//! notifications want them, keeps a key's access word under the LRU or
+//! LFU rule that maxmemory-policy chooses, and counts what a running
+//! snapshot copies aside. Those settings live in one [`KeyspaceEnv`] per
+//! keyspace, which every `Db` of it shares; two engines in one process
+//! have two, so one engine's switches never reach the other's keys.
+//!
+//! What differs between commands rather than engines comes with each
+//! look-up instead: the command's clock and whether its look-ups leave
+//! expired keys in place ([`Now`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+
+/// One keyspace's settings and counters, shared by its databases.
+pub struct KeyspaceEnv {
+    /// Expired keys (and hash fields) are recorded in `Db::expired_log`,
+    /// for the append-only file, which logs each expiry as a DEL, as Redis
+    /// propagates them.
+    log_expired: AtomicBool,
+    /// Which [`DbEvent`](crate::db::DbEvent)s keyspace notifications want
+    /// (`WANTS_NEW`, `WANTS_EXPIRED`): while none, a `Db` records nothing.
+    wants: AtomicU8,
+    /// Events recorded in the databases and not yet taken: while zero,
+    /// nobody needs to look for them.
+    pending: AtomicU64,
+    /// Bytes the running snapshot copied aside (INFO's current_cow_size:
+    /// the counterpart of the pages a forked child copies on write).
+    snapshot_copied: AtomicU64,
+    /// The access rule, packed as `AccessPolicy::pack` does, so that a
+    /// look-up reads it in one load.
+    access: AtomicU64,
+    /// Called once by a thread that has waited long for a shard (behind a
+    /// script): the engine lets its runtime go on serving other clients.
+    long_wait: fn(),
+}
+
+const WANTS_NEW: u8 = 1;
+const WANTS_EXPIRED: u8 = 2;
+
+impl Default for KeyspaceEnv {
+    fn default() -> Self {
+        KeyspaceEnv::new(|| {})
+    }
+}
+
+impl KeyspaceEnv {
+    /// An environment with every switch off and the LRU access rule;
+    /// `long_wait` as described on the field.
+    pub fn new(long_wait: fn()) -> KeyspaceEnv {
+        KeyspaceEnv {
+            log_expired: AtomicBool::new(false),
+            wants: AtomicU8::new(0),
+            pending: AtomicU64::new(0),
+            snapshot_copied: AtomicU64::new(0),
+            access: AtomicU64::new(AccessPolicy::default().pack()),
+            long_wait,
+        }
+    }
+
+    /// Turns the recording of expired keys for the append-only file on
+    /// or off.
+    pub fn set_log_expired(&self, on: bool) {
+        self.log_expired.store(on, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn log_expired(&self) -> bool {
+        self.log_expired.load(Relaxed)
+    }
+
+    /// Which events keyspace notifications want: key creations ("new")
+    /// and expiries ("expired", "hexpired").
+    pub fn want_events(&self, new: bool, expired: bool) {
+        let bits = if new { WANTS_NEW } else { 0 } | if expired { WANTS_EXPIRED } else { 0 };
+        self.wants.store(bits, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn wants_new(&self) -> bool {
+        self.wants.load(Relaxed) & WANTS_NEW != 0
+    }
+
+    #[inline]
+    pub(crate) fn wants_expired(&self) -> bool {
+        self.wants.load(Relaxed) & WANTS_EXPIRED != 0
+    }
+
+    /// Whether some database holds events to publish (one relaxed load).
+    #[inline]
+    pub fn events_pending(&self) -> bool {
+        self.pending.load(Relaxed) != 0
+    }
+
+    pub(crate) fn events_added(&self, n: u64) {
+        self.pending.fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn events_taken(&self, n: u64) {
+        self.pending.fetch_sub(n, Relaxed);
+    }
+
+    /// Bytes the running snapshot copied aside so far.
+    pub fn snapshot_copied(&self) -> u64 {
+        self.snapshot_copied.load(Relaxed)
+    }
+
+    /// Starts counting a new snapshot's copies from zero.
+    pub fn reset_snapshot_copied(&self) {
+        self.snapshot_copied.store(0, Relaxed);
+    }
+
+    pub(crate) fn add_snapshot_copied(&self, bytes: u64) {
+        self.snapshot_copied.fetch_add(bytes, Relaxed);
+    }
+
+    /// How keys record their accesses now.
+    #[inline]
+    pub fn access(&self) -> AccessPolicy {
+        AccessPolicy::unpack(self.access.load(Relaxed))
+    }
+
+    pub fn set_access(&self, policy: AccessPolicy) {
+        self.access.store(policy.pack(), Relaxed);
+    }
+
+    pub(crate) fn long_wait(&self) {
+        (self.long_wait)()
+    }
+}
+
+/// A command's look-ups: its clock, fixed for the whole command, and
+/// whether they leave an expired key in place (it then reads as absent).
+/// Redis keeps expired keys during CLIENT PAUSE for the commands that do
+/// not write, so that the dataset does not change meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now {
+    /// Unix time in milliseconds.
+    pub ms: u64,
+    pub keep_expired: bool,
+}
+
+impl Now {
+    /// Look-ups at `ms` that delete the expired keys they meet.
+    #[inline]
+    pub fn at(ms: u64) -> Now {
+        Now {
+            ms,
+            keep_expired: false,
+        }
+    }
+}
+
+/// How keys record their accesses, as Redis's maxmemory-policy decides:
+/// the last access time (LRU policies and noeviction), or a logarithmic
+/// access counter (LFU policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessPolicy {
+    pub lfu: bool,
+    /// lfu-log-factor
+    pub log_factor: u32,
+    /// lfu-decay-time, in minutes
+    pub decay_minutes: u32,
+}
+
+impl Default for AccessPolicy {
+    /// Redis's defaults: LRU, with lfu-log-factor 10 and lfu-decay-time 1.
+    fn default() -> Self {
+        AccessPolicy {
+            lfu: false,
+            log_factor: 10,
+            decay_minutes: 1,
+        }
+    }
+}
+
+/// Redis's LFU_INIT_VAL: a new key's counter.
+pub const LFU_INIT: u32 = 5;
+
+fn minutes(now_ms: u64) -> u32 {
+    ((now_ms / 60_000) & 65535) as u32
+}
+
+impl AccessPolicy {
+    // lfu in bit 63, the log factor in bits 32..63 (31 bits, which is
+    // as far as Redis's int parameter goes), the decay time below.
+    fn pack(self) -> u64 {
+        ((self.lfu as u64) << 63)
+            | ((self.log_factor.min(i32::MAX as u32) as u64) << 32)
+            | self.decay_minutes as u64
+    }
+
+    fn unpack(word: u64) -> AccessPolicy {
+        AccessPolicy {
+            lfu: word >> 63 != 0,
+            log_factor: ((word >> 32) & 0x7fff_ffff) as u32,
+            decay_minutes: word as u32,
+        }
+    }
+
+    /// The access word of a new key.
+    pub fn initial(self, now_ms: u64) -> u32 {
+        if self.lfu {
+            (minutes(now_ms) << 8) | LFU_INIT
+        } else {
+            (now_ms / 1000) as u32
+        }
+    }
+
+    /// Redis's LFUDecrAndReturn: the counter after decaying one step per
+    /// lfu-decay-time minutes since the last access.
+    pub fn lfu_counter(self, word: u32, now_ms: u64) -> u32 {
+        let ldt = word >> 8;
+        let counter = word & 255;
+        let now = minutes(now_ms);
+        let elapsed = if now >= ldt {
+            now - ldt
+        } else {
+            65535 - ldt + now
+        };
+        let periods = elapsed.checked_div(self.decay_minutes).unwrap_or(0);
+        counter.saturating_sub(periods)
+    }
+
+    /// The access word after one access (Redis's updateLFU / LRU clock).
+    pub fn touched(self, word: u32, now_ms: u64) -> u32 {
+        if !self.lfu {
+            return (now_ms / 1000) as u32;
+        }
+        let mut counter = self.lfu_counter(word, now_ms);
+        if counter < 255 {
+            // LFULogIncr: the higher the counter, the less likely it grows.
+            let base = counter.saturating_sub(LFU_INIT) as f64;
+            let p = 1.0 / (base * self.log_factor as f64 + 1.0);
+            if fastrand::f64() < p {
+                counter += 1;
+            }
+        }
+        (minutes(now_ms) << 8) | counter
+    }
+
+    /// An access word holding a given LFU counter (RESTORE ... FREQ).
+    pub fn with_counter(counter: u8, now_ms: u64) -> u32 {
+        (minutes(now_ms) << 8) | counter as u32
+    }
+
+    /// An access word for a key idle for `seconds` (RESTORE ... IDLETIME).
+    pub fn idle_for(seconds: u64, now_ms: u64) -> u32 {
+        ((now_ms / 1000).saturating_sub(seconds)) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_access_policy_survives_its_packing() {
+        for policy in [
+            AccessPolicy::default(),
+            AccessPolicy {
+                lfu: true,
+                log_factor: i32::MAX as u32,
+                decay_minutes: u32::MAX,
+            },
+            AccessPolicy {
+                lfu: true,
+                log_factor: 0,
+                decay_minutes: 0,
+            },
+        ] {
+            let env = KeyspaceEnv::default();
+            env.set_access(policy);
+            assert_eq!(env.access(), policy);
+        }
+    }
+}
