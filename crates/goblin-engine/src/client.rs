@@ -229,7 +229,7 @@ pub struct ClientState {
     /// waiting instead of being served.
     pub keep_waiting: bool,
     /// The server was out of memory when the current command started
-    /// (Redis's pre_command_oom_state, set for scripts and EXEC): a
+    /// (Redis's pre_command_oom_state, set by admission): a
     /// script's deny-oom commands are refused on it.
     pub pre_command_oom: bool,
     /// When a blocked command is served on this client's behalf: when it

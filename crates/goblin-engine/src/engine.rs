@@ -401,11 +401,7 @@ impl Engine {
         };
         // A keyed EVAL script (see scripting::keyed) holds only the shards
         // of its KEYS, found below from EVAL's key spec.
-        if db_all
-            || (spec.has(flag::ALL_SHARDS)
-                && !(spec.group == crate::command::Group::Scripting
-                    && self.scripting.runs_keyed(spec.name, argv)))
-        {
+        if db_all || spec.needs_all_shards(self, argv) {
             return lock_set(None);
         }
         // Fast path: a single key at a fixed position.
@@ -931,138 +927,25 @@ impl Session {
         argv: &[&[u8]],
         mut pipeline: Option<&mut Pipeline>,
     ) -> bool {
-        let Some(&name) = argv.first() else {
+        if argv.is_empty() {
             return false;
-        };
-        let t = table();
-        let mut id = self.last_command;
-        if !t.get(id).spec.name.as_bytes().eq_ignore_ascii_case(name) {
-            let Some(found) = t.lookup(name) else {
-                let err = unknown_command(argv);
-                self.reject(engine, stats, None, &err);
-                return false;
-            };
-            id = found;
-            self.last_command = found;
         }
-        let mut spec = t.get(id).spec;
-        if !spec.subcommands.is_empty() {
-            if argv.len() < 2 {
-                let err = Error::arity(&t.get(id).fullname);
-                self.reject(engine, stats, Some(id), &err);
+        let id = match self.admit(engine, argv) {
+            Ok(Admission::Run(id)) => id,
+            Ok(Admission::Queue(id)) => {
+                self.queue(id, argv);
                 return false;
             }
-            match t.subcommand(id, argv[1]) {
-                Some(sub) => {
-                    id = sub;
-                    spec = t.get(id).spec;
-                }
-                None => {
-                    let err = Error::err(format_args!(
-                        "unknown subcommand '{}'. Try {} HELP.",
-                        truncate_for_error(argv[1]),
-                        spec.name.to_ascii_uppercase()
-                    ));
-                    self.reject(engine, stats, None, &err);
-                    return false;
-                }
-            }
-        }
-        if !spec.arity_ok(argv.len()) {
-            let err = Error::arity(&t.get(id).fullname);
-            self.reject(engine, stats, Some(id), &err);
-            return false;
-        }
-        if !self.state.authenticated && !spec.has(flag::NO_AUTH) && engine.acl.auth_required() {
-            self.reject(engine, stats, Some(id), &Error::NOAUTH);
-            return false;
-        }
-        if let Some(denied) = self.state.user.as_mut().and_then(|u| u.denies(id, argv)) {
-            let context = if self.state.multi.is_some() {
-                crate::acl::LogContext::Multi
-            } else {
-                crate::acl::LogContext::Toplevel
-            };
-            engine.acl_log_denied(&self.state, denied, context, id, argv);
-            let err = Error::raw(denied.noperm(&t.get(id).fullname));
-            self.reject_command(engine, stats, id, &err);
-            return false;
-        }
-        self.state.info.last_cmd.store(id, Ordering::Relaxed);
-
-        // While the dataset loads (DEBUG RELOAD, DEBUG LOADAOF) only
-        // commands flagged loading run; the log being replayed does.
-        if engine.persist.loading.load(Ordering::Relaxed)
-            && !spec.has(flag::LOADING)
-            && !self.state.replaying
-        {
-            let err = Error::constant("LOADING Redis is loading the dataset in memory");
-            self.reject_command(engine, stats, id, &err);
-            return false;
-        }
-        // A script running past busy-reply-threshold: only allow-busy
-        // commands run (Redis's processCommand).
-        if !spec.has(flag::ALLOW_BUSY) {
-            if let Some(err) = engine.scripting.busy_error() {
-                self.reject_command(engine, stats, id, &err);
-                return false;
-            }
-        }
-        if engine.config.maxmemory.load(Ordering::Relaxed) != 0
-            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0
-        {
-            if let Err(err) = self.check_state(engine, spec, argv) {
-                self.reject_command(engine, stats, id, &err);
-                return false;
-            }
-        }
-
-        // A RESP2 client that subscribes may only subscribe, leave, PING,
-        // QUIT or RESET: its replies are messages (Redis's processCommand).
-        if self.state.subscribed() && self.state.resp == 2 && !spec.has(flag::SUBSCRIBED_OK) {
-            let err = Error::err(format_args!(
-                "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                t.get(id).fullname
-            ));
-            self.reject_command(engine, stats, id, &err);
-            return false;
-        }
-
-        // CLIENT PAUSE (checked where Redis's processCommand does, after
-        // the checks that answer at once).
-        if engine.pause.active() && !self.state.internal {
-            let flags = self.effective_flags(engine, spec, argv);
-            if engine.pause.holds(flags, now_ms()) {
+            Ok(Admission::Paused) => {
                 self.paused = true;
                 return false;
             }
-        }
-
-        if let Some(multi) = self.state.multi.as_mut() {
-            if !spec.has(flag::TX_CONTROL) {
-                if spec.has(flag::NO_MULTI) {
-                    self.reject(
-                        engine,
-                        stats,
-                        Some(id),
-                        &Error::err("Command not allowed inside a transaction"),
-                    );
-                    return false;
-                }
-                if !multi.aborted {
-                    multi.commands.push(crate::client::QueuedCommand {
-                        id,
-                        argv: argv.iter().map(|a| a.to_vec()).collect(),
-                    });
-                    self.state
-                        .info
-                        .multi_len
-                        .store(multi.commands.len() as u64, Ordering::Relaxed);
-                }
-                self.out.simple("QUEUED");
+            Err(refusal) => {
+                self.refuse(engine, stats, refusal);
                 return false;
             }
-        }
+        };
+        let spec = table().get(id).spec;
 
         // In a pipeline, a command with one key on the shard of the one
         // before takes it as an owned guard, which the pipeline keeps for
@@ -1149,93 +1032,204 @@ impl Session {
         }
         true
     }
+
+    /// Whether, and how, a command may run now: every check Redis's
+    /// processCommand makes before it calls a command, in its order, as
+    /// one step. It writes no reply: the caller answers a refusal. Only a
+    /// refusal by ACL leaves a trace here (the ACL log, as Redis's
+    /// processCommand writes it), and a command that passes the ACL is
+    /// recorded as the client's last (CLIENT LIST's cmd=).
+    fn admit(&mut self, engine: &Engine, argv: &[&[u8]]) -> Result<Admission, Refusal> {
+        let t = table();
+        let id = self.resolve(argv)?;
+        let entry = t.get(id);
+        let spec = entry.spec;
+        let refuse = |err: Error| Refusal {
+            id: Some(id),
+            err,
+            aborts_tx: false,
+        };
+        if !spec.arity_ok(argv.len()) {
+            return Err(refuse(Error::arity(&entry.fullname)));
+        }
+        if !self.state.authenticated && !spec.has(flag::NO_AUTH) && engine.acl.auth_required() {
+            return Err(refuse(Error::NOAUTH));
+        }
+        // From here on a refusal is Redis's rejectCommand: a refused EXEC
+        // discards its transaction.
+        let reject = |err: Error| Refusal {
+            id: Some(id),
+            err,
+            aborts_tx: true,
+        };
+        if let Some(denied) = self.state.user.as_mut().and_then(|u| u.denies(id, argv)) {
+            let context = if self.state.multi.is_some() {
+                crate::acl::LogContext::Multi
+            } else {
+                crate::acl::LogContext::Toplevel
+            };
+            engine.acl_log_denied(&self.state, denied, context, id, argv);
+            return Err(reject(Error::raw(denied.noperm(&entry.fullname))));
+        }
+        self.state.info.last_cmd.store(id, Ordering::Relaxed);
+
+        // While the dataset loads (DEBUG RELOAD, DEBUG LOADAOF) only
+        // commands flagged loading run; the log being replayed does.
+        if engine.persist.loading.load(Ordering::Relaxed)
+            && !spec.has(flag::LOADING)
+            && !self.state.replaying
+        {
+            return Err(reject(Error::constant(
+                "LOADING Redis is loading the dataset in memory",
+            )));
+        }
+        // A script running past busy-reply-threshold: only allow-busy
+        // commands run.
+        if !spec.has(flag::ALLOW_BUSY) {
+            if let Some(err) = engine.scripting.busy_error() {
+                return Err(reject(err));
+            }
+        }
+        if engine.config.maxmemory.load(Ordering::Relaxed) != 0
+            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0
+        {
+            self.check_state(engine, spec, argv).map_err(reject)?;
+        }
+        // A RESP2 client that subscribes may only subscribe, leave, PING,
+        // QUIT or RESET: its replies are messages.
+        if self.state.subscribed() && self.state.resp == 2 && !spec.has(flag::SUBSCRIBED_OK) {
+            return Err(reject(Error::err(format_args!(
+                "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                entry.fullname
+            ))));
+        }
+        // CLIENT PAUSE, after the checks that answer at once.
+        if engine.pause.active() && !self.state.internal {
+            let flags = spec.call_flags(engine, &self.state, argv);
+            if engine.pause.holds(flags, now_ms()) {
+                return Ok(Admission::Paused);
+            }
+        }
+        if self.state.multi.is_some() && !spec.has(flag::TX_CONTROL) {
+            if spec.has(flag::NO_MULTI) {
+                return Err(refuse(Error::err(
+                    "Command not allowed inside a transaction",
+                )));
+            }
+            return Ok(Admission::Queue(id));
+        }
+        Ok(Admission::Run(id))
+    }
+
+    /// The command `argv` (not empty) names, a container's subcommand
+    /// resolved, or Redis's unknown-command and unknown-subcommand errors.
+    fn resolve(&mut self, argv: &[&[u8]]) -> Result<usize, Refusal> {
+        let unknown = |id: Option<usize>, err: Error| Refusal {
+            id,
+            err,
+            aborts_tx: false,
+        };
+        let name = argv[0];
+        let t = table();
+        let mut id = self.last_command;
+        if !t.get(id).spec.name.as_bytes().eq_ignore_ascii_case(name) {
+            id = t
+                .lookup(name)
+                .ok_or_else(|| unknown(None, unknown_command(argv)))?;
+            self.last_command = id;
+        }
+        let spec = t.get(id).spec;
+        if spec.subcommands.is_empty() {
+            return Ok(id);
+        }
+        if argv.len() < 2 {
+            return Err(unknown(Some(id), Error::arity(&t.get(id).fullname)));
+        }
+        t.subcommand(id, argv[1]).ok_or_else(|| {
+            unknown(
+                None,
+                Error::err(format_args!(
+                    "unknown subcommand '{}'. Try {} HELP.",
+                    truncate_for_error(argv[1]),
+                    spec.name.to_ascii_uppercase()
+                )),
+            )
+        })
+    }
+
+    /// Queues a command of a transaction (MULTI): QUEUED, or nothing more
+    /// than that reply once the transaction is doomed.
+    fn queue(&mut self, id: usize, argv: &[&[u8]]) {
+        let multi = self.state.multi.as_mut().expect("queued inside MULTI");
+        if !multi.aborted {
+            multi.commands.push(crate::client::QueuedCommand {
+                id,
+                argv: argv.iter().map(|a| a.to_vec()).collect(),
+            });
+            self.state
+                .info
+                .multi_len
+                .store(multi.commands.len() as u64, Ordering::Relaxed);
+        }
+        self.out.simple("QUEUED");
+    }
+
+    /// Answers a refusal of admission.
+    fn refuse(&mut self, engine: &Engine, stats: &ThreadStats, refusal: Refusal) {
+        match (refusal.aborts_tx, refusal.id) {
+            (true, Some(id)) => self.reject_command(engine, stats, id, &refusal.err),
+            (_, id) => self.reject(engine, stats, id, &refusal.err),
+        }
+    }
+}
+
+/// What admission (`Session::admit`) lets a command do.
+enum Admission {
+    /// Run the command with this id now.
+    Run(usize),
+    /// Inside MULTI: queue it for EXEC.
+    Queue(usize),
+    /// CLIENT PAUSE holds it: the connection waits, then tries again from
+    /// the start.
+    Paused,
+}
+
+/// A command refused by admission, and how the refusal is answered.
+struct Refusal {
+    /// The command, once known: its rejected calls are counted.
+    id: Option<usize>,
+    err: Error,
+    /// Refused past its syntax checks, as Redis's rejectCommand: a refused
+    /// EXEC discards its transaction (EXECABORT).
+    aborts_tx: bool,
 }
 
 impl Session {
     /// The checks of Redis's processCommand that depend on the server's
     /// state: out of memory (deny-oom commands, and anything queued inside
-    /// MULTI) and min-replicas-to-write (write commands). Scripts count
-    /// with the flags they declare; EXEC with those of its queue.
-    /// A command's flags as Redis's processCommand sees them: a script's
-    /// from its declared flags, EXEC's with those of its queue (Redis's
-    /// mstate.cmd_flags).
-    fn effective_flags(&self, engine: &Engine, spec: &CommandSpec, argv: &[&[u8]]) -> u32 {
-        let mut flags = spec.flags;
-        if spec.group == crate::command::Group::Scripting && spec.has(flag::ALL_SHARDS) {
-            flags =
-                crate::commands::scripting::script_command_flags(engine, spec.name, argv, flags);
-        }
-        if spec.name == "exec" && spec.has(flag::TX_CONTROL) {
-            if let Some(multi) = &self.state.multi {
-                let t = table();
-                for q in &multi.commands {
-                    let qspec = t.get(q.id).spec;
-                    let mut f = qspec.flags;
-                    if qspec.group == crate::command::Group::Scripting
-                        && qspec.has(flag::ALL_SHARDS)
-                    {
-                        let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
-                        f = crate::commands::scripting::script_command_flags(
-                            engine, qspec.name, &qargv, f,
-                        );
-                    }
-                    flags |= f & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM);
-                }
-            }
-        }
-        flags
-    }
-
+    /// MULTI) and min-replicas-to-write (write commands), with the flags
+    /// of the call (a script's declared ones, EXEC's with its queue's).
     fn check_state(
         &mut self,
         engine: &Engine,
         spec: &CommandSpec,
         argv: &[&[u8]],
     ) -> Result<(), Error> {
-        let is_exec = spec.name == "exec" && spec.has(flag::TX_CONTROL);
-        let is_script =
-            spec.group == crate::command::Group::Scripting && spec.has(flag::ALL_SHARDS);
-        let mut flags = spec.flags;
-        if is_script {
-            flags =
-                crate::commands::scripting::script_command_flags(engine, spec.name, argv, flags);
-        }
-        if is_exec {
-            if let Some(multi) = &self.state.multi {
-                let t = table();
-                for q in &multi.commands {
-                    let qspec = t.get(q.id).spec;
-                    let mut f = qspec.flags;
-                    if qspec.group == crate::command::Group::Scripting
-                        && qspec.has(flag::ALL_SHARDS)
-                    {
-                        let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
-                        f = crate::commands::scripting::script_command_flags(
-                            engine, qspec.name, &qargv, f,
-                        );
-                    }
-                    flags |= f & (flag::DENYOOM | flag::WRITE);
-                }
-            }
-        }
+        let flags = spec.call_flags(engine, &self.state, argv);
         if engine.config.maxmemory.load(Ordering::Relaxed) != 0 {
             let oom = engine.out_of_memory();
-            let mut reject = flags & flag::DENYOOM != 0;
             // Queueing may use any amount of memory: inside MULTI only
-            // EXEC, DISCARD, QUIT and RESET pass.
-            if self.state.multi.is_some()
-                && !matches!(spec.name, "exec" | "discard" | "quit" | "reset")
-            {
-                reject = true;
-            }
+            // the commands that end the transaction or the connection pass.
+            let reject = flags & flag::DENYOOM != 0
+                || (self.state.multi.is_some() && !spec.has(flag::MULTI_OOM_OK));
             if oom && reject {
                 return Err(Error::constant(
                     "OOM command not allowed when used memory > 'maxmemory'.",
                 ));
             }
-            if is_script || is_exec {
-                self.state.pre_command_oom = oom;
-            }
+            // What scripts and transactions check again for the commands
+            // they run (Redis's server.pre_command_oom_state).
+            self.state.pre_command_oom = oom;
         } else {
             self.state.pre_command_oom = false;
         }
@@ -1251,7 +1245,7 @@ impl Session {
     /// transaction; EXEC itself discards the transaction with EXECABORT.
     fn reject_command(&mut self, engine: &Engine, stats: &ThreadStats, id: usize, err: &Error) {
         let spec = table().get(id).spec;
-        if self.state.multi.is_some() && spec.name == "exec" && spec.has(flag::TX_CONTROL) {
+        if self.state.multi.is_some() && spec.has(flag::RUNS_TX) {
             self.state.multi = None;
             self.state.info.in_multi.store(false, Ordering::Relaxed);
             self.state.info.multi_len.store(0, Ordering::Relaxed);

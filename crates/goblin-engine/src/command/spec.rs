@@ -26,6 +26,16 @@ pub type LocksFn = for<'e> fn(
     &[&[u8]],
 ) -> crate::keyspace::ShardLocks<'e>;
 
+/// The flags a call really has, when they depend on more than the command
+/// (Redis's getCommandFlags): a script's come from the flags it declares,
+/// EXEC's include those of the commands it queued. Given the command's
+/// own flags; admission (CLIENT PAUSE, OOM, min-replicas) reads the result.
+pub type FlagsFn = fn(&crate::engine::Engine, &crate::client::ClientState, &[&[u8]], u32) -> u32;
+/// For a command flagged ALL_SHARDS: whether this call holds only the
+/// shards of its keys instead (an EVAL of a keyed script, see
+/// `scripting::keyed`).
+pub type KeyedFn = fn(&crate::engine::Engine, &[&[u8]]) -> bool;
+
 /// Command flags, as Redis names them in COMMAND INFO.
 pub mod flag {
     pub const WRITE: u32 = 1 << 0;
@@ -56,6 +66,15 @@ pub mod flag {
     /// ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT, RESET: the list of
     /// Redis's processCommand).
     pub const SUBSCRIBED_OK: u32 = 1 << 26;
+    /// Goblin-specific: runs the client's transaction (EXEC): refusing it
+    /// discards the transaction (EXECABORT), as Redis's rejectCommand
+    /// does for execCommand.
+    pub const RUNS_TX: u32 = 1 << 27;
+    /// Goblin-specific: runs inside MULTI even when memory is past
+    /// maxmemory (EXEC, DISCARD, QUIT, RESET): queueing may take any
+    /// amount of memory, so everything else is refused then, as in
+    /// Redis's processCommand.
+    pub const MULTI_OOM_OK: u32 = 1 << 28;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -305,6 +324,8 @@ pub struct CommandSpec {
     /// For key specs marked VARIABLE_FLAGS: their flags for these arguments.
     pub key_flags_fn: Option<KeyFlagsFn>,
     pub locks_fn: Option<LocksFn>,
+    pub flags_fn: Option<FlagsFn>,
+    pub keyed_fn: Option<KeyedFn>,
     pub group: Group,
     pub since: &'static str,
     pub summary: &'static str,
@@ -337,6 +358,8 @@ impl CommandSpec {
         keys_fn: None,
         key_flags_fn: None,
         locks_fn: None,
+        flags_fn: None,
+        keyed_fn: None,
         group: Group::Generic,
         since: "1.0.0",
         summary: "",
@@ -354,6 +377,24 @@ impl CommandSpec {
 
     pub fn is_write(&self) -> bool {
         self.has(flag::WRITE)
+    }
+
+    /// The flags of a call with `argv` by `client` (see [`FlagsFn`]).
+    pub fn call_flags(
+        &self,
+        engine: &crate::engine::Engine,
+        client: &crate::client::ClientState,
+        argv: &[&[u8]],
+    ) -> u32 {
+        match self.flags_fn {
+            Some(f) => f(engine, client, argv, self.flags),
+            None => self.flags,
+        }
+    }
+
+    /// Whether a call with `argv` needs every shard (see [`KeyedFn`]).
+    pub fn needs_all_shards(&self, engine: &crate::engine::Engine, argv: &[&[u8]]) -> bool {
+        self.has(flag::ALL_SHARDS) && !self.keyed_fn.is_some_and(|f| f(engine, argv))
     }
 
     /// Arity check, Redis's rule.

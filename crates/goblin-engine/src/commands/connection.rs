@@ -793,6 +793,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::FAST
             | flag::NO_AUTH
             | flag::TX_CONTROL
+            | flag::MULTI_OOM_OK
             | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         summary: "Closes the connection.",
@@ -809,6 +810,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             | flag::NO_AUTH
             | flag::ALLOW_BUSY
             | flag::TX_CONTROL
+            | flag::MULTI_OOM_OK
             | flag::SUBSCRIBED_OK,
         group: Group::Connection,
         since: "6.2.0",

@@ -6,6 +6,7 @@
 //! a script may touch any key, and nothing may interleave with it. Keyed
 //! EVAL scripts (`crate::scripting::keyed`) hold only their KEYS' shards.
 
+use crate::client::ClientState;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::scripting::eval::{self, normalize_sha, parse_numkeys, Invocation};
@@ -146,35 +147,51 @@ fn fcall_ro_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     fcall_generic(ctx, args, true)
 }
 
-/// The flags a script command runs under, from its script's declared
-/// flags when known (Redis's evalGetCommandFlags / fcallGetCommandFlags):
-/// the dispatcher's OOM and write checks use them.
-pub fn script_command_flags(
-    engine: &crate::Engine,
-    cmd: &'static str,
-    args: &[&[u8]],
-    cmd_flags: u32,
-) -> u32 {
+/// The flags an EVAL runs under, from the flags its script declares
+/// (Redis's evalGetCommandFlags): admission's OOM, write and pause checks
+/// read them (`CommandSpec::flags_fn`).
+fn eval_flags(_: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flags: u32) -> u32 {
+    match args.get(1).map(|body| eval::parse_shebang(body)) {
+        Some(Ok((f, _))) => f.command_flags(cmd_flags),
+        _ => cmd_flags,
+    }
+}
+
+/// `eval_flags` for EVALSHA: from the cached script, when there is one.
+fn evalsha_flags(engine: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flags: u32) -> u32 {
+    args.get(1)
+        .and_then(|target| normalize_sha(target))
+        .and_then(|sha| engine.scripting.script(&sha))
+        .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags))
+}
+
+/// The flags an FCALL runs under, from its function's (Redis's
+/// fcallGetCommandFlags).
+fn fcall_flags(engine: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flags: u32) -> u32 {
     let Some(target) = args.get(1) else {
         return cmd_flags;
     };
-    match cmd {
-        "eval" | "eval_ro" => match eval::parse_shebang(target) {
-            Ok((f, _)) => f.command_flags(cmd_flags),
-            Err(_) => cmd_flags,
-        },
-        "evalsha" | "evalsha_ro" => normalize_sha(target)
-            .and_then(|sha| engine.scripting.script(&sha))
-            .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags)),
-        "fcall" | "fcall_ro" => match engine.scripting.lock() {
-            Ok(vms) => vms
-                .functions
-                .find(target)
-                .map_or(cmd_flags, |f| f.flags.command_flags(cmd_flags)),
-            Err(_) => cmd_flags,
-        },
-        _ => cmd_flags,
+    match engine.scripting.lock() {
+        Ok(vms) => vms
+            .functions
+            .find(target)
+            .map_or(cmd_flags, |f| f.flags.command_flags(cmd_flags)),
+        Err(_) => cmd_flags,
     }
+}
+
+/// Whether an EVAL holds only the shards of its KEYS (its script is
+/// keyed, see `scripting::keyed`) instead of every shard
+/// (`CommandSpec::keyed_fn`).
+fn eval_keyed(engine: &crate::Engine, args: &[&[u8]]) -> bool {
+    args.get(1)
+        .is_some_and(|body| engine.scripting.runs_keyed(body, false))
+}
+
+/// `eval_keyed` for EVALSHA.
+fn evalsha_keyed(engine: &crate::Engine, args: &[&[u8]]) -> bool {
+    args.get(1)
+        .is_some_and(|sha| engine.scripting.runs_keyed(sha, true))
 }
 
 // ---------------------------------------------------------------------------
@@ -723,6 +740,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Execute a Lua script server side",
         complexity: "Depends on the script that is executed.",
         syntax: "script:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(eval_flags),
+        keyed_fn: Some(eval_keyed),
         handler: eval_command,
         ..CommandSpec::DEFAULT
     },
@@ -736,6 +755,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Execute a Lua script server side",
         complexity: "Depends on the script that is executed.",
         syntax: "sha1:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(evalsha_flags),
+        keyed_fn: Some(evalsha_keyed),
         handler: evalsha_command,
         ..CommandSpec::DEFAULT
     },
@@ -749,6 +770,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Execute a read-only Lua script server side",
         complexity: "Depends on the script that is executed.",
         syntax: "script:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(eval_flags),
+        keyed_fn: Some(eval_keyed),
         handler: eval_ro_command,
         ..CommandSpec::DEFAULT
     },
@@ -762,6 +785,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Execute a read-only Lua script server side",
         complexity: "Depends on the script that is executed.",
         syntax: "sha1:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(evalsha_flags),
+        keyed_fn: Some(evalsha_keyed),
         handler: evalsha_ro_command,
         ..CommandSpec::DEFAULT
     },
@@ -775,6 +800,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Invoke a function",
         complexity: "Depends on the function that is executed.",
         syntax: "function:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(fcall_flags),
         handler: fcall_command,
         ..CommandSpec::DEFAULT
     },
@@ -788,6 +814,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         summary: "Invoke a read-only function",
         complexity: "Depends on the function that is executed.",
         syntax: "function:string numkeys:integer [key:key...] [arg:string...]",
+        flags_fn: Some(fcall_flags),
         handler: fcall_ro_command,
         ..CommandSpec::DEFAULT
     },

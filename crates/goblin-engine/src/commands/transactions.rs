@@ -226,6 +226,26 @@ fn unwatch_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// EXEC's flags with those its queued commands add (Redis's
+/// mstate.cmd_flags): a transaction that writes waits out CLIENT PAUSE
+/// WRITE, one that may take memory is refused past maxmemory.
+fn exec_flags(engine: &Engine, client: &ClientState, _: &[&[u8]], flags: u32) -> u32 {
+    let Some(multi) = &client.multi else {
+        return flags;
+    };
+    let t = table();
+    multi.commands.iter().fold(flags, |flags, q| {
+        let qspec = t.get(q.id).spec;
+        let qflags = if qspec.flags_fn.is_some() {
+            let qargv: Vec<&[u8]> = q.argv.iter().map(|a| a.as_slice()).collect();
+            qspec.call_flags(engine, client, &qargv)
+        } else {
+            qspec.flags
+        };
+        flags | qflags & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM)
+    })
+}
+
 const TX: u32 =
     flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST | flag::ALLOW_BUSY | flag::TX_CONTROL;
 
@@ -243,19 +263,26 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "exec",
         arity: 1,
-        flags: flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::SKIP_SLOWLOG | flag::TX_CONTROL,
+        flags: flag::NOSCRIPT
+            | flag::LOADING
+            | flag::STALE
+            | flag::SKIP_SLOWLOG
+            | flag::TX_CONTROL
+            | flag::RUNS_TX
+            | flag::MULTI_OOM_OK,
         group: Group::Transactions,
         since: "1.2.0",
         summary: "Executes all commands in a transaction.",
         complexity: "Depends on commands in the transaction",
         locks_fn: Some(exec_locks),
+        flags_fn: Some(exec_flags),
         handler: exec_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
         name: "discard",
         arity: 1,
-        flags: TX,
+        flags: TX | flag::MULTI_OOM_OK,
         group: Group::Transactions,
         since: "2.0.0",
         summary: "Discards a transaction.",

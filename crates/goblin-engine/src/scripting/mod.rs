@@ -383,17 +383,15 @@ impl Scripting {
     /// Whether an EVAL-family call runs keyed (holding only the shards of
     /// its KEYS): its script is keyed, as this thread's interpreter
     /// already knows, or as the cache or a look at the given body says.
-    pub fn runs_keyed(&self, cmd: &str, argv: &[&[u8]]) -> bool {
-        let Some(target) = argv.get(1) else {
-            return false;
-        };
-        let (sha, body) = match cmd {
-            "evalsha" | "evalsha_ro" => match eval::normalize_sha(target) {
+    /// `target`: the script's body (EVAL), or its SHA1 (EVALSHA, `by_sha`).
+    pub fn runs_keyed(&self, target: &[u8], by_sha: bool) -> bool {
+        let (sha, body) = if by_sha {
+            match eval::normalize_sha(target) {
                 Some(sha) => (sha, None),
                 None => return false,
-            },
-            "eval" | "eval_ro" => (sha1_hex(target), Some(*target)),
-            _ => return false,
+            }
+        } else {
+            (sha1_hex(target), Some(target))
         };
         // Only keyed scripts are compiled in the local interpreter.
         let generation = self.generation.load(Ordering::Acquire);
