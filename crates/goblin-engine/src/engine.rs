@@ -152,9 +152,8 @@ impl Engine {
     /// Periodic work, called `hz` times a second by the host: active
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
-        let start = crate::util::time::monotonic_ns();
-        crate::expire::active_expire_cycle(self);
-        let elapsed_ms = crate::util::time::monotonic_ns().saturating_sub(start) / 1_000_000;
+        let cycle = crate::expire::active_expire_cycle(self);
+        let elapsed_ms = cycle.busy.as_millis() as u64;
         self.latency.add_if_needed(
             self.config
                 .latency_monitor_threshold
