@@ -12,6 +12,9 @@ pub use spec::{
 };
 pub use table::{table, CommandTable};
 
+#[cfg(test)]
+mod watch_tests;
+
 use crate::client::ClientState;
 use crate::engine::Engine;
 use crate::keyspace::{hash_key, CompactBytes, Db, Now, Object, ShardLocks, Value, ValueType};
