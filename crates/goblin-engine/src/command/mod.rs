@@ -245,7 +245,22 @@ impl<'a, 'l> Ctx<'a, 'l> {
         self.lookup_no_touch(key).map(|o| o.value.value_type())
     }
 
-    /// Stores a value (SET semantics: the TTL is cleared unless `keep_ttl`).
+    /// Stores a value (SET semantics: the TTL is cleared unless `keep_ttl`)
+    /// as `event` of `class`: Redis's setKey followed by its
+    /// notifyKeyspaceEvent, with what `changed` does. A list, sorted set or
+    /// stream stored where clients wait serves them (Redis's dbAdd signals
+    /// the key).
+    pub fn store(&mut self, key: &[u8], value: Value, keep_ttl: bool, class: u32, event: &str) {
+        let awaited = matches!(value, Value::List(_) | Value::ZSet(_) | Value::Stream(_));
+        self.set_value(key, value, keep_ttl);
+        self.notify(class, event, key);
+        if awaited {
+            self.signal_ready(key);
+        }
+    }
+
+    /// Stores a value as `store` does, without announcing it (the caller
+    /// announces an event it decides later).
     pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool) {
         let now = self.now_ms;
         let (db, h) = self.locate(key);
@@ -253,7 +268,18 @@ impl<'a, 'l> Ctx<'a, 'l> {
         self.modified(key);
     }
 
-    /// Deletes a key; true when it existed (and had not expired).
+    /// Deletes a key as DEL does: with what `changed` does and the "del"
+    /// event; true when it existed (and had not expired).
+    pub fn delete_key(&mut self, key: &[u8]) -> bool {
+        let deleted = self.delete(key);
+        if deleted {
+            self.notify(crate::pubsub::notify::GENERIC, "del", key);
+        }
+        deleted
+    }
+
+    /// Deletes a key without announcing it (the caller announces what the
+    /// deletion is part of); true when it existed (and had not expired).
     pub fn delete(&mut self, key: &[u8]) -> bool {
         let now = self.now();
         let (db, h) = self.locate(key);
@@ -297,10 +323,57 @@ impl<'a, 'l> Ctx<'a, 'l> {
         had
     }
 
+    /// A command changed `key` (in the current database) by `event` of
+    /// notification class `class`: Redis's signalModifiedKey,
+    /// notifyKeyspaceEvent and server.dirty++ as one step. It counts a
+    /// change for the save rules (and so the call is logged to the
+    /// append-only file), ends the transactions WATCHing the key, and
+    /// announces the event to keyspace notifications. A change counting
+    /// more than one (SADD of several members) adds the rest with
+    /// `add_dirty`.
+    #[inline]
+    pub fn changed(&mut self, key: &[u8], class: u32, event: &str) {
+        let db = self.client.db;
+        self.changed_in(db, key, class, event);
+    }
+
+    /// `changed` for a key of database `db` (MOVE, COPY ... DB).
+    #[inline]
+    pub fn changed_in(&mut self, db: usize, key: &[u8], class: u32, event: &str) {
+        self.modified_in(db, key);
+        self.notify_in(db, class, event, key);
+    }
+
+    /// `changed` for a change that gave `key` data blocked clients may
+    /// wait for (a push, a value moved into place): they are served once
+    /// the command is done (Redis's signalKeyAsReady).
+    #[inline]
+    pub fn pushed(&mut self, key: &[u8], class: u32, event: &str) {
+        let db = self.client.db;
+        self.pushed_in(db, key, class, event);
+    }
+
+    /// `pushed` for a key of database `db`.
+    #[inline]
+    pub fn pushed_in(&mut self, db: usize, key: &[u8], class: u32, event: &str) {
+        self.changed_in(db, key, class, event);
+        self.signal_ready_in(db, key);
+    }
+
     /// Records that `key` changed: counts a change for the save rules and
-    /// invalidates WATCHes on it (Redis's signalModifiedKey).
+    /// invalidates WATCHes on it (Redis's signalModifiedKey). Commands
+    /// call `changed`, which also announces the event; this is for the
+    /// context's own primitives (`set_value`, `delete`...), whose callers
+    /// announce what they did, and for PFCOUNT's cached cardinality, which
+    /// Redis signals without an event.
     #[inline]
     pub fn modified(&mut self, key: &[u8]) {
+        let db = self.client.db;
+        self.modified_in(db, key);
+    }
+
+    #[inline]
+    fn modified_in(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
         if self
             .engine
@@ -308,8 +381,8 @@ impl<'a, 'l> Ctx<'a, 'l> {
             .load(std::sync::atomic::Ordering::Relaxed)
             != 0
         {
-            let (db, h) = self.locate(key);
-            db.touch_watched(h, key);
+            let (slice, h) = self.locate_in(db, key);
+            slice.touch_watched(h, key);
         }
     }
 

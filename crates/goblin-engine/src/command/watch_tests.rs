@@ -366,3 +366,57 @@ fn restore_ends_the_watch_of_the_key_it_writes() {
     let payload = &dump[start..dump.len() - 2];
     assert!(ends_the_watch(&[], &[b"RESTORE", b"k", b"0", payload], "k"));
 }
+
+/// Regression: MOVE and COPY ... DB signalled the key in the client's own
+/// database only, so a transaction WATCHing the key in the destination
+/// database ran after the key appeared there; Redis signals both.
+#[test]
+fn move_and_copy_end_the_watch_of_the_key_in_the_destination_database() {
+    for call in ["MOVE k 1", "COPY k k DB 1"] {
+        let engine = Engine::new(Config::new());
+        let mut watcher = engine.session(ConnInfo::embedded());
+        let mut writer = engine.session(ConnInfo::embedded());
+        run(&mut writer, &[b"SET", b"k", b"v"]);
+        run(&mut watcher, &[b"SELECT", b"1"]);
+        run(&mut watcher, &[b"WATCH", b"k"]);
+        assert_eq!(run(&mut writer, &words(call)), b":1\r\n", "{call}");
+        run(&mut watcher, &[b"MULTI"]);
+        run(&mut watcher, &[b"PING"]);
+        assert_eq!(run(&mut watcher, &[b"EXEC"]), b"*-1\r\n", "{call}");
+    }
+}
+
+/// What a call counts in INFO's rdb_changes_since_last_save (Redis's
+/// server.dirty).
+fn changes_of(setup: &[&str], call: &str) -> i64 {
+    let engine = Engine::new(Config::new());
+    let mut s = engine.session(ConnInfo::embedded());
+    for line in setup {
+        run(&mut s, &words(line));
+    }
+    let dirty = |s: &mut Session| -> i64 {
+        let info = run(s, &[b"INFO", b"persistence"]);
+        let info = String::from_utf8(info).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let before = dirty(&mut s);
+    run(&mut s, &words(call));
+    dirty(&mut s) - before
+}
+
+/// Regression: RENAME over an existing key counted three changes and
+/// APPEND creating its key two, where Redis counts one (its save rules
+/// and rdb_changes_since_last_save see one).
+#[test]
+fn a_rename_a_move_and_an_append_count_one_change_as_in_redis() {
+    assert_eq!(changes_of(&["SET a 1", "SET b 2"], "RENAME a b"), 1);
+    assert_eq!(changes_of(&["SET a 1"], "RENAMENX a b"), 1);
+    assert_eq!(changes_of(&["SET a 1"], "MOVE a 1"), 1);
+    assert_eq!(changes_of(&[], "APPEND a xyz"), 1);
+    assert_eq!(changes_of(&["SET a 1"], "APPEND a xyz"), 1);
+}

@@ -617,8 +617,7 @@ pub fn setbit(ctx: &mut Ctx, key: &[u8], offset: u64, on: bool) -> Result<bool, 
     let changed = dirty || old != on;
     if changed {
         *byte = if on { *byte | mask } else { *byte & !mask };
-        ctx.modified(key);
-        ctx.notify(notify::STRING, "setbit", key);
+        ctx.changed(key, notify::STRING, "setbit");
     }
     Ok(old)
 }
@@ -691,10 +690,15 @@ pub fn bitop(ctx: &mut Ctx, op: BitOp, dest: &[u8], srcs: &[&[u8]]) -> Result<us
     };
     let len = res.len();
     if len > 0 {
-        ctx.set_value(dest, Value::Str(CompactBytes::from_vec(res)), false);
-        ctx.notify(notify::STRING, "set", dest);
-    } else if ctx.delete(dest) {
-        ctx.notify(notify::GENERIC, "del", dest);
+        ctx.store(
+            dest,
+            Value::Str(CompactBytes::from_vec(res)),
+            false,
+            notify::STRING,
+            "set",
+        );
+    } else {
+        ctx.delete_key(dest);
     }
     Ok(len)
 }
@@ -789,9 +793,8 @@ pub fn bitfield(
     }
     // Each changing subcommand counts as one change, as in Redis.
     if changes > 0 {
-        ctx.modified(key);
         ctx.add_dirty(changes - 1);
-        ctx.notify(notify::STRING, "setbit", key);
+        ctx.changed(key, notify::STRING, "setbit");
     }
     Ok(replies)
 }

@@ -164,10 +164,10 @@ pub fn throttle(ctx: &mut Ctx, key: &[u8], t: &Throttle, now: i64) -> Result<Dec
         // The module writes the value (which clears the TTL), then sets
         // the TTL in whole milliseconds: a negative one (a negative
         // quantity) fails after the write, a zero one expires the key.
-        ctx.set_value(key, Value::Str(CompactBytes::from_i64(new_tat)), false);
         // The natural events of the write (redis-cell's module writes
         // notify nothing themselves).
-        ctx.notify(notify::STRING, "set", key);
+        let tat = Value::Str(CompactBytes::from_i64(new_tat));
+        ctx.store(key, tat, false, notify::STRING, "set");
         let ttl_ms = d.reset_after / 1_000_000;
         if ttl_ms < 0 {
             return Err(store_error("Error while setting key expire"));

@@ -23,7 +23,6 @@ use crate::engine::Engine;
 use crate::keyspace::geo::{self, GeoPoint, Shape, ShapeKind};
 use crate::keyspace::{CompactBytes, ShardLocks, ZSet};
 use crate::protocol::ReplyWriter;
-use crate::pubsub::notify;
 use crate::util::number::{arg_i64, parse_f64, LongDouble};
 use crate::util::sort::{c_qsort, pqsort};
 use crate::Error;
@@ -593,9 +592,7 @@ pub fn store_search(
     match entries {
         Some(entries) => store_result(ctx, dst, entries, event),
         None => {
-            if ctx.delete(dst) {
-                ctx.notify(notify::GENERIC, "del", dst);
-            }
+            ctx.delete_key(dst);
             0
         }
     }

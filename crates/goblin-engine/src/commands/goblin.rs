@@ -50,8 +50,8 @@ impl Store for CtxStore<'_, '_, '_> {
     fn write_string(&mut self, key: &[u8], value: &[u8]) {
         // Keeps the key's TTL: the value is replaced in place. Every
         // string the family writes is a counter's new value.
-        self.0.set_value(key, Value::str(value), true);
-        self.0.notify(notify::STRING, "incrby", key);
+        self.0
+            .store(key, Value::str(value), true, notify::STRING, "incrby");
     }
 
     fn write_integer(&mut self, key: &[u8], value: i64) {
@@ -59,21 +59,17 @@ impl Store for CtxStore<'_, '_, '_> {
         match self.0.write_string(key) {
             Ok(Some(s)) => {
                 *s = CompactBytes::from_i64(value);
-                self.0.modified(key);
+                self.0.changed(key, notify::STRING, "incrby");
             }
-            _ => self
-                .0
-                .set_value(key, Value::Str(CompactBytes::from_i64(value)), true),
+            _ => {
+                let value = Value::Str(CompactBytes::from_i64(value));
+                self.0.store(key, value, true, notify::STRING, "incrby");
+            }
         }
-        self.0.notify(notify::STRING, "incrby", key);
     }
 
     fn delete(&mut self, key: &[u8]) -> bool {
-        let deleted = self.0.delete(key);
-        if deleted {
-            self.0.notify(notify::GENERIC, "del", key);
-        }
-        deleted
+        self.0.delete_key(key)
     }
 
     fn expire_at(&mut self, key: &[u8]) -> Option<Option<i64>> {

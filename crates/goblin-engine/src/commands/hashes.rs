@@ -177,8 +177,7 @@ pub fn hset(ctx: &mut Ctx, key: &[u8], pairs: &[&[u8]]) -> Result<usize, Error> 
         .chunks_exact(2)
         .filter(|kv| hash.set(kv[0], kv[1], &limits))
         .count();
-    ctx.modified(key);
-    ctx.notify(notify::HASH, "hset", key);
+    ctx.changed(key, notify::HASH, "hset");
     ctx.add_dirty((pairs.len() / 2).saturating_sub(1) as u64);
     Ok(created)
 }
@@ -259,8 +258,7 @@ pub fn hsetnx(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) -> Result<b
     }
     hash.prepare_write(&[field, value], &limits);
     hash.set(field, value, &limits);
-    ctx.modified(key);
-    ctx.notify(notify::HASH, "hset", key);
+    ctx.changed(key, notify::HASH, "hset");
     Ok(true)
 }
 
@@ -285,9 +283,8 @@ pub fn hdel(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<usize, Error>
         remove_key(ctx, key);
     }
     if deleted > 0 {
-        ctx.modified(key);
         ctx.add_dirty(deleted as u64 - 1);
-        ctx.notify(notify::HASH, "hdel", key);
+        ctx.changed(key, notify::HASH, "hdel");
         if emptied {
             ctx.notify(notify::GENERIC, "del", key);
         }
@@ -307,8 +304,7 @@ pub fn hincrby(ctx: &mut Ctx, key: &[u8], field: &[u8], incr: i64) -> Result<i64
     let hash = write_hash(ctx, key, true)?.expect("created");
     // The field keeps its TTL, as in Redis 8 (HASH_SET_KEEP_TTL).
     hash.set_keep_ttl(field, itoa::Buffer::new().format(value).as_bytes(), &limits);
-    ctx.modified(key);
-    ctx.notify(notify::HASH, "hincrby", key);
+    ctx.changed(key, notify::HASH, "hincrby");
     Ok(value)
 }
 
@@ -336,8 +332,7 @@ pub fn hincrbyfloat(
     let limits = limits(ctx);
     let hash = write_hash(ctx, key, true)?.expect("created");
     hash.set_keep_ttl(field, &text, &limits);
-    ctx.modified(key);
-    ctx.notify(notify::HASH, "hincrbyfloat", key);
+    ctx.changed(key, notify::HASH, "hincrbyfloat");
     Ok(text)
 }
 
@@ -922,8 +917,7 @@ pub fn hpersist(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<Vec<i64>,
         })
         .collect();
     if results.contains(&1) {
-        ctx.modified(key);
-        ctx.notify(notify::HASH, "hpersist", key);
+        ctx.changed(key, notify::HASH, "hpersist");
     }
     Ok(results)
 }

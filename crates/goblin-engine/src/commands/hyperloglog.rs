@@ -98,8 +98,7 @@ pub fn pfadd(ctx: &mut Ctx, key: &[u8], elements: &[&[u8]]) -> Result<bool, Erro
         return Ok(false);
     }
     hll::invalidate_cache(v);
-    ctx.modified(key);
-    ctx.notify(notify::STRING, "pfadd", key);
+    ctx.changed(key, notify::STRING, "pfadd");
     ctx.add_dirty(updated - 1);
     Ok(true)
 }
@@ -168,9 +167,8 @@ pub fn pfmerge(ctx: &mut Ctx, dest: &[u8], sources: &[&[u8]]) -> Result<(), Erro
         }
     }
     hll::invalidate_cache(v);
-    ctx.modified(dest);
     // Redis announces a merge as "pfadd" too.
-    ctx.notify(notify::STRING, "pfadd", dest);
+    ctx.changed(dest, notify::STRING, "pfadd");
     Ok(())
 }
 

@@ -155,8 +155,7 @@ pub fn parse_scan_options<'a>(
 fn del_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut n = 0;
     for key in &args[1..] {
-        if ctx.delete(key) {
-            ctx.notify(notify::GENERIC, "del", key);
+        if ctx.delete_key(key) {
             n += 1;
         }
     }
@@ -309,6 +308,7 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         }
         return Ok(());
     }
+    let dirty = ctx.dirty;
     if ctx.lookup_write(dst).is_some() {
         if nx {
             ctx.out.int(0);
@@ -320,12 +320,11 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
     let obj = db.remove(h, src).expect("source exists");
     let (db, h) = ctx.locate(dst);
     db.insert_object(h, dst, obj);
-    ctx.modified(src);
-    ctx.modified(dst);
-    ctx.notify(notify::GENERIC, "rename_from", src);
-    ctx.notify(notify::GENERIC, "rename_to", dst);
+    ctx.changed(src, notify::GENERIC, "rename_from");
     // A list (or other awaited value) moved into place serves its waiters.
-    ctx.signal_ready(dst);
+    ctx.pushed(dst, notify::GENERIC, "rename_to");
+    // Both keys are signalled, but a rename is one change, as Redis counts.
+    ctx.dirty = dirty + 1;
     if nx {
         ctx.out.int(1);
     } else {
@@ -373,10 +372,11 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let obj = db.remove(h, key).expect("key exists");
     let (target, h) = ctx.locate_in(dst, key);
     target.insert_object(h, key, obj);
-    ctx.modified(key);
-    ctx.notify_in(src, notify::GENERIC, "move_from", key);
-    ctx.notify_in(dst, notify::GENERIC, "move_to", key);
-    ctx.signal_ready_in(dst, key);
+    let dirty = ctx.dirty;
+    ctx.changed(key, notify::GENERIC, "move_from");
+    ctx.pushed_in(dst, key, notify::GENERIC, "move_to");
+    // Both keys are signalled, but a move is one change, as Redis counts.
+    ctx.dirty = dirty + 1;
     ctx.out.int(1);
     Ok(())
 }
@@ -418,9 +418,7 @@ fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         target.remove(h, dst);
     }
     target.insert_object(h, dst, obj);
-    ctx.modified(dst);
-    ctx.notify_in(dst_db, notify::GENERIC, "copy_to", dst);
-    ctx.signal_ready_in(dst_db, dst);
+    ctx.pushed_in(dst_db, dst, notify::GENERIC, "copy_to");
     ctx.out.int(1);
     Ok(())
 }

@@ -11,8 +11,8 @@
 //! `Ctx::block_on` (see `crate::blocking`): when a key becomes ready the
 //! same command runs again on the waiter's behalf, restricted to that key.
 //!
-//! Every change calls `ctx.modified(key)` (WATCH, dirty counter); every
-//! push also calls `ctx.signal_ready(key)` so that blocked clients are
+//! Every change calls `ctx.changed(key, ..)` (WATCH, dirty counter, the
+//! keyspace event); every push `ctx.pushed(key, ..)` so that blocked clients are
 //! served. A list that loses its last element is deleted.
 
 use crate::blocking::{parse_timeout, BlockRequest};
@@ -222,10 +222,8 @@ pub fn push(
             len
         }
     };
-    ctx.modified(key);
+    ctx.pushed(key, notify::LIST, push_event(end));
     ctx.add_dirty(elements.len() as u64 - 1);
-    ctx.notify(notify::LIST, push_event(end), key);
-    ctx.signal_ready(key);
     Ok(Some(len))
 }
 
@@ -282,10 +280,9 @@ fn pop_range_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize, with_key: 
     };
     reply_range(out, list, start, last, end == End::Tail);
     list.remove_range(start, n);
-    ctx.notify(notify::LIST, pop_event(end), key);
-    delete_if_empty(ctx, key);
-    ctx.modified(key);
+    ctx.changed(key, notify::LIST, pop_event(end));
     ctx.add_dirty(n as u64 - 1);
+    delete_if_empty(ctx, key);
 }
 
 /// Pops one element from an end of the list at `key` and writes it as a
@@ -307,13 +304,12 @@ fn pop_one_reply(ctx: &mut Ctx, key: &[u8], end: End) -> Result<bool, Error> {
     };
     list.remove_range(start, 1);
     let emptied = list.is_empty();
-    ctx.notify(notify::LIST, pop_event(end), key);
+    ctx.changed(key, notify::LIST, pop_event(end));
     if emptied {
         let (db, h) = ctx.locate(key);
         db.remove(h, key);
         ctx.notify(notify::GENERIC, "del", key);
     }
-    ctx.modified(key);
     Ok(true)
 }
 
@@ -353,12 +349,9 @@ pub fn move_element(
             db.insert_new(h, dst, Value::List(Box::new(list)), now);
         }
     }
-    ctx.modified(dst);
-    ctx.notify(notify::LIST, push_event(to), dst);
-    ctx.signal_ready(dst);
-    ctx.notify(notify::LIST, pop_event(from), src);
+    ctx.pushed(dst, notify::LIST, push_event(to));
+    ctx.changed(src, notify::LIST, pop_event(from));
     delete_if_empty(ctx, src);
-    ctx.modified(src);
     Ok(Some(value))
 }
 
@@ -407,8 +400,7 @@ fn linsert_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     list.insert(pos + after as usize, element, fill);
     let len = list.len();
-    ctx.modified(args[1]);
-    ctx.notify(notify::LIST, "linsert", args[1]);
+    ctx.changed(args[1], notify::LIST, "linsert");
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -443,8 +435,7 @@ fn lset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let index = arg_i64(args[2])?;
     let i = list.resolve_index(index).ok_or(Error::OUT_OF_RANGE)?;
     list.set(i, args[3], fill);
-    ctx.modified(args[1]);
-    ctx.notify(notify::LIST, "lset", args[1]);
+    ctx.changed(args[1], notify::LIST, "lset");
     ctx.out.ok();
     Ok(())
 }
@@ -534,12 +525,11 @@ fn ltrim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => (len, 0),
     };
     list.trim(ltrim, rtrim);
-    ctx.notify(notify::LIST, "ltrim", key);
-    delete_if_empty(ctx, key);
     // Redis signals the key even when nothing was removed.
-    ctx.modified(key);
-    // One change per removed element, as Redis counts (modified() counted one).
+    ctx.changed(key, notify::LIST, "ltrim");
+    // One change per removed element, as Redis counts (changed() counted one).
     ctx.dirty = ctx.dirty + (ltrim + rtrim) as u64 - 1;
+    delete_if_empty(ctx, key);
     ctx.out.ok();
     Ok(())
 }
@@ -613,13 +603,10 @@ fn lrem_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
     let removed = list.remove_matching(args[3], limit, from);
     if removed > 0 {
-        ctx.notify(notify::LIST, "lrem", key);
-    }
-    delete_if_empty(ctx, key);
-    if removed > 0 {
-        ctx.modified(key);
+        ctx.changed(key, notify::LIST, "lrem");
         ctx.add_dirty(removed as u64 - 1);
     }
+    delete_if_empty(ctx, key);
     ctx.out.int(removed as i64);
     Ok(())
 }

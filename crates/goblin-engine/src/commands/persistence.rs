@@ -215,11 +215,9 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         argv.push(b"ABSTTL");
         ctx.log_as(&argv);
     }
-    ctx.modified(key);
-    ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
     // A list or stream restored where clients wait serves them (Redis's
     // dbAdd signals the key).
-    ctx.signal_ready(key);
+    ctx.pushed(key, crate::pubsub::notify::GENERIC, "restore");
     ctx.out.ok();
     Ok(())
 }
@@ -425,9 +423,7 @@ fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 target_error.get_or_insert_with(|| err[1..].to_vec());
             }
             None if !o.copy => {
-                if ctx.delete(args[*i]) {
-                    ctx.notify(crate::pubsub::notify::GENERIC, "del", args[*i]);
-                }
+                ctx.delete_key(args[*i]);
                 ctx.add_dirty(1);
                 moved.push(args[*i]);
             }

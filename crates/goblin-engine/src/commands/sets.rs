@@ -102,10 +102,9 @@ fn reply_member(out: &mut ReplyWriter, m: Member<'_>) {
 fn store_set(ctx: &mut Ctx, dst: &[u8], set: Set, event: &str) -> usize {
     let n = set.len();
     if n > 0 {
-        ctx.set_value(dst, Value::Set(Box::new(set)), false);
-        ctx.notify(notify::SET, event, dst);
-    } else if ctx.delete(dst) {
-        ctx.notify(notify::GENERIC, "del", dst);
+        ctx.store(dst, Value::Set(Box::new(set)), false, notify::SET, event);
+    } else {
+        ctx.delete_key(dst);
     }
     n
 }
@@ -135,9 +134,8 @@ pub fn sadd(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<usize, Error
     };
     let added = members.iter().filter(|m| set.add(m, max)).count();
     if added > 0 {
-        ctx.modified(key);
         ctx.add_dirty(added as u64 - 1);
-        ctx.notify(notify::SET, "sadd", key);
+        ctx.changed(key, notify::SET, "sadd");
     }
     Ok(added)
 }
@@ -163,9 +161,8 @@ pub fn srem(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<usize, Error
         remove_key(ctx, key);
     }
     if removed > 0 {
-        ctx.modified(key);
         ctx.add_dirty(removed as u64 - 1);
-        ctx.notify(notify::SET, "srem", key);
+        ctx.changed(key, notify::SET, "srem");
         if emptied {
             ctx.notify(notify::GENERIC, "del", key);
         }
@@ -194,12 +191,11 @@ pub fn smove(ctx: &mut Ctx, src: &[u8], dst: &[u8], member: &[u8]) -> Result<boo
         return Ok(false);
     }
     let emptied = set.is_empty();
-    ctx.notify(notify::SET, "srem", src);
+    ctx.changed(src, notify::SET, "srem");
     if emptied {
         remove_key(ctx, src);
         ctx.notify(notify::GENERIC, "del", src);
     }
-    ctx.modified(src);
     // The destination counts as changed only when the member is new there.
     let max = max_intset(ctx);
     let added = match write_set(ctx, dst)? {
@@ -214,8 +210,7 @@ pub fn smove(ctx: &mut Ctx, src: &[u8], dst: &[u8], member: &[u8]) -> Result<boo
         }
     };
     if added {
-        ctx.modified(dst);
-        ctx.notify(notify::SET, "sadd", dst);
+        ctx.changed(dst, notify::SET, "sadd");
     }
     Ok(true)
 }
@@ -231,12 +226,11 @@ pub fn spop(ctx: &mut Ctx, key: &[u8]) -> Result<Option<CompactBytes>, Error> {
     };
     set.remove(&member);
     let emptied = set.is_empty();
-    ctx.notify(notify::SET, "spop", key);
+    ctx.changed(key, notify::SET, "spop");
     if emptied {
         remove_key(ctx, key);
         ctx.notify(notify::GENERIC, "del", key);
     }
-    ctx.modified(key);
     Ok(Some(member))
 }
 
@@ -264,10 +258,9 @@ pub fn spop_count(
     // CASE 1: everything goes.
     if count >= size {
         let all: Vec<CompactBytes> = set.iter().map(|m| m.to_compact()).collect();
-        ctx.notify(notify::SET, "spop", key);
+        ctx.changed(key, notify::SET, "spop");
         remove_key(ctx, key);
         ctx.notify(notify::GENERIC, "del", key);
-        ctx.modified(key);
         ctx.add_dirty(size - 1);
         return Ok(Some(all));
     }
@@ -295,8 +288,7 @@ pub fn spop_count(
         *set = kept.expect("remaining > 0");
         popped
     };
-    ctx.notify(notify::SET, "spop", key);
-    ctx.modified(key);
+    ctx.changed(key, notify::SET, "spop");
     ctx.add_dirty(count - 1);
     Ok(Some(popped))
 }

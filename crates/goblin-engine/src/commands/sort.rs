@@ -342,19 +342,21 @@ fn sort_generic(ctx: &mut Ctx, args: &[&[u8]], readonly: bool) -> CmdResult {
                 }
             }
             if values.is_empty() {
-                if ctx.delete(dst) {
-                    ctx.notify(notify::GENERIC, "del", dst);
-                }
+                ctx.delete_key(dst);
             } else {
                 let fill = lists::fill(ctx);
                 let mut list = List::new();
                 for v in &values {
                     list.push_back(v, fill);
                 }
-                ctx.set_value(dst, Value::List(Box::new(list)), false);
-                ctx.notify(notify::LIST, "sortstore", dst);
+                ctx.store(
+                    dst,
+                    Value::List(Box::new(list)),
+                    false,
+                    notify::LIST,
+                    "sortstore",
+                );
                 ctx.add_dirty(values.len() as u64 - 1);
-                ctx.signal_ready(dst);
             }
             ctx.out.int(output_len as i64);
         }

@@ -677,8 +677,7 @@ fn xadd_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         argv[a.id_pos] = id.to_bytes();
     }
     ctx.out.bulk(id.to_string().as_bytes());
-    ctx.modified(key);
-    ctx.notify(notify::STREAM, "xadd", key);
+    ctx.pushed(key, notify::STREAM, "xadd");
     if trimmed {
         ctx.notify(notify::STREAM, "xtrim", key);
     }
@@ -686,7 +685,6 @@ fn xadd_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let argv: Vec<&[u8]> = argv.iter().map(|x| x.as_slice()).collect();
         ctx.log_as(&argv);
     }
-    ctx.signal_ready(key);
     Ok(())
 }
 
@@ -703,8 +701,7 @@ fn xtrim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let deleted = s.entries.trim(t);
     let logged = (deleted > 0 && t.approx).then(|| exact_trim_args(args, &a, s));
     if deleted > 0 {
-        ctx.modified(key);
-        ctx.notify(notify::STREAM, "xtrim", key);
+        ctx.changed(key, notify::STREAM, "xtrim");
         ctx.add_dirty(deleted - 1);
         if let Some(argv) = logged {
             let argv: Vec<&[u8]> = argv.iter().map(|x| x.as_slice()).collect();
@@ -798,8 +795,7 @@ fn xdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         } else if first_entry {
             e.first_id = e.edge_id(true, true).unwrap_or(StreamId::MAX);
         }
-        ctx.modified(key);
-        ctx.notify(notify::STREAM, "xdel", key);
+        ctx.changed(key, notify::STREAM, "xdel");
         ctx.add_dirty(deleted - 1);
     }
     ctx.out.int(deleted as i64);

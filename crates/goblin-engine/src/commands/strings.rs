@@ -270,8 +270,7 @@ pub fn set_with(
             old,
         });
     }
-    ctx.set_value(key, Value::str(value), opts.keep_ttl);
-    ctx.notify(notify::STRING, "set", key);
+    ctx.store(key, Value::str(value), opts.keep_ttl, notify::STRING, "set");
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
         ctx.notify(notify::GENERIC, "expire", key);
@@ -293,16 +292,14 @@ pub fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Result<i64, Error> {
             let current = parse_i64(s).ok_or(Error::NOT_INTEGER)?;
             let next = current.checked_add(delta).ok_or(Error::OVERFLOW)?;
             *s = CompactBytes::from_i64(next);
-            ctx.modified(key);
-            ctx.notify(notify::STRING, "incrby", key);
+            ctx.changed(key, notify::STRING, "incrby");
             Ok(next)
         }
         None => {
             let now = ctx.now_ms;
             let (db, h) = ctx.locate(key);
             db.insert_new(h, key, Value::Str(CompactBytes::from_i64(delta)), now);
-            ctx.modified(key);
-            ctx.notify(notify::STRING, "incrby", key);
+            ctx.changed(key, notify::STRING, "incrby");
             Ok(delta)
         }
     }
@@ -329,8 +326,7 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
             db.insert_new(h, key, Value::str(&text), now);
         }
     }
-    ctx.modified(key);
-    ctx.notify(notify::STRING, "incrbyfloat", key);
+    ctx.changed(key, notify::STRING, "incrbyfloat");
     Ok(text)
 }
 
@@ -338,20 +334,16 @@ pub fn incr_by_float(ctx: &mut Ctx, key: &[u8], incr: &[u8]) -> Result<Vec<u8>, 
 /// is no condition, as DEL); true when deleted. A condition needs a string
 /// value: another type is WRONGTYPE.
 pub fn delete_if(ctx: &mut Ctx, key: &[u8], cond: Option<ValueCondition>) -> Result<bool, Error> {
-    let deleted = match cond {
-        None => ctx.delete(key),
+    Ok(match cond {
+        None => ctx.delete_key(key),
         Some(cond) => {
             let holds = match ctx.write_string(key)? {
                 None => return Ok(false),
                 Some(current) => cond.holds(current)?,
             };
-            holds && ctx.delete(key)
+            holds && ctx.delete_key(key)
         }
-    };
-    if deleted {
-        ctx.notify(notify::GENERIC, "del", key);
-    }
-    Ok(deleted)
+    })
 }
 
 /// INCREX's parsed request (Redis 8.8; NX and XX are Valkey 9.2's).
@@ -672,12 +664,11 @@ pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExO
         IncrExOutcome::Int(v, _) => CompactBytes::from_i64(v),
         IncrExOutcome::Float(v, _) => CompactBytes::from_slice(&v.to_human_string()),
     };
-    ctx.set_value(key, Value::Str(text), true);
     let event = match outcome {
         IncrExOutcome::Int(..) => "incrby",
         IncrExOutcome::Float(..) => "incrbyfloat",
     };
-    ctx.notify(notify::STRING, event, key);
+    ctx.store(key, Value::Str(text), true, notify::STRING, event);
     match (opts.expire, expire_at) {
         (IncrExExpire::Persist, _) if ctx.persist(key) => {
             ctx.notify(notify::GENERIC, "persist", key);
@@ -803,16 +794,13 @@ fn getdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     ctx.out.bulk(&value);
-    if ctx.delete(args[1]) {
-        ctx.notify(notify::GENERIC, "del", args[1]);
-    }
+    ctx.delete_key(args[1]);
     Ok(())
 }
 
 fn getset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let old = ctx.read_string(args[1])?.map(|s| s.clone());
-    ctx.set_value(args[1], Value::str(args[2]), false);
-    ctx.notify(notify::STRING, "set", args[1]);
+    ctx.store(args[1], Value::str(args[2]), false, notify::STRING, "set");
     match old {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),
@@ -850,8 +838,7 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         return Ok(());
     }
     for kv in args[1..].chunks(2) {
-        ctx.set_value(kv[0], Value::str(kv[1]), false);
-        ctx.notify(notify::STRING, "set", kv[0]);
+        ctx.store(kv[0], Value::str(kv[1]), false, notify::STRING, "set");
     }
     if nx {
         ctx.out.int(1);
@@ -1006,12 +993,14 @@ fn append_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             v.len()
         }
         None => {
-            ctx.set_value(key, Value::str(tail), false);
+            let now = ctx.now_ms;
+            let (db, h) = ctx.locate(key);
+            db.insert_new(h, key, Value::str(tail), now);
             tail.len()
         }
     };
-    ctx.modified(key);
-    ctx.notify(notify::STRING, "append", key);
+    // One change, whether the key was created or extended, as Redis counts.
+    ctx.changed(key, notify::STRING, "append");
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -1048,8 +1037,13 @@ fn setrange_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if existing_len.is_none() {
         let mut buf = vec![0u8; offset + value.len()];
         buf[offset..].copy_from_slice(value);
-        ctx.set_value(key, Value::Str(CompactBytes::from_vec(buf)), false);
-        ctx.notify(notify::STRING, "setrange", key);
+        ctx.store(
+            key,
+            Value::Str(CompactBytes::from_vec(buf)),
+            false,
+            notify::STRING,
+            "setrange",
+        );
         ctx.out.int((offset + value.len()) as i64);
         return Ok(());
     }
@@ -1062,8 +1056,7 @@ fn setrange_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     v[offset..offset + value.len()].copy_from_slice(value);
     let len = v.len();
-    ctx.modified(key);
-    ctx.notify(notify::STRING, "setrange", key);
+    ctx.changed(key, notify::STRING, "setrange");
     ctx.out.int(len as i64);
     Ok(())
 }

@@ -93,9 +93,8 @@ fn finish_write(ctx: &mut Ctx, key: &[u8], changes: usize, emptied: bool, event:
         db.remove(h, key);
     }
     if changes > 0 {
-        ctx.modified(key);
         ctx.add_dirty(changes as u64 - 1);
-        ctx.notify(notify::ZSET, event, key);
+        ctx.changed(key, notify::ZSET, event);
         if emptied {
             ctx.notify(notify::GENERIC, "del", key);
         }
@@ -112,16 +111,12 @@ pub(crate) fn store_result(
     event: &str,
 ) -> usize {
     if entries.is_empty() {
-        if ctx.delete(dst) {
-            ctx.notify(notify::GENERIC, "del", dst);
-        }
+        ctx.delete_key(dst);
         return 0;
     }
     let z = ZSet::from_entries(entries, zset_limits(ctx.engine));
     let n = z.len();
-    ctx.set_value(dst, Value::ZSet(Box::new(z)), false);
-    ctx.notify(notify::ZSET, event, dst);
-    ctx.signal_ready(dst);
+    ctx.store(dst, Value::ZSet(Box::new(z)), false, notify::ZSET, event);
     n
 }
 
