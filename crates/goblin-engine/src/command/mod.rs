@@ -1,6 +1,7 @@
 //! Commands: their declarative specs, the table, key extraction, and the
 //! execution context (`Ctx`) every command implementation receives.
 
+pub mod args;
 pub mod keys;
 pub mod spec;
 pub mod syntax;
@@ -12,6 +13,8 @@ pub use spec::{
 };
 pub use table::{table, CommandTable};
 
+#[cfg(test)]
+mod options_tests;
 #[cfg(test)]
 mod watch_tests;
 

@@ -6,6 +6,7 @@
 //! (`incr_by`, `set_with`, ...) are public so that other hosts of the
 //! same semantics (scripts, the embedded API) call them directly.
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Object, Value};
@@ -76,20 +77,15 @@ pub enum ValueCondition<'a> {
 }
 
 impl<'a> ValueCondition<'a> {
-    /// IFEQ, IFNE, IFDEQ or IFDNE with its argument.
-    pub fn parse(token: &[u8], arg: &'a [u8]) -> Option<ValueCondition<'a>> {
-        let c = if token.eq_ignore_ascii_case(b"IFEQ") {
-            ValueCondition::Eq(arg)
-        } else if token.eq_ignore_ascii_case(b"IFNE") {
-            ValueCondition::Ne(arg)
-        } else if token.eq_ignore_ascii_case(b"IFDEQ") {
-            ValueCondition::DigestEq(arg)
-        } else if token.eq_ignore_ascii_case(b"IFDNE") {
-            ValueCondition::DigestNe(arg)
-        } else {
-            return None;
-        };
-        Some(c)
+    /// IFEQ, IFNE, IFDEQ or IFDNE with its argument, taken from `args`.
+    pub fn take(args: &mut Args<'_, 'a>) -> Option<ValueCondition<'a>> {
+        let (i, arg) = args.option_of(&["IFEQ", "IFNE", "IFDEQ", "IFDNE"])?;
+        Some(match i {
+            0 => ValueCondition::Eq(arg),
+            1 => ValueCondition::Ne(arg),
+            2 => ValueCondition::DigestEq(arg),
+            _ => ValueCondition::DigestNe(arg),
+        })
     }
 
     /// Whether a missing key satisfies the condition: it equals nothing,
@@ -150,76 +146,79 @@ pub struct GetExOptions {
     pub expire: Option<ExpireArg>,
 }
 
-fn expire_opt(opt: &[u8], next: Option<&&[u8]>) -> Option<Result<ExpireArg, Error>> {
-    let make: fn(i64) -> ExpireArg = if opt.eq_ignore_ascii_case(b"EX") {
-        ExpireArg::Ex
-    } else if opt.eq_ignore_ascii_case(b"PX") {
-        ExpireArg::Px
-    } else if opt.eq_ignore_ascii_case(b"EXAT") {
-        ExpireArg::ExAt
-    } else if opt.eq_ignore_ascii_case(b"PXAT") {
-        ExpireArg::PxAt
-    } else {
-        return None;
-    };
-    let next = next?;
-    Some(arg_i64(next).map(make))
+/// EX, PX, EXAT or PXAT with its value, taken from `args`: SET's and
+/// GETEX's expiry options. A bad number is Redis's integer error.
+fn take_expire(args: &mut Args) -> Option<Result<ExpireArg, Error>> {
+    let (i, value) = args.option_of(EXPIRE_OPTIONS)?;
+    Some(arg_i64(value).map(EXPIRE_KINDS[i]))
 }
+
+const EXPIRE_OPTIONS: &[&str] = &["EX", "PX", "EXAT", "PXAT"];
+const EXPIRE_KINDS: [fn(i64) -> ExpireArg; 4] = [
+    ExpireArg::Ex,
+    ExpireArg::Px,
+    ExpireArg::ExAt,
+    ExpireArg::PxAt,
+];
 
 pub fn parse_set_options<'a>(args: &[&'a [u8]]) -> Result<SetOptions<'a>, Error> {
     let mut o = SetOptions::default();
-    let mut j = 0;
+    let mut a = Args::new(args);
     // NX and XX may repeat (Redis accepts "NX NX"); any other mix of
-    // conditions is a syntax error.
-    let free_for = |o: &SetOptions, same: SetCondition| {
-        o.condition == SetCondition::Always || o.condition == same
+    // conditions, or a repeated expiry, is a syntax error.
+    let set_condition = |o: &mut SetOptions<'a>, c: SetCondition<'a>| {
+        let same_flag = o.condition == c && !matches!(c, SetCondition::Value(_));
+        if o.condition != SetCondition::Always && !same_flag {
+            return Err(Error::SYNTAX);
+        }
+        o.condition = c;
+        Ok(())
     };
-    while j < args.len() {
-        let opt = args[j];
-        let next = args.get(j + 1);
-        if opt.eq_ignore_ascii_case(b"NX") && free_for(&o, SetCondition::IfAbsent) {
-            o.condition = SetCondition::IfAbsent;
-        } else if opt.eq_ignore_ascii_case(b"XX") && free_for(&o, SetCondition::IfPresent) {
-            o.condition = SetCondition::IfPresent;
-        } else if let Some(c) = next
-            .and_then(|n| ValueCondition::parse(opt, n))
-            .filter(|_| o.condition == SetCondition::Always)
-        {
-            o.condition = SetCondition::Value(c);
-            j += 1;
-        } else if opt.eq_ignore_ascii_case(b"GET") {
+    while !a.is_empty() {
+        if a.flag("NX") {
+            set_condition(&mut o, SetCondition::IfAbsent)?;
+        } else if a.flag("XX") {
+            set_condition(&mut o, SetCondition::IfPresent)?;
+        } else if let Some(c) = ValueCondition::take(&mut a) {
+            set_condition(&mut o, SetCondition::Value(c))?;
+        } else if a.flag("GET") {
             o.get = true;
-        } else if opt.eq_ignore_ascii_case(b"KEEPTTL") && o.expire.is_none() {
+        } else if a.flag("KEEPTTL") {
+            if o.expire.is_some() {
+                return Err(Error::SYNTAX);
+            }
             o.keep_ttl = true;
-        } else if let Some(e) = expire_opt(opt, next).filter(|_| !o.keep_ttl && o.expire.is_none())
-        {
+        } else if let Some(e) = take_expire(&mut a) {
+            if o.keep_ttl || o.expire.is_some() {
+                return Err(Error::SYNTAX);
+            }
             // The value is parsed after all options (Redis validates the
             // syntax first), but a bad number is still this command's error.
             o.expire = Some(e.map_err(|_| Error::NOT_INTEGER)?);
-            j += 1;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     Ok(o)
 }
 
 pub fn parse_getex_options(args: &[&[u8]]) -> Result<GetExOptions, Error> {
     let mut o = GetExOptions::default();
-    let mut j = 0;
-    while j < args.len() {
-        let opt = args[j];
-        let next = args.get(j + 1);
-        if opt.eq_ignore_ascii_case(b"PERSIST") && o.expire.is_none() && !o.persist {
+    let mut a = Args::new(args);
+    while !a.is_empty() {
+        if a.flag("PERSIST") {
+            if o.expire.is_some() || o.persist {
+                return Err(Error::SYNTAX);
+            }
             o.persist = true;
-        } else if let Some(e) = expire_opt(opt, next).filter(|_| !o.persist && o.expire.is_none()) {
+        } else if let Some(e) = take_expire(&mut a) {
+            if o.persist || o.expire.is_some() {
+                return Err(Error::SYNTAX);
+            }
             o.expire = Some(e?);
-            j += 1;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     Ok(o)
 }
@@ -395,71 +394,43 @@ pub fn parse_increx_options(args: &[&[u8]]) -> Result<IncrExOptions, Error> {
     let mut persist = false;
     let mut enx = false;
     let mut existence = None;
-    let mut j = 0;
-    while j < args.len() {
-        let opt = args[j];
-        let next = args.get(j + 1).copied();
-        let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
-        let expire_kind: Option<fn(i64) -> ExpireArg> = if is(b"EX") {
-            Some(ExpireArg::Ex)
-        } else if is(b"PX") {
-            Some(ExpireArg::Px)
-        } else if is(b"EXAT") {
-            Some(ExpireArg::ExAt)
-        } else if is(b"PXAT") {
-            Some(ExpireArg::PxAt)
+    let mut a = Args::new(args);
+    // Each option once; a repeated or conflicting one is a syntax error.
+    let once = |free: bool| if free { Ok(()) } else { Err(Error::SYNTAX) };
+    while !a.is_empty() {
+        if let Some((i, value)) = a.option_of(EXPIRE_OPTIONS) {
+            once(expire.is_none() && !persist)?;
+            expire = Some((EXPIRE_KINDS[i], value));
+        } else if let Some(n) = a.option("BYINT") {
+            once(by_int.is_none() && by_float.is_none())?;
+            by_int = Some(n);
+        } else if let Some(f) = a.option("BYFLOAT") {
+            once(by_int.is_none() && by_float.is_none())?;
+            by_float = Some(f);
+        } else if let Some(l) = a.option("LBOUND") {
+            once(lower.is_none())?;
+            lower = Some(l);
+        } else if let Some(u) = a.option("UBOUND") {
+            once(upper.is_none())?;
+            upper = Some(u);
+        } else if a.flag("SATURATE") {
+            once(!saturate)?;
+            saturate = true;
+        } else if a.flag("PERSIST") {
+            once(!persist && expire.is_none() && !enx)?;
+            persist = true;
+        } else if a.flag("ENX") {
+            once(!enx && !persist)?;
+            enx = true;
+        } else if a.flag("NX") {
+            once(existence.is_none())?;
+            existence = Some(true);
+        } else if a.flag("XX") {
+            once(existence.is_none())?;
+            existence = Some(false);
         } else {
-            None
-        };
-        let taken = match (expire_kind, next) {
-            (Some(kind), Some(n)) if expire.is_none() && !persist => {
-                expire = Some((kind, n));
-                2
-            }
-            (Some(_), _) => return Err(Error::SYNTAX),
-            (None, _)
-                if is(b"BYINT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
-            {
-                by_int = next;
-                2
-            }
-            (None, _)
-                if is(b"BYFLOAT") && by_int.is_none() && by_float.is_none() && next.is_some() =>
-            {
-                by_float = next;
-                2
-            }
-            (None, _) if is(b"LBOUND") && lower.is_none() && next.is_some() => {
-                lower = next;
-                2
-            }
-            (None, _) if is(b"UBOUND") && upper.is_none() && next.is_some() => {
-                upper = next;
-                2
-            }
-            (None, _) if is(b"SATURATE") && !saturate => {
-                saturate = true;
-                1
-            }
-            (None, _) if is(b"PERSIST") && !persist && expire.is_none() && !enx => {
-                persist = true;
-                1
-            }
-            (None, _) if is(b"ENX") && !enx && !persist => {
-                enx = true;
-                1
-            }
-            (None, _) if is(b"NX") && existence.is_none() => {
-                existence = Some(true);
-                1
-            }
-            (None, _) if is(b"XX") && existence.is_none() => {
-                existence = Some(false);
-                1
-            }
-            _ => return Err(Error::SYNTAX),
-        };
-        j += taken;
+            return Err(Error::SYNTAX);
+        }
     }
     if enx && expire.is_none() {
         return Err(Error::err("ENX flag requires an expiration"));
@@ -895,11 +866,12 @@ fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn delex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let cond = match args.len() {
-        2 => None,
-        4 => Some(ValueCondition::parse(args[2], args[3]).ok_or(Error::SYNTAX)?),
-        _ => return Err(Error::SYNTAX),
+    let mut a = Args::new(&args[2..]);
+    let cond = match a.is_empty() {
+        true => None,
+        false => Some(ValueCondition::take(&mut a).ok_or(Error::SYNTAX)?),
     };
+    a.finish()?;
     let deleted = delete_if(ctx, args[1], cond)?;
     ctx.out.int(deleted as i64);
     Ok(())
@@ -1109,22 +1081,19 @@ fn parse_lcs_options(args: &[&[u8]]) -> Result<LcsOptions, Error> {
         with_match_len: false,
         min_match_len: 0,
     };
-    let mut j = 0;
-    while j < args.len() {
-        let opt = args[j];
-        if opt.eq_ignore_ascii_case(b"IDX") {
+    let mut a = Args::new(args);
+    while !a.is_empty() {
+        if a.flag("IDX") {
             o.idx = true;
-        } else if opt.eq_ignore_ascii_case(b"LEN") {
+        } else if a.flag("LEN") {
             o.len = true;
-        } else if opt.eq_ignore_ascii_case(b"WITHMATCHLEN") {
+        } else if a.flag("WITHMATCHLEN") {
             o.with_match_len = true;
-        } else if opt.eq_ignore_ascii_case(b"MINMATCHLEN") && j + 1 < args.len() {
-            o.min_match_len = arg_i64(args[j + 1])?.max(0);
-            j += 1;
+        } else if let Some(n) = a.option("MINMATCHLEN") {
+            o.min_match_len = arg_i64(n)?.max(0);
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     if o.len && o.idx {
         return Err(Error::err(
