@@ -75,6 +75,77 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
+    /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
+    pub fn line(&self, now: u64) -> String {
+        let info = self;
+        let name = info
+            .name()
+            .map(|n| String::from_utf8_lossy(&n).into_owned())
+            .unwrap_or_default();
+        let mut flags = String::new();
+        if info.monitor.load(Ordering::Relaxed) {
+            flags.push('O');
+        }
+        if info.subscriptions.any() {
+            flags.push('P');
+        }
+        if info.in_multi.load(Ordering::Relaxed) {
+            flags.push('x');
+        }
+        if info.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
+        }
+        if info.no_evict.load(Ordering::Relaxed) {
+            flags.push('e');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let cmd = match info.last_cmd.load(Ordering::Relaxed) {
+            usize::MAX => "NULL".to_string(),
+            id => crate::command::table().get(id).fullname.clone(),
+        };
+        let multi = if info.in_multi.load(Ordering::Relaxed) {
+            info.multi_len.load(Ordering::Relaxed) as i64
+        } else {
+            -1
+        };
+        let qbuf = info.query_buffer.load(Ordering::Relaxed);
+        let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
+        // Pending output is all counted as the reply list (omem), since the
+        // limits measure all of it; obl stays 0.
+        let obl = 0;
+        let omem = info.output_memory();
+        let subs = &info.subscriptions;
+        format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+            info.id,
+            info.addr,
+            info.laddr,
+            info.fd,
+            name,
+            now.saturating_sub(info.created_ms) / 1000,
+            now.saturating_sub(info.last_interaction_ms.load(Ordering::Relaxed)) / 1000,
+            flags,
+            info.db.load(Ordering::Relaxed),
+            subs.channels.load(Ordering::Relaxed),
+            subs.patterns.load(Ordering::Relaxed),
+            subs.shard_channels.load(Ordering::Relaxed),
+            multi,
+            qbuf,
+            qbuf_free,
+            qbuf + qbuf_free,
+            qbuf,
+            obl,
+            usize::from(omem > 0),
+            omem,
+            qbuf + qbuf_free + obl + omem,
+            cmd,
+            String::from_utf8_lossy(&info.user.lock()),
+            info.resp.load(Ordering::Relaxed),
+        )
+    }
+
     /// CLIENT LIST's omem: the output not written yet, Pub/Sub messages
     /// still in the mailbox included (what the output buffer limits
     /// measure).

@@ -470,7 +470,7 @@ impl Engine {
             object: object.to_vec(),
             username,
             ctime_ms: now,
-            client_info: crate::commands::connection::client_line(info, now),
+            client_info: info.line(now),
         };
         let max = self.config.get_i64("acllog-max-len").max(0) as usize;
         self.acl.log(entry, max);
@@ -481,6 +481,35 @@ impl Engine {
     pub fn out_of_memory(&self) -> bool {
         let max = self.config.maxmemory.load(Ordering::Relaxed);
         max != 0 && crate::memory::stats().allocated > max
+    }
+
+    /// Forgets every WATCHed key of a client (UNWATCH, EXEC, DISCARD,
+    /// RESET, a disconnect), taking the needed shard locks unless the
+    /// caller holds them.
+    pub fn unwatch_all(&self, client: &mut ClientState, locks: Option<&mut ShardLocks<'_>>) {
+        let Some(watching) = client.watching.take() else {
+            return;
+        };
+        let forget = |locks: &mut ShardLocks<'_>| {
+            for (db, key) in &watching.keys {
+                let idx = self.keyspace.shard_of_key(key);
+                locks.shard(idx).dbs[*db]
+                    .watchers
+                    .remove(key, &watching.state);
+            }
+        };
+        match locks {
+            Some(locks) => forget(locks),
+            None => {
+                let shards = watching
+                    .keys
+                    .iter()
+                    .map(|(_, k)| self.keyspace.shard_of_key(k))
+                    .collect();
+                forget(&mut self.keyspace.lock_set(shards));
+            }
+        }
+        self.watching.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Whether writes are allowed by min-replicas-to-write (Redis's
@@ -1248,7 +1277,7 @@ impl Session {
             self.state.multi = None;
             self.state.info.in_multi.store(false, Ordering::Relaxed);
             self.state.info.multi_len.store(0, Ordering::Relaxed);
-            crate::commands::transactions::unwatch_all(engine, &mut self.state, None);
+            engine.unwatch_all(&mut self.state, None);
             let abort = Error::raw(format!(
                 "EXECABORT Transaction discarded because of: {}",
                 err.text()
@@ -1276,11 +1305,11 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.cancel_block();
-        crate::commands::transactions::unwatch_all(&self.engine, &mut self.state, None);
+        self.engine.unwatch_all(&mut self.state, None);
         if self.state.info.monitor.load(Ordering::Relaxed) {
             self.engine.monitors.remove(self.state.info.id);
         }
-        crate::commands::pubsub::leave_all(&self.engine, &mut self.state, None);
+        self.engine.pubsub.leave_all(&mut self.state, None);
         self.engine.clients.unregister(self.state.info.id);
     }
 }

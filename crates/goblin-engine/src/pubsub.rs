@@ -247,6 +247,25 @@ impl PubSub {
         self.table(kind).names(pattern)
     }
 
+    /// Leaves every subscription of a client without confirming (RESET, a
+    /// disconnect); messages already delivered go to `out` when given.
+    pub fn leave_all(
+        &self,
+        client: &mut crate::client::ClientState,
+        out: Option<&mut ReplyWriter>,
+    ) {
+        let Some(mut subs) = client.pubsub.take() else {
+            return;
+        };
+        self.leave(&client.info, &mut subs);
+        match out {
+            Some(out) => {
+                client.info.mailbox.drain_into(out);
+            }
+            None => client.info.mailbox.clear(),
+        }
+    }
+
     /// Sets `notify-keyspace-events` (Redis's NOTIFY_* bits).
     pub fn set_notify_flags(&self, flags: u32) {
         self.notify_flags.store(flags, Ordering::Relaxed);
@@ -682,7 +701,7 @@ impl Mailbox {
             drop(inner);
             crate::log::warning(&format!(
                 "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                crate::commands::connection::client_line(client, crate::util::time::now_ms())
+                client.line(crate::util::time::now_ms())
             ));
             client.kill();
             return;

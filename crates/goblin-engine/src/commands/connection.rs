@@ -1,9 +1,9 @@
 //! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH,
 //! MONITOR and CLIENT (Redis's networking.c, server.c and replication.c).
 
-use crate::client::{ClientInfo, ReplyMode};
+use crate::client::ReplyMode;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
-use crate::command::{table, Ctx};
+use crate::command::Ctx;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::util::time::now_ms;
 use crate::Error;
@@ -53,8 +53,8 @@ fn quit_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.client.multi = None;
     ctx.client.info.in_multi.store(false, Ordering::Relaxed);
-    super::transactions::unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
-    super::pubsub::leave_all(ctx.engine, ctx.client, Some(ctx.out));
+    ctx.engine.unwatch_all(ctx.client, Some(ctx.locks));
+    ctx.engine.pubsub.leave_all(ctx.client, Some(ctx.out));
     ctx.client.set_db(0);
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
@@ -223,76 +223,6 @@ fn monitor_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 // ---------------------------------------------------------------------------
 // CLIENT
 
-/// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
-pub fn client_line(info: &ClientInfo, now: u64) -> String {
-    let name = info
-        .name()
-        .map(|n| String::from_utf8_lossy(&n).into_owned())
-        .unwrap_or_default();
-    let mut flags = String::new();
-    if info.monitor.load(Ordering::Relaxed) {
-        flags.push('O');
-    }
-    if info.subscriptions.any() {
-        flags.push('P');
-    }
-    if info.in_multi.load(Ordering::Relaxed) {
-        flags.push('x');
-    }
-    if info.blocked.load(Ordering::Relaxed) {
-        flags.push('b');
-    }
-    if info.no_evict.load(Ordering::Relaxed) {
-        flags.push('e');
-    }
-    if flags.is_empty() {
-        flags.push('N');
-    }
-    let cmd = match info.last_cmd.load(Ordering::Relaxed) {
-        usize::MAX => "NULL".to_string(),
-        id => table().get(id).fullname.clone(),
-    };
-    let multi = if info.in_multi.load(Ordering::Relaxed) {
-        info.multi_len.load(Ordering::Relaxed) as i64
-    } else {
-        -1
-    };
-    let qbuf = info.query_buffer.load(Ordering::Relaxed);
-    let qbuf_free = info.query_buffer_free.load(Ordering::Relaxed);
-    // Pending output is all counted as the reply list (omem), since the
-    // limits measure all of it; obl stays 0.
-    let obl = 0;
-    let omem = info.output_memory();
-    let subs = &info.subscriptions;
-    format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
-        info.id,
-        info.addr,
-        info.laddr,
-        info.fd,
-        name,
-        now.saturating_sub(info.created_ms) / 1000,
-        now.saturating_sub(info.last_interaction_ms.load(Ordering::Relaxed)) / 1000,
-        flags,
-        info.db.load(Ordering::Relaxed),
-        subs.channels.load(Ordering::Relaxed),
-        subs.patterns.load(Ordering::Relaxed),
-        subs.shard_channels.load(Ordering::Relaxed),
-        multi,
-        qbuf,
-        qbuf_free,
-        qbuf + qbuf_free,
-        qbuf,
-        obl,
-        usize::from(omem > 0),
-        omem,
-        qbuf + qbuf_free + obl + omem,
-        cmd,
-        String::from_utf8_lossy(&info.user.lock()),
-        info.resp.load(Ordering::Relaxed),
-    )
-}
-
 fn client_id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.int(ctx.client.id() as i64);
     Ok(())
@@ -356,7 +286,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         {
             continue;
         }
-        text.push_str(&client_line(&info, now));
+        text.push_str(&info.line(now));
         text.push('\n');
     }
     ctx.out.verbatim(text.as_bytes(), "txt");
@@ -364,7 +294,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let mut line = client_line(&ctx.client.info, now_ms());
+    let mut line = ctx.client.info.line(now_ms());
     line.push('\n');
     ctx.out.verbatim(line.as_bytes(), "txt");
     Ok(())

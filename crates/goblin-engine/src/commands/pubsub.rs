@@ -8,7 +8,6 @@
 
 use crate::command::spec::{chflag, flag, ChannelSpec, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::{kflag, Ctx};
-use crate::engine::Engine;
 use crate::protocol::ReplyWriter;
 use crate::pubsub::{Kind, Publisher};
 use crate::Error;
@@ -97,25 +96,6 @@ fn unsubscribe(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) -> CmdResult {
         ctx.client.pubsub = None;
     }
     Ok(())
-}
-
-/// Leaves every subscription without confirming (RESET, disconnects);
-/// messages already delivered go to `out` when given.
-pub fn leave_all(
-    engine: &Engine,
-    client: &mut crate::client::ClientState,
-    out: Option<&mut ReplyWriter>,
-) {
-    let Some(mut subs) = client.pubsub.take() else {
-        return;
-    };
-    engine.pubsub.leave(&client.info, &mut subs);
-    match out {
-        Some(out) => {
-            client.info.mailbox.drain_into(out);
-        }
-        None => client.info.mailbox.clear(),
-    }
 }
 
 /// PUBLISH and SPUBLISH through the registry; a subscribed publisher gets

@@ -60,37 +60,6 @@ pub fn watch_locks<'e>(
     engine.keyspace.lock_set(watched_shards(engine, client))
 }
 
-/// Forgets every WATCHed key of a client, taking the needed shard locks
-/// unless the caller holds them.
-pub fn unwatch_all(engine: &Engine, client: &mut ClientState, locks: Option<&mut ShardLocks<'_>>) {
-    let Some(watching) = client.watching.take() else {
-        return;
-    };
-    match locks {
-        Some(locks) => forget(engine, &watching, locks),
-        None => {
-            let mut own = engine.keyspace.lock_set(
-                watching
-                    .keys
-                    .iter()
-                    .map(|(_, k)| engine.keyspace.shard_of_key(k))
-                    .collect(),
-            );
-            forget(engine, &watching, &mut own);
-        }
-    }
-    engine.watching.fetch_sub(1, Ordering::Relaxed);
-}
-
-fn forget(engine: &Engine, watching: &Watching, locks: &mut ShardLocks<'_>) {
-    for (db, key) in &watching.keys {
-        let idx = engine.keyspace.shard_of_key(key);
-        locks.shard(idx).dbs[*db]
-            .watchers
-            .remove(key, &watching.state);
-    }
-}
-
 fn end_multi(ctx: &mut Ctx) {
     ctx.client.multi = None;
     ctx.client.info.in_multi.store(false, Ordering::Relaxed);
@@ -112,7 +81,7 @@ fn discard_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("DISCARD without MULTI"));
     }
     end_multi(ctx);
-    unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
+    ctx.engine.unwatch_all(ctx.client, Some(ctx.locks));
     ctx.out.ok();
     Ok(())
 }
@@ -142,7 +111,7 @@ fn exec_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         .as_ref()
         .is_some_and(|w| w.state.is_dirty())
         || watched_key_expired(ctx);
-    unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
+    ctx.engine.unwatch_all(ctx.client, Some(ctx.locks));
     if multi.aborted {
         return Err(EXECABORT);
     }
@@ -221,7 +190,7 @@ fn watch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn unwatch_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    unwatch_all(ctx.engine, ctx.client, Some(ctx.locks));
+    ctx.engine.unwatch_all(ctx.client, Some(ctx.locks));
     ctx.out.ok();
     Ok(())
 }
