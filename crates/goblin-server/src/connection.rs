@@ -2,6 +2,29 @@
 //! each, and write all their replies with one write (so a pipeline of N
 //! commands costs one read and one write, as in Redis).
 //!
+//! A `Connection` runs in turns. A turn executes every complete command in
+//! the read buffer, checks the limits (the query buffer's, then the output
+//! buffer's: past the latter the client is closed without its replies),
+//! writes the replies, then waits according to how the commands ended
+//! (`Turn`):
+//!
+//! - `NeedInput`: every complete command ran. The replies go as far as the
+//!   socket takes them (after a yield when there were several), and the
+//!   connection waits for input, a wake (a kill, Pub/Sub or MONITOR output,
+//!   a query buffer resize), the socket to take pending output, or the next
+//!   look at the soft output limit;
+//! - `Blocked`: a command blocked. The replies before it are written, then
+//!   the connection waits for it to be served, unblocked or timed out
+//!   (reading and keeping input meanwhile), and writes its reply;
+//! - `Paused`: CLIENT PAUSE held a command back. The replies before it are
+//!   written, and it is parsed again once the pause ends;
+//! - `Close`: a command asked for it (QUIT), or a protocol error, or the
+//!   query buffer limit. The replies are written, then the connection
+//!   closes.
+//!
+//! Any wait may end the connection instead (the client went away, was
+//! killed, or its socket failed).
+//!
 //! Limits that keep a hostile client from making the server allocate
 //! without bound: proto-max-bulk-len (a declared bulk longer than that is a
 //! protocol error), the 64 KiB inline and count-line limits of the parser,
@@ -9,8 +32,9 @@
 //! is disconnected, as Redis does).
 
 use bytes::{Buf, BytesMut};
+use goblin_engine::client::ClientInfo;
 use goblin_engine::protocol::{Parsed, RequestParser};
-use goblin_engine::{ConnInfo, Engine, Flow, Pipeline};
+use goblin_engine::{ConnInfo, Engine, Flow, Pipeline, Session};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
@@ -31,6 +55,8 @@ const KEEP_CAPACITY: usize = 64 * 1024;
 /// nothing else wakes its connection.
 const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Serves one accepted client until its connection closes (refused at
+/// once while maxclients clients are connected).
 pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
     let maxclients = engine.config.get_i64("maxclients") as usize;
@@ -44,491 +70,566 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             .await;
         return;
     }
-    let conn = ConnInfo {
-        peer: Some(peer),
-        local: stream.local_addr().ok(),
-        fd: stream.as_raw_fd() as i64,
-    };
-    let mut session = engine.session(conn);
-    session.out.buf.reserve(REPLY_CHUNK);
-    let info = session.info().clone();
-    let mut rbuf = BytesMut::with_capacity(IOBUF);
-    let mut parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
-    let mut close = false;
-    // Bytes of `session.out.buf` already written (a partial write leaves
-    // the rest pending while the client is read from).
-    let mut written = 0usize;
-    // When the output passed the soft limit (0 = it is under).
-    let mut soft_since = 0u64;
-    // The pending output as CLIENT LIST last saw it.
-    let mut reported_pending = 0usize;
+    Connection::new(engine, stream, peer).run().await;
+}
 
-    // Each turn: execute every complete command in the buffer, write their
-    // replies, then either wait out a blocking command or read more input.
-    loop {
-        let mut blocked = false;
-        let mut paused = false;
+/// How the commands of a turn ended: what the connection waits for before
+/// the next turn.
+enum Turn {
+    /// Every complete command in the buffer ran (`commands` of them, 0 when
+    /// the buffer held none): more input is wanted.
+    NeedInput { commands: usize },
+    /// A command blocked: later commands stay unprocessed until the wait
+    /// ends.
+    Blocked,
+    /// CLIENT PAUSE held a command back: it did not run, and is parsed
+    /// again after the pause.
+    Paused,
+    /// The connection closes once its replies are written: a command asked
+    /// for it (QUIT), or a protocol error, or the query buffer limit.
+    Close,
+}
+
+/// The connection is to close: the client went away or was killed, passed
+/// a limit, asked to, or its socket failed.
+struct Closing;
+
+/// One client's connection and everything it keeps between turns.
+///
+/// Fields drop in the order they are declared: the session (which gives
+/// up a block and subscriptions, and leaves CLIENT LIST and the client
+/// count) goes before the socket's descriptor is closed.
+struct Connection {
+    parser: RequestParser,
+    rbuf: BytesMut,
+    /// The session's client (CLIENT LIST's entry, the wake of the
+    /// connection), kept at hand.
+    info: Arc<ClientInfo>,
+    session: Session,
+    peer: SocketAddr,
+    stream: TcpStream,
+    engine: Arc<Engine>,
+    /// Bytes of `session.out.buf` already written (a partial write leaves
+    /// the rest pending while the client is read from).
+    written: usize,
+    /// When the output passed the soft limit (0 = it is under).
+    soft_since: u64,
+    /// The pending output as CLIENT LIST last saw it.
+    reported_pending: usize,
+}
+
+impl Connection {
+    fn new(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) -> Self {
+        let conn = ConnInfo {
+            peer: Some(peer),
+            local: stream.local_addr().ok(),
+            fd: stream.as_raw_fd() as i64,
+        };
+        let mut session = engine.session(conn);
+        session.out.buf.reserve(REPLY_CHUNK);
+        let info = session.info().clone();
+        let rbuf = BytesMut::with_capacity(IOBUF);
+        let parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
+        Connection {
+            parser,
+            rbuf,
+            info,
+            session,
+            peer,
+            stream,
+            engine,
+            written: 0,
+            soft_since: 0,
+            reported_pending: 0,
+        }
+    }
+
+    /// Runs turns until the connection is to close, then closes it. Each
+    /// turn executes every complete command in the buffer, checks the
+    /// limits, writes the replies, then waits out a blocking command or a
+    /// pause, or waits for more input.
+    async fn run(mut self) {
+        loop {
+            let turn = self.run_commands();
+            let turn = self.check_query_buffer(turn);
+            if self.check_output_buffer().is_err() {
+                break;
+            }
+            if self.write_replies(&turn).await.is_err() {
+                break;
+            }
+            let waited = match turn {
+                Turn::NeedInput { .. } => self.wait_input().await,
+                Turn::Blocked => self.wait_blocked().await,
+                Turn::Paused => self.wait_unpaused().await,
+                // Its replies are written.
+                Turn::Close => break,
+            };
+            if waited.is_err() {
+                break;
+            }
+        }
+        let _ = self.stream.shutdown().await;
+    }
+
+    /// Executes every complete command in the buffer, then drops the input
+    /// they consumed.
+    fn run_commands(&mut self) -> Turn {
         let mut commands = 0usize;
         // While its commands run, a client's query buffer holds what was
         // read (CLIENT LIST's qbuf, as Redis trims it after the batch).
-        info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
+        self.info
+            .query_buffer
+            .store(self.rbuf.len(), Ordering::Relaxed);
         // The commands of one read may keep their shard from one to the
         // next; the pipeline, and with it any shard, is released at the
         // end of this block, before the replies are written.
-        {
+        let turn = {
             let mut pipeline = Pipeline::default();
             loop {
-                let auth_required = session.auth_required();
-                match parser.parse(&rbuf, auth_required) {
+                let auth_required = self.session.auth_required();
+                match self.parser.parse(&self.rbuf, auth_required) {
                     Parsed::Command => {
                         commands += 1;
-                        let flow = if parser.is_inline() {
-                            let argv: Vec<&[u8]> =
-                                parser.inline_args().iter().map(|a| a.as_slice()).collect();
-                            session.execute_pipelined(&argv, &mut pipeline)
+                        let flow = if self.parser.is_inline() {
+                            let argv: Vec<&[u8]> = self
+                                .parser
+                                .inline_args()
+                                .iter()
+                                .map(|a| a.as_slice())
+                                .collect();
+                            self.session.execute_pipelined(&argv, &mut pipeline)
                         } else {
-                            with_args(&rbuf, parser.spans(), |argv| {
-                                session.execute_pipelined(argv, &mut pipeline)
+                            with_args(&self.rbuf, self.parser.spans(), |argv| {
+                                self.session.execute_pipelined(argv, &mut pipeline)
                             })
                         };
                         match flow {
                             Flow::Continue => {}
-                            Flow::Close => {
-                                close = true;
-                                break;
-                            }
+                            Flow::Close => break Turn::Close,
                             // Later commands stay unprocessed until the wait ends.
-                            Flow::Block => {
-                                blocked = true;
-                                break;
-                            }
+                            Flow::Block => break Turn::Blocked,
                             // Held back by CLIENT PAUSE: parsed again after it.
                             Flow::Paused => {
-                                parser.rewind();
-                                paused = true;
-                                break;
+                                self.parser.rewind();
+                                break Turn::Paused;
                             }
                         }
                     }
                     Parsed::Empty => {}
-                    Parsed::Incomplete => break,
+                    Parsed::Incomplete => break Turn::NeedInput { commands },
                     Parsed::Error(e) => {
-                        session.out.error(&format!("ERR {e}"));
-                        close = true;
-                        break;
+                        self.session.out.error(&format!("ERR {e}"));
+                        break Turn::Close;
                     }
                 }
             }
-        }
-        let consumed = parser.consumed();
-        rbuf.advance(consumed);
-        parser.discard(consumed);
-        parser.shrink();
-        if rbuf.is_empty() && consumed > 0 {
+        };
+        let consumed = self.parser.consumed();
+        self.rbuf.advance(consumed);
+        self.parser.discard(consumed);
+        self.parser.shrink();
+        if self.rbuf.is_empty() && consumed > 0 {
             // Reuses the whole allocation from its start (no copy: it is
             // empty), so CLIENT LIST reports all of it as free; the cron
             // shrinks it when it is too large for the client's recent use
             // (see resize_query_buffer).
-            rbuf.reserve(IOBUF);
+            self.rbuf.reserve(IOBUF);
         }
+        turn
+    }
 
-        let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
-        if rbuf.len() > limit {
+    /// client-query-buffer-limit: a client whose unparsed input exceeds it
+    /// is closed (after its replies). Reports the query buffer to CLIENT
+    /// LIST.
+    fn check_query_buffer(&mut self, turn: Turn) -> Turn {
+        let limit = self
+            .engine
+            .config
+            .query_buffer_limit
+            .load(Ordering::Relaxed) as usize;
+        let turn = if self.rbuf.len() > limit {
             crate::log::warning(&format!(
-                "Closing client that reached max query buffer length: addr={peer} qbuf={}",
-                rbuf.len()
+                "Closing client that reached max query buffer length: addr={} qbuf={}",
+                self.peer,
+                self.rbuf.len()
             ));
-            close = true;
-        }
-        info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
-        info.query_buffer_free
-            .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
-
-        // Redis's checkClientOutputBufferLimits: a client whose unsent
-        // replies pass its limit is closed without them. Messages for a
-        // subscriber count as soon as they are here.
-        take_output_of_others(&mut session);
-        if over_output_limit(&engine, &session, written, &mut soft_since) {
-            crate::log::warning(&format!(
-                "Client id={} addr={peer} closed for overcoming of output buffer limits.",
-                info.id
-            ));
-            break;
-        }
-        if close || blocked || paused {
-            if flush_all(&engine, &mut stream, &mut session, &mut written)
-                .await
-                .is_err()
-                || close
-            {
-                break;
-            }
+            Turn::Close
         } else {
-            // A pipeline's replies wait until the other connections ready
-            // on this worker have run theirs (as Redis writes every
-            // client's replies at the end of its event loop's turn): the
-            // client, woken by the first, then finds the rest already
-            // there instead of being woken once per connection. A lone
-            // command's reply goes at once.
-            if commands > 1 {
-                tokio::task::yield_now().await;
-            }
-            if flush_some(&engine, &mut stream, &mut session, &mut written)
-                .await
-                .is_err()
-            {
-                break;
-            }
-        }
-        let pending = session.out.buf.len() - written;
-        if pending != reported_pending {
-            info.output_pending.store(pending, Ordering::Relaxed);
-            reported_pending = pending;
-        }
+            turn
+        };
+        self.info
+            .query_buffer
+            .store(self.rbuf.len(), Ordering::Relaxed);
+        self.info
+            .query_buffer_free
+            .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
+        turn
+    }
 
-        if blocked {
-            match wait_blocked(&engine, &mut stream, &mut session, &mut rbuf, &mut written).await {
-                // The reply is in `out`; what the client sent meanwhile is
-                // processed on the next turn.
-                Wait::Done => {
-                    if flush_all(&engine, &mut stream, &mut session, &mut written)
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                    continue;
+    /// Redis's checkClientOutputBufferLimits: a client whose unsent
+    /// replies pass its limit is closed without them. Messages for a
+    /// subscriber count as soon as they are here.
+    fn check_output_buffer(&mut self) -> Result<(), Closing> {
+        self.take_output_of_others();
+        if self.over_output_limit() {
+            crate::log::warning(&format!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                self.info.id, self.peer
+            ));
+            return Err(Closing);
+        }
+        Ok(())
+    }
+
+    /// Writes the turn's replies: all of them before the connection waits
+    /// out a blocking command or a pause, or closes; otherwise what the
+    /// socket takes now.
+    async fn write_replies(&mut self, turn: &Turn) -> Result<(), Closing> {
+        match *turn {
+            Turn::NeedInput { commands } => {
+                // A pipeline's replies wait until the other connections ready
+                // on this worker have run theirs (as Redis writes every
+                // client's replies at the end of its event loop's turn): the
+                // client, woken by the first, then finds the rest already
+                // there instead of being woken once per connection. A lone
+                // command's reply goes at once.
+                if commands > 1 {
+                    tokio::task::yield_now().await;
                 }
-                // Dropping the session gives up the wait.
-                Wait::Gone => break,
+                self.flush_some().await.map_err(|_| Closing)?;
             }
+            Turn::Blocked | Turn::Paused => self.flush_all().await.map_err(|_| Closing)?,
+            // The connection closes whether this write fails or not; CLIENT
+            // LIST's pending output is left as it was.
+            Turn::Close => return self.flush_all().await.map_err(|_| Closing),
         }
+        let pending = self.session.out.buf.len() - self.written;
+        if pending != self.reported_pending {
+            self.info.output_pending.store(pending, Ordering::Relaxed);
+            self.reported_pending = pending;
+        }
+        Ok(())
+    }
 
-        if paused {
-            engine.pause.waiting.fetch_add(1, Ordering::Relaxed);
-            let gone = tokio::select! {
-                _ = engine.pause.wait() => false,
-                _ = info.wake.notified() => info.is_killed(),
-            };
-            engine.pause.waiting.fetch_sub(1, Ordering::Relaxed);
-            if gone {
-                break;
-            }
-            continue;
+    /// Waits for input and reads it, or for what calls for a turn though
+    /// the client sent nothing: a wake, the socket taking pending output,
+    /// the next look at the soft output limit.
+    async fn wait_input(&mut self) -> Result<(), Closing> {
+        if self.rbuf.len() > self.info.query_buffer_peak.load(Ordering::Relaxed) {
+            self.info
+                .query_buffer_peak
+                .store(self.rbuf.len(), Ordering::Relaxed);
         }
-
-        if rbuf.len() > info.query_buffer_peak.load(Ordering::Relaxed) {
-            info.query_buffer_peak.store(rbuf.len(), Ordering::Relaxed);
-        }
-        let pending = session.out.buf.len() > written;
+        let pending = self.session.out.buf.len() > self.written;
         let n = tokio::select! {
-            r = stream.readable() => {
-                if r.is_err() { break }
+            r = self.stream.readable() => {
+                if r.is_err() { return Err(Closing) }
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
-                reserve_read(&parser, &mut rbuf);
-                match read_some(&stream, &mut rbuf) {
-                    Ok(0) => break,
+                self.reserve_read();
+                match self.read_some() {
+                    Ok(0) => return Err(Closing),
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    Err(_) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(_) => return Err(Closing),
                 }
             }
-            w = stream.writable(), if pending => {
-                if w.is_err() { break }
-                continue;
+            w = self.stream.writable(), if pending => {
+                if w.is_err() { return Err(Closing) }
+                return Ok(());
             }
             // Past the soft limit, the limit is looked at again though
             // nothing happens (Redis's clientsCron does). An async block,
             // so that other turns do not even read the clock for it.
-            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if soft_since != 0 => continue,
+            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if self.soft_since != 0 => {
+                return Ok(());
+            }
             // Killed, asked to resize the query buffer, or output reached
             // the mailbox (Pub/Sub) or the push queue (MONITOR): the next
             // turn's flush writes it, though the client sent nothing.
-            _ = info.wake.notified() => {
-                if info.is_killed() { break }
-                if let Some(size) = info.take_query_buffer_resize() {
-                    resize_query_buffer(&mut rbuf, size, &parser);
-                    info.query_buffer_free
-                        .store(rbuf.capacity() - rbuf.len(), Ordering::Relaxed);
+            _ = self.info.wake.notified() => {
+                if self.info.is_killed() { return Err(Closing) }
+                if let Some(size) = self.info.take_query_buffer_resize() {
+                    self.resize_query_buffer(size);
+                    self.info
+                        .query_buffer_free
+                        .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
                 }
-                continue;
+                return Ok(());
             }
         };
-        if info.is_killed() {
-            break;
+        if self.info.is_killed() {
+            return Err(Closing);
         }
-        engine.stats.add_net_input(n);
-        parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
+        self.engine.stats.add_net_input(n);
+        self.parser.max_bulk_len = self
+            .engine
+            .config
+            .proto_max_bulk_len
+            .load(Ordering::Relaxed);
+        Ok(())
     }
-    let _ = stream.shutdown().await;
-}
 
-/// Reads what the socket has into `rbuf`. A read that returns less than
-/// the room it was given has drained the socket, so the socket is marked
-/// not readable (as tokio's own `AsyncRead` does): the next wait goes
-/// straight to the event loop instead of first trying a read that would
-/// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
-/// is only cleared if no event came since the read.
-fn read_some(stream: &TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
-    let room = rbuf.capacity() - rbuf.len();
-    let mut got = 0;
-    let r = stream.try_io(tokio::io::Interest::READABLE, || {
-        got = stream.try_read_buf(rbuf)?;
-        if got > 0 && got < room {
-            Err(std::io::ErrorKind::WouldBlock.into())
-        } else {
-            Ok(got)
+    /// Waits while CLIENT PAUSE holds the client's command back, or until
+    /// the client is killed.
+    async fn wait_unpaused(&mut self) -> Result<(), Closing> {
+        self.engine.pause.waiting.fetch_add(1, Ordering::Relaxed);
+        let gone = tokio::select! {
+            _ = self.engine.pause.wait() => false,
+            _ = self.info.wake.notified() => self.info.is_killed(),
+        };
+        self.engine.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+        if gone {
+            return Err(Closing);
         }
-    });
-    match r {
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-        r => r,
+        Ok(())
     }
-}
 
-/// Makes room for the next read, sized to the bulk being received when known.
-fn reserve_read(parser: &RequestParser, rbuf: &mut BytesMut) {
-    if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
-        let want = parser
-            .pending_bulk()
-            .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
-        rbuf.reserve(want);
-    }
-}
-
-/// Before replies leave, their writes must have reached the append-only
-/// file: on disk (synced) under appendfsync always, handed to the kernel
-/// otherwise, as Redis writes its AOF buffer before it sends replies.
-async fn await_log(engine: &Engine, session: &goblin_engine::Session) {
-    let logged = session.state.aof_offset;
-    let aof = &engine.persist.aof;
-    if logged > aof.synced() {
-        if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
-            aof.wait_synced(logged).await;
-        } else {
-            aof.write_through(logged);
-        }
-    }
-}
-
-/// The replies were all written: the buffer is reused (released when it
-/// grew large).
-fn written_out(session: &mut goblin_engine::Session, written: &mut usize) {
-    *written = 0;
-    session.out.buf.clear();
-    if session.out.buf.capacity() > KEEP_CAPACITY {
-        session.out.buf = Vec::with_capacity(REPLY_CHUNK);
-    }
-}
-
-/// Writes what the socket takes now of the pending replies; the rest
-/// stays pending (the loop waits for the socket to be writable while it
-/// keeps reading, as Redis does).
-async fn flush_some(
-    engine: &Engine,
-    stream: &mut TcpStream,
-    session: &mut goblin_engine::Session,
-    written: &mut usize,
-) -> std::io::Result<()> {
-    take_output_of_others(session);
-    if session.out.buf.len() == *written {
-        return Ok(());
-    }
-    await_log(engine, session).await;
-    loop {
-        match stream.try_write(&session.out.buf[*written..]) {
-            Ok(n) => {
-                engine.stats.add_net_output(n);
-                *written += n;
-                if *written == session.out.buf.len() {
-                    written_out(session, written);
-                    return Ok(());
+    /// Waits while the session is blocked (see goblin_engine::blocking):
+    /// until it is served or unblocked, its deadline passes, or the client
+    /// goes away. Input keeps being read (and kept) meanwhile, as Redis
+    /// keeps reading a blocked client's socket, so a disconnect is noticed
+    /// at once. Then writes the reply. When the connection closes instead,
+    /// dropping the session gives up the wait.
+    async fn wait_blocked(&mut self) -> Result<(), Closing> {
+        if let Some(entry) = self.session.blocked().cloned() {
+            // A deadline too far to represent is as good as none.
+            let deadline = entry
+                .time_left()
+                .and_then(|left| tokio::time::Instant::now().checked_add(left));
+            loop {
+                if self.rbuf.capacity() - self.rbuf.len() < IOBUF / 2 {
+                    self.rbuf.reserve(IOBUF);
+                }
+                tokio::select! {
+                    _ = entry.resolved() => break,
+                    _ = async {
+                        match deadline {
+                            Some(d) => tokio::time::sleep_until(d).await,
+                            None => std::future::pending().await,
+                        }
+                    } => break,
+                    _ = self.info.wake.notified() => {
+                        if self.info.is_killed() {
+                            return Err(Closing);
+                        }
+                        // A RESP3 client may block while it subscribes: its
+                        // messages keep flowing meanwhile.
+                        self.flush_all().await.map_err(|_| Closing)?;
+                    }
+                    r = self.stream.read_buf(&mut self.rbuf) => match r {
+                        Ok(0) | Err(_) => return Err(Closing),
+                        Ok(n) => {
+                            self.engine.stats.add_net_input(n);
+                            let limit = &self.engine.config.query_buffer_limit;
+                            if self.rbuf.len() > limit.load(Ordering::Relaxed) as usize {
+                                return Err(Closing);
+                            }
+                            self.info
+                                .query_buffer
+                                .store(self.rbuf.len(), Ordering::Relaxed);
+                        }
+                    },
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) => return Err(e),
+            // Served, unblocked or timed out.
+            self.session.finish_block();
+        }
+        // The reply is in `out`; what the client sent meanwhile is
+        // processed on the next turn.
+        self.flush_all().await.map_err(|_| Closing)
+    }
+
+    /// Reads what the socket has into `rbuf`. A read that returns less than
+    /// the room it was given has drained the socket, so the socket is marked
+    /// not readable (as tokio's own `AsyncRead` does): the next wait goes
+    /// straight to the event loop instead of first trying a read that would
+    /// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
+    /// is only cleared if no event came since the read.
+    fn read_some(&mut self) -> std::io::Result<usize> {
+        let (stream, rbuf) = (&self.stream, &mut self.rbuf);
+        let room = rbuf.capacity() - rbuf.len();
+        let mut got = 0;
+        let r = stream.try_io(tokio::io::Interest::READABLE, || {
+            got = stream.try_read_buf(rbuf)?;
+            if got > 0 && got < room {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(got)
+            }
+        });
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+            r => r,
         }
     }
-}
 
-/// Writes every pending reply, waiting for the socket.
-async fn flush_all(
-    engine: &Engine,
-    stream: &mut TcpStream,
-    session: &mut goblin_engine::Session,
-    written: &mut usize,
-) -> std::io::Result<()> {
-    take_output_of_others(session);
-    if session.out.buf.len() == *written {
-        return Ok(());
+    /// Makes room for the next read, sized to the bulk being received when
+    /// known.
+    fn reserve_read(&mut self) {
+        if self.rbuf.capacity() - self.rbuf.len() < IOBUF / 2 {
+            let want = self
+                .parser
+                .pending_bulk()
+                .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
+            self.rbuf.reserve(want);
+        }
     }
-    await_log(engine, session).await;
-    let out = &session.out.buf[*written..];
-    engine.stats.add_net_output(out.len());
-    if !session.state.subscribed() {
-        stream.write_all(out).await?;
-    } else {
-        // A subscriber that does not read holds this write forever: a
-        // kill (its output limit, CLIENT KILL) ends it.
-        let info = session.info().clone();
-        let write = stream.write_all(out);
-        tokio::pin!(write);
+
+    /// Redis's clientsCronResizeQueryBuffer, asked for by the cron: an idle
+    /// client's empty buffer is released (`size` 0), a buffer much larger
+    /// than the client's recent peak shrinks to that peak (never below what
+    /// it holds or the bulk being received).
+    fn resize_query_buffer(&mut self, size: usize) {
+        let target = size
+            .max(self.rbuf.len())
+            .max(self.parser.pending_bulk().map_or(0, |n| n + 2));
+        if target >= self.rbuf.capacity() {
+            return;
+        }
+        let mut fresh = BytesMut::with_capacity(target);
+        fresh.extend_from_slice(&self.rbuf);
+        self.rbuf = fresh;
+    }
+
+    /// Before replies leave, their writes must have reached the append-only
+    /// file: on disk (synced) under appendfsync always, handed to the kernel
+    /// otherwise, as Redis writes its AOF buffer before it sends replies.
+    async fn await_log(&self) {
+        let logged = self.session.state.aof_offset;
+        let aof = &self.engine.persist.aof;
+        if logged > aof.synced() {
+            if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
+                aof.wait_synced(logged).await;
+            } else {
+                aof.write_through(logged);
+            }
+        }
+    }
+
+    /// The replies were all written: the buffer is reused (released when it
+    /// grew large).
+    fn written_out(&mut self) {
+        self.written = 0;
+        self.session.out.buf.clear();
+        if self.session.out.buf.capacity() > KEEP_CAPACITY {
+            self.session.out.buf = Vec::with_capacity(REPLY_CHUNK);
+        }
+    }
+
+    /// Writes what the socket takes now of the pending replies; the rest
+    /// stays pending (the connection waits for the socket to be writable
+    /// while it keeps reading, as Redis does).
+    async fn flush_some(&mut self) -> std::io::Result<()> {
+        self.take_output_of_others();
+        if self.session.out.buf.len() == self.written {
+            return Ok(());
+        }
+        self.await_log().await;
         loop {
-            tokio::select! {
-                r = &mut write => {
-                    r?;
-                    break;
+            match self.stream.try_write(&self.session.out.buf[self.written..]) {
+                Ok(n) => {
+                    self.engine.stats.add_net_output(n);
+                    self.written += n;
+                    if self.written == self.session.out.buf.len() {
+                        self.written_out();
+                        return Ok(());
+                    }
                 }
-                _ = info.wake.notified() => {
-                    if info.is_killed() {
-                        return Err(std::io::Error::other("client killed"));
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes every pending reply, waiting for the socket.
+    async fn flush_all(&mut self) -> std::io::Result<()> {
+        self.take_output_of_others();
+        if self.session.out.buf.len() == self.written {
+            return Ok(());
+        }
+        self.await_log().await;
+        let out = &self.session.out.buf[self.written..];
+        self.engine.stats.add_net_output(out.len());
+        if !self.session.state.subscribed() {
+            self.stream.write_all(out).await?;
+        } else {
+            // A subscriber that does not read holds this write forever: a
+            // kill (its output limit, CLIENT KILL) ends it.
+            let info = &self.info;
+            let write = self.stream.write_all(out);
+            tokio::pin!(write);
+            loop {
+                tokio::select! {
+                    r = &mut write => {
+                        r?;
+                        break;
+                    }
+                    _ = info.wake.notified() => {
+                        if info.is_killed() {
+                            return Err(std::io::Error::other("client killed"));
+                        }
                     }
                 }
             }
+            // A wake for messages may have been taken above: keep it for the
+            // connection's next wait.
+            if info.mailbox.has_pending() {
+                info.wake.notify_one();
+            }
         }
-        // A wake for messages may have been taken above: keep it for the
-        // connection's next wait.
-        if info.mailbox.has_pending() {
-            info.wake.notify_one();
+        self.written_out();
+        Ok(())
+    }
+
+    /// Appends what other clients produced for this one since the last
+    /// flush: Pub/Sub messages (after the replies, as they arrived later)
+    /// and MONITOR lines.
+    #[inline]
+    fn take_output_of_others(&mut self) {
+        self.session.deliver_pushes();
+        self.info.take_pushed(&mut self.session.out.buf);
+    }
+
+    /// Redis's checkClientOutputBufferLimits for a normal client or a
+    /// Pub/Sub subscriber, by its class's limits (messages that wait in a
+    /// mailbox while the connection is busy are checked as they arrive, see
+    /// goblin_engine::pubsub): more than 1024 bytes for a client that must
+    /// still authenticate, or past the hard limit, or past the soft limit
+    /// for longer than its seconds. All the output not written counts
+    /// (Redis counts its reply list, rounded up to allocation sizes).
+    fn over_output_limit(&mut self) -> bool {
+        let pending = self.session.out.buf.len() - self.written;
+        if pending == 0 {
+            self.soft_since = 0;
+            return false;
         }
-    }
-    written_out(session, written);
-    Ok(())
-}
-
-/// Appends what other clients produced for this one since the last
-/// flush: Pub/Sub messages (after the replies, as they arrived later) and
-/// MONITOR lines.
-#[inline]
-fn take_output_of_others(session: &mut goblin_engine::Session) {
-    session.deliver_pushes();
-    session.state.info.take_pushed(&mut session.out.buf);
-}
-
-/// Redis's checkClientOutputBufferLimits for a normal client or a Pub/Sub
-/// subscriber, by its class's limits (messages that wait in a mailbox
-/// while the connection is busy are checked as they arrive, see
-/// goblin_engine::pubsub): more than 1024 bytes for a client that must
-/// still authenticate, or past the hard limit, or past the soft limit for
-/// longer than its seconds. All the output not written counts (Redis
-/// counts its reply list, rounded up to allocation sizes).
-fn over_output_limit(
-    engine: &Engine,
-    session: &goblin_engine::Session,
-    written: usize,
-    soft_since: &mut u64,
-) -> bool {
-    let pending = session.out.buf.len() - written;
-    if pending == 0 {
-        *soft_since = 0;
-        return false;
-    }
-    let used = pending as u64;
-    if used > 1024 && session.auth_required() {
-        return true;
-    }
-    let [hard, soft, secs] = if session.state.subscribed() {
-        &engine.config.obuf_pubsub
-    } else {
-        &engine.config.obuf_normal
-    };
-    let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
-    if hard != 0 && used >= hard {
-        return true;
-    }
-    if soft != 0 && used >= soft {
-        let now = goblin_engine::util::time::now_ms() / 1000;
-        if *soft_since == 0 {
-            *soft_since = now;
-        } else if now - *soft_since > secs.load(Ordering::Relaxed) {
+        let used = pending as u64;
+        if used > 1024 && self.session.auth_required() {
             return true;
         }
-    } else {
-        *soft_since = 0;
-    }
-    false
-}
-
-/// Redis's clientsCronResizeQueryBuffer, asked for by the cron: an idle
-/// client's empty buffer is released (`size` 0), a buffer much larger than
-/// the client's recent peak shrinks to that peak (never below what it
-/// holds or the bulk being received).
-fn resize_query_buffer(rbuf: &mut BytesMut, size: usize, parser: &RequestParser) {
-    let target = size
-        .max(rbuf.len())
-        .max(parser.pending_bulk().map_or(0, |n| n + 2));
-    if target >= rbuf.capacity() {
-        return;
-    }
-    let mut fresh = BytesMut::with_capacity(target);
-    fresh.extend_from_slice(rbuf);
-    *rbuf = fresh;
-}
-
-enum Wait {
-    /// Served, unblocked or timed out: the reply is in the session's output.
-    Done,
-    /// The client disconnected or was killed.
-    Gone,
-}
-
-/// Waits while the session is blocked (see goblin_engine::blocking): until
-/// it is served or unblocked, its deadline passes, or the client goes away.
-/// Input keeps being read (and kept) meanwhile, as Redis keeps reading a
-/// blocked client's socket, so a disconnect is noticed at once.
-async fn wait_blocked(
-    engine: &Engine,
-    stream: &mut TcpStream,
-    session: &mut goblin_engine::Session,
-    rbuf: &mut BytesMut,
-    written: &mut usize,
-) -> Wait {
-    let Some(entry) = session.blocked().cloned() else {
-        return Wait::Done;
-    };
-    let info = session.info().clone();
-    // A deadline too far to represent is as good as none.
-    let deadline = entry
-        .time_left()
-        .and_then(|left| tokio::time::Instant::now().checked_add(left));
-    loop {
-        if rbuf.capacity() - rbuf.len() < IOBUF / 2 {
-            rbuf.reserve(IOBUF);
+        let [hard, soft, secs] = if self.session.state.subscribed() {
+            &self.engine.config.obuf_pubsub
+        } else {
+            &self.engine.config.obuf_normal
+        };
+        let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
+        if hard != 0 && used >= hard {
+            return true;
         }
-        tokio::select! {
-            _ = entry.resolved() => break,
-            _ = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            } => break,
-            _ = info.wake.notified() => {
-                if info.is_killed() {
-                    return Wait::Gone;
-                }
-                // A RESP3 client may block while it subscribes: its
-                // messages keep flowing meanwhile.
-                if flush_all(engine, stream, session, written).await.is_err() {
-                    return Wait::Gone;
-                }
+        if soft != 0 && used >= soft {
+            let now = goblin_engine::util::time::now_ms() / 1000;
+            if self.soft_since == 0 {
+                self.soft_since = now;
+            } else if now - self.soft_since > secs.load(Ordering::Relaxed) {
+                return true;
             }
-            r = stream.read_buf(rbuf) => match r {
-                Ok(0) | Err(_) => return Wait::Gone,
-                Ok(n) => {
-                    engine.stats.add_net_input(n);
-                    let limit = engine.config.query_buffer_limit.load(Ordering::Relaxed) as usize;
-                    if rbuf.len() > limit {
-                        return Wait::Gone;
-                    }
-                    info.query_buffer.store(rbuf.len(), Ordering::Relaxed);
-                }
-            },
+        } else {
+            self.soft_since = 0;
         }
+        false
     }
-    session.finish_block();
-    Wait::Done
 }
 
 /// Calls `f` with the arguments located by `spans`, on the stack when
