@@ -2,6 +2,7 @@
 //! RENAME, COPY, MOVE, the EXPIRE/TTL family, TOUCH, OBJECT (Redis's db.c
 //! and expire.c).
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{hash_key, CompactBytes, ValueType};
@@ -22,20 +23,26 @@ pub struct ExpireCondition {
     pub lt: bool,
 }
 
+/// EXPIRE's NX, XX, GT and LT, each accepted any number of times; the
+/// conflicts are checked once all are read (Redis's
+/// parseExtendedExpireArgumentsOrReply).
 pub fn parse_expire_condition(args: &[&[u8]]) -> Result<ExpireCondition, Error> {
     let mut c = ExpireCondition::default();
-    for opt in args {
-        match opt.to_ascii_lowercase().as_slice() {
-            b"nx" => c.nx = true,
-            b"xx" => c.xx = true,
-            b"gt" => c.gt = true,
-            b"lt" => c.lt = true,
-            _ => {
-                return Err(Error::err(format_args!(
-                    "Unsupported option {}",
-                    String::from_utf8_lossy(opt)
-                )))
-            }
+    let mut a = Args::new(args);
+    while let Some(opt) = a.peek() {
+        if a.flag("NX") {
+            c.nx = true;
+        } else if a.flag("XX") {
+            c.xx = true;
+        } else if a.flag("GT") {
+            c.gt = true;
+        } else if a.flag("LT") {
+            c.lt = true;
+        } else {
+            return Err(Error::err(format_args!(
+                "Unsupported option {}",
+                String::from_utf8_lossy(opt)
+            )));
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {
@@ -118,6 +125,9 @@ pub struct ScanOptions<'a> {
     pub type_filter: Option<&'a [u8]>,
 }
 
+/// SCAN's options; `allow_type`: TYPE, which only SCAN takes (Redis's
+/// scanGenericCommand accepts it only for the keyspace). Each may repeat,
+/// the last one counting.
 pub fn parse_scan_options<'a>(
     args: &[&'a [u8]],
     allow_type: bool,
@@ -127,24 +137,22 @@ pub fn parse_scan_options<'a>(
         pattern: None,
         type_filter: None,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let more = args.len() - i >= 2;
-        if args[i].eq_ignore_ascii_case(b"count") && more {
-            let n = arg_i64(args[i + 1])?;
+    let mut a = Args::new(args);
+    while !a.is_empty() {
+        if let Some(n) = a.option("COUNT") {
+            let n = arg_i64(n)?;
             if n < 1 {
                 return Err(Error::SYNTAX);
             }
             o.count = n as usize;
-        } else if args[i].eq_ignore_ascii_case(b"match") && more {
-            let p = args[i + 1];
+        } else if let Some(p) = a.option("MATCH") {
+            // "*" matches everything: no pattern at all.
             o.pattern = if p == b"*" { None } else { Some(p) };
-        } else if args[i].eq_ignore_ascii_case(b"type") && allow_type && more {
-            o.type_filter = Some(args[i + 1]);
+        } else if let Some(t) = allow_type.then(|| a.option("TYPE")).flatten() {
+            o.type_filter = Some(t);
         } else {
             return Err(Error::SYNTAX);
         }
-        i += 2;
     }
     Ok(o)
 }
@@ -381,44 +389,56 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (src, dst) = (args[1], args[2]);
-    let mut dst_db = ctx.client.db;
-    let mut replace = false;
-    let mut j = 3;
-    while j < args.len() {
-        if args[j].eq_ignore_ascii_case(b"replace") {
-            replace = true;
-        } else if args[j].eq_ignore_ascii_case(b"db") && j + 1 < args.len() {
-            let id = arg_i64(args[j + 1])?;
+/// COPY's options: the destination database (the client's own by
+/// default) and REPLACE.
+struct CopyOptions {
+    db: usize,
+    replace: bool,
+}
+
+fn parse_copy(ctx: &Ctx, args: &[&[u8]]) -> Result<CopyOptions, Error> {
+    let mut o = CopyOptions {
+        db: ctx.client.db,
+        replace: false,
+    };
+    let mut a = Args::new(args);
+    while !a.is_empty() {
+        if a.flag("REPLACE") {
+            o.replace = true;
+        } else if let Some(db) = a.option("DB") {
+            let id = arg_i64(db)?;
             if id < 0 || id as usize >= ctx.databases() || id > i32::MAX as i64 {
                 return Err(Error::DB_INDEX);
             }
-            dst_db = id as usize;
-            j += 1;
+            o.db = id as usize;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
-    if dst_db == ctx.client.db && src == dst {
+    Ok(o)
+}
+
+fn copy_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (src, dst) = (args[1], args[2]);
+    let o = parse_copy(ctx, &args[3..])?;
+    if o.db == ctx.client.db && src == dst {
         return Err(Error::err("source and destination objects are the same"));
     }
-    let Some(obj) = ctx.lookup_read(src).map(|o| o.clone()) else {
+    let Some(obj) = ctx.lookup_read(src).map(|obj| obj.clone()) else {
         ctx.out.int(0);
         return Ok(());
     };
     let now = ctx.now();
-    let (target, h) = ctx.locate_in(dst_db, dst);
+    let (target, h) = ctx.locate_in(o.db, dst);
     if target.lookup(h, dst, now).is_some() {
-        if !replace {
+        if !o.replace {
             ctx.out.int(0);
             return Ok(());
         }
         target.remove(h, dst);
     }
     target.insert_object(h, dst, obj);
-    ctx.pushed_in(dst_db, dst, notify::GENERIC, "copy_to");
+    ctx.pushed_in(o.db, dst, notify::GENERIC, "copy_to");
     ctx.out.int(1);
     Ok(())
 }
