@@ -69,8 +69,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "restore",
     "script|flush",
     "sintercard",
-    "sort",
-    "sort_ro",
     "sscan", // on the cursor: read after the key, which the probes never have
     "xadd",
     "xautoclaim",

@@ -8,6 +8,7 @@
 //! every shard (see `sort_locks`); a plain SORT holds only its key's shard
 //! and the destination's.
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::commands::lists;
@@ -42,50 +43,48 @@ impl SortOptions<'_> {
     }
 }
 
-/// `full_key_access`: the user may read every key, so BY and GET patterns
-/// may name any key (Redis refuses them otherwise).
+/// SORT's options, in any order and any number of times (the last one
+/// counting, every GET kept), as Redis's sortCommandGeneric reads them.
+/// `readonly`: SORT_RO, which has no STORE. `full_key_access`: the user
+/// may read every key, so BY and GET patterns may name any key (Redis
+/// refuses them otherwise).
 pub fn parse_sort<'a>(
     args: &[&'a [u8]],
     readonly: bool,
     full_key_access: bool,
 ) -> Result<SortOptions<'a>, Error> {
     let mut o = SortOptions::default();
-    let mut j = 2;
-    while j < args.len() {
-        let left = args.len() - j - 1;
-        let opt = args[j];
-        if opt.eq_ignore_ascii_case(b"asc") {
+    let mut a = Args::new(&args[2..]);
+    while !a.is_empty() {
+        if a.flag("ASC") {
             o.desc = false;
-        } else if opt.eq_ignore_ascii_case(b"desc") {
+        } else if a.flag("DESC") {
             o.desc = true;
-        } else if opt.eq_ignore_ascii_case(b"alpha") {
+        } else if a.flag("ALPHA") {
             o.alpha = true;
-        } else if opt.eq_ignore_ascii_case(b"limit") && left >= 2 {
-            o.limit = Some((arg_i64(args[j + 1])?, arg_i64(args[j + 2])?));
-            j += 2;
-        } else if !readonly && opt.eq_ignore_ascii_case(b"store") && left >= 1 {
-            o.store = Some(args[j + 1]);
-            j += 1;
-        } else if opt.eq_ignore_ascii_case(b"by") && left >= 1 {
-            o.by = Some(args[j + 1]);
-            if args[j + 1].contains(&b'*') && !full_key_access {
+        } else if let Some(offset) = a.option("LIMIT") {
+            // LIMIT without both its values is a syntax error.
+            let count = a.next_arg()?;
+            o.limit = Some((arg_i64(offset)?, arg_i64(count)?));
+        } else if let Some(dst) = (!readonly).then(|| a.option("STORE")).flatten() {
+            o.store = Some(dst);
+        } else if let Some(pattern) = a.option("BY") {
+            o.by = Some(pattern);
+            if pattern.contains(&b'*') && !full_key_access {
                 return Err(Error::err(
                     "BY option of SORT denied due to insufficient ACL permissions.",
                 ));
             }
-            j += 1;
-        } else if opt.eq_ignore_ascii_case(b"get") && left >= 1 {
+        } else if let Some(pattern) = a.option("GET") {
             if !full_key_access {
                 return Err(Error::err(
                     "GET option of SORT denied due to insufficient ACL permissions.",
                 ));
             }
-            o.get.push(args[j + 1]);
-            j += 1;
+            o.get.push(pattern);
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     Ok(o)
 }
