@@ -66,7 +66,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "lmpop",
     "lpos",
     "memory|usage",
-    "restore",
     "script|flush",
     "sintercard",
     "sscan", // on the cursor: read after the key, which the probes never have

@@ -2,6 +2,7 @@
 //! rdb.c and aof.c) and DUMP / RESTORE (cluster.c). The machinery lives in
 //! `persist`; these parse, call it and reply.
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{AccessPolicy, Object};
@@ -120,34 +121,38 @@ struct RestoreOptions {
     freq: Option<i64>,
 }
 
+/// RESTORE's options, after the key, the TTL and the payload (Redis's
+/// restoreCommand): IDLETIME and FREQ exclude each other, the second one
+/// given being a syntax error.
 fn parse_restore(args: &[&[u8]]) -> Result<RestoreOptions, Error> {
     let mut o = RestoreOptions::default();
-    let mut j = 4;
-    while j < args.len() {
-        let a = args[j];
-        let more = j + 1 < args.len();
-        if a.eq_ignore_ascii_case(b"replace") {
+    let mut a = Args::new(&args[4..]);
+    while !a.is_empty() {
+        if a.flag("REPLACE") {
             o.replace = true;
-        } else if a.eq_ignore_ascii_case(b"absttl") {
+        } else if a.flag("ABSTTL") {
             o.absttl = true;
-        } else if a.eq_ignore_ascii_case(b"idletime") && more && o.freq.is_none() {
-            let v = arg_i64(args[j + 1])?;
+        } else if let Some(v) = a.option("IDLETIME") {
+            if o.freq.is_some() {
+                return Err(Error::SYNTAX);
+            }
+            let v = arg_i64(v)?;
             if v < 0 {
                 return Err(Error::err("Invalid IDLETIME value, must be >= 0"));
             }
             o.idle = Some(v);
-            j += 1;
-        } else if a.eq_ignore_ascii_case(b"freq") && more && o.idle.is_none() {
-            let v = arg_i64(args[j + 1])?;
+        } else if let Some(v) = a.option("FREQ") {
+            if o.idle.is_some() {
+                return Err(Error::SYNTAX);
+            }
+            let v = arg_i64(v)?;
             if !(0..=255).contains(&v) {
                 return Err(Error::err("Invalid FREQ value, must be >= 0 and <= 255"));
             }
             o.freq = Some(v);
-            j += 1;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     Ok(o)
 }
