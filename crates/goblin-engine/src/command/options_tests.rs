@@ -25,12 +25,10 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "blmove",
     "blmpop",
     "bzmpop",
-    "client|kill",
-    "client|list",
-    "client|no-evict",
-    "client|pause",
-    "client|reply",
-    "client|unblock",
+    "client|kill",     // on the cursor: no probe gives TYPE, whose values are tokens
+    "client|list",     // on the cursor: no probe gives TYPE, whose values are tokens
+    "client|no-evict", // on the cursor: arity 3 leaves no room for a probe
+    "client|reply",    // on the cursor: arity 3 leaves no room for a probe
     "command|list",
     "flushall",
     "flushdb",
@@ -46,7 +44,7 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "georadiusbymember_ro",
     "geosearch",
     "geosearchstore",
-    "hello",
+    "hello", // on the cursor: a probe is read as the protocol version
     "hexpire",
     "hexpireat",
     "hexpiretime",

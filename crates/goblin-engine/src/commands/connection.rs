@@ -2,6 +2,7 @@
 //! MONITOR and CLIENT (Redis's networking.c, server.c and replication.c).
 
 use crate::client::ReplyMode;
+use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
 use crate::util::number::{arg_i64, parse_i64};
@@ -150,44 +151,61 @@ fn set_name(ctx: &mut Ctx, name: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut resp = ctx.client.resp;
-    let mut j = 1;
-    if args.len() >= 2 {
-        let ver = parse_i64(args[1])
+/// HELLO's arguments (Redis's helloCommand): the protocol version, then
+/// AUTH and SETNAME, each any number of times, the last one counting.
+struct HelloOptions<'a> {
+    resp: Option<u8>,
+    auth: Option<(&'a [u8], &'a [u8])>,
+    name: Option<&'a [u8]>,
+}
+
+fn parse_hello<'a>(args: &[&'a [u8]]) -> Result<HelloOptions<'a>, Error> {
+    let mut o = HelloOptions {
+        resp: None,
+        auth: None,
+        name: None,
+    };
+    let mut a = Args::new(&args[1..]);
+    if !a.is_empty() {
+        let ver = parse_i64(a.next_arg()?)
             .ok_or_else(|| Error::err("Protocol version is not an integer or out of range"))?;
         if !(2..=3).contains(&ver) {
             return Err(Error::constant("NOPROTO unsupported protocol version"));
         }
-        resp = ver as u8;
-        j = 2;
+        o.resp = Some(ver as u8);
     }
-    let mut auth: Option<(&[u8], &[u8])> = None;
-    let mut name: Option<&[u8]> = None;
-    while j < args.len() {
-        let more = args.len() - j - 1;
-        if args[j].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
-            auth = Some((args[j + 1], args[j + 2]));
-            j += 3;
-        } else if args[j].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
-            name = Some(args[j + 1]);
-            j += 2;
-        } else {
-            return Err(Error::err(format_args!(
+    while let Some(opt) = a.peek() {
+        let syntax_error = || {
+            Error::err(format_args!(
                 "Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(args[j])
-            )));
+                String::from_utf8_lossy(opt)
+            ))
+        };
+        if let Some(user) = a.option("AUTH") {
+            // AUTH without both its values is the same syntax error.
+            let pass = a.next_arg().map_err(|_| syntax_error())?;
+            o.auth = Some((user, pass));
+        } else if let Some(name) = a.option("SETNAME") {
+            o.name = Some(name);
+        } else {
+            return Err(syntax_error());
         }
     }
-    if let Some((user, pass)) = auth {
+    Ok(o)
+}
+
+fn hello_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let o = parse_hello(args)?;
+    if let Some((user, pass)) = o.auth {
         authenticate(ctx, args[0], user, pass)?;
     }
     if !ctx.client.authenticated {
         return Err(Error::constant("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
     }
-    if let Some(n) = name {
+    if let Some(n) = o.name {
         set_name(ctx, n)?;
     }
+    let resp = o.resp.unwrap_or(ctx.client.resp);
     set_resp(ctx, resp);
     ctx.out.map(7);
     ctx.out.bulk(b"server");
@@ -242,39 +260,85 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut ids: Option<Vec<u64>> = None;
-    let mut pubsub: Option<bool> = None;
-    let mut j = 2;
-    while j < args.len() {
-        if args[j].eq_ignore_ascii_case(b"TYPE") && j + 1 < args.len() {
-            let t = args[j + 1].to_ascii_lowercase();
-            match t.as_slice() {
-                b"normal" => pubsub = Some(false),
-                b"pubsub" => pubsub = Some(true),
-                b"master" | b"replica" | b"slave" => ids = Some(Vec::new()),
-                _ => {
-                    return Err(Error::err(format_args!(
-                        "Unknown client type '{}'",
-                        String::from_utf8_lossy(args[j + 1])
-                    )))
-                }
+/// A client type, the value of CLIENT LIST TYPE and CLIENT KILL TYPE
+/// (Redis's getClientTypeByName).
+#[derive(Clone, Copy)]
+enum ClientType {
+    Normal,
+    PubSub,
+    /// MASTER, REPLICA or SLAVE: there are no such clients here.
+    Replication,
+}
+
+impl ClientType {
+    /// Takes the type after TYPE; one missing is a syntax error.
+    fn take(a: &mut Args) -> Result<ClientType, Error> {
+        let name = a.peek().ok_or(Error::SYNTAX)?;
+        if a.flag("NORMAL") {
+            Ok(ClientType::Normal)
+        } else if a.flag("PUBSUB") {
+            Ok(ClientType::PubSub)
+        } else if a.flag("MASTER") || a.flag("REPLICA") || a.flag("SLAVE") {
+            Ok(ClientType::Replication)
+        } else {
+            Err(Error::err(format_args!(
+                "Unknown client type '{}'",
+                String::from_utf8_lossy(name)
+            )))
+        }
+    }
+
+    /// Whether a client, subscribed or not, is of this type.
+    fn matches(self, subscribed: bool) -> bool {
+        match self {
+            ClientType::Normal => !subscribed,
+            ClientType::PubSub => subscribed,
+            ClientType::Replication => false,
+        }
+    }
+}
+
+/// CLIENT LIST's filters. TYPE and ID may repeat and combine.
+#[derive(Default)]
+struct ClientListOptions {
+    /// Only these clients (none at all for TYPE MASTER or REPLICA).
+    ids: Option<Vec<u64>>,
+    /// Only the clients subscribed to something, or only the others.
+    pubsub: Option<bool>,
+}
+
+fn parse_client_list(args: &[&[u8]]) -> Result<ClientListOptions, Error> {
+    let mut o = ClientListOptions::default();
+    let mut a = Args::new(&args[2..]);
+    let parse_id = |id: &[u8]| {
+        parse_i64(id)
+            .filter(|v| *v > 0)
+            .map(|v| v as u64)
+            .ok_or_else(|| Error::err("Invalid client ID"))
+    };
+    while !a.is_empty() {
+        if a.flag("TYPE") {
+            match ClientType::take(&mut a)? {
+                ClientType::Normal => o.pubsub = Some(false),
+                ClientType::PubSub => o.pubsub = Some(true),
+                ClientType::Replication => o.ids = Some(Vec::new()),
             }
-            j += 2;
-        } else if args[j].eq_ignore_ascii_case(b"ID") && j + 1 < args.len() {
-            let mut list = Vec::new();
-            for a in &args[j + 1..] {
-                let id = parse_i64(a)
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| Error::err("Invalid client ID"))?;
-                list.push(id as u64);
+        } else if let Some(first) = a.option("ID") {
+            // The IDs run to the end of the command.
+            let mut ids = vec![parse_id(first)?];
+            while !a.is_empty() {
+                ids.push(parse_id(a.next_arg()?)?);
             }
-            ids = Some(list);
-            j = args.len();
+            o.ids = Some(ids);
         } else {
             return Err(Error::SYNTAX);
         }
     }
+    Ok(o)
+}
+
+fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let ClientListOptions { ids, pubsub } = parse_client_list(args)?;
     let now = now_ms();
     let mut text = String::new();
     for info in ctx.engine.clients.all() {
@@ -298,6 +362,62 @@ fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     line.push('\n');
     ctx.out.verbatim(line.as_bytes(), "txt");
     Ok(())
+}
+
+/// CLIENT KILL's filters, the new form: a client is killed when it
+/// matches every one given. Each may repeat, the last one counting.
+struct KillFilters {
+    id: Option<u64>,
+    addr: Option<String>,
+    laddr: Option<String>,
+    user: Option<Vec<u8>>,
+    client_type: Option<ClientType>,
+    /// Whether the calling client is spared (SKIPME yes, the default).
+    skipme: bool,
+}
+
+fn parse_client_kill(ctx: &Ctx, args: &[&[u8]]) -> Result<KillFilters, Error> {
+    let mut f = KillFilters {
+        id: None,
+        addr: None,
+        laddr: None,
+        user: None,
+        client_type: None,
+        skipme: true,
+    };
+    let mut a = Args::new(&args[2..]);
+    while !a.is_empty() {
+        if let Some(id) = a.option("ID") {
+            let id = parse_i64(id)
+                .filter(|v| *v > 0)
+                .ok_or_else(|| Error::err("client-id should be greater than 0"))?;
+            f.id = Some(id as u64);
+        } else if a.flag("TYPE") {
+            f.client_type = Some(ClientType::take(&mut a)?);
+        } else if let Some(user) = a.option("USER") {
+            if ctx.engine.acl.user(user).is_none() {
+                return Err(Error::err(format_args!(
+                    "No such user '{}'",
+                    String::from_utf8_lossy(user)
+                )));
+            }
+            f.user = Some(user.to_vec());
+        } else if let Some(addr) = a.option("ADDR") {
+            f.addr = Some(String::from_utf8_lossy(addr).into_owned());
+        } else if let Some(laddr) = a.option("LADDR") {
+            f.laddr = Some(String::from_utf8_lossy(laddr).into_owned());
+        } else if let Some(yes_no) = a.option("SKIPME") {
+            f.skipme = match yes_no.to_ascii_lowercase().as_slice() {
+                b"yes" => true,
+                b"no" => false,
+                _ => return Err(Error::SYNTAX),
+            };
+        } else {
+            // An unknown filter, or one without its value.
+            return Err(Error::SYNTAX);
+        }
+    }
+    Ok(f)
 }
 
 fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -324,75 +444,20 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => Err(Error::err("No such client")),
         };
     }
-    let mut id: Option<u64> = None;
-    let mut addr: Option<String> = None;
-    let mut laddr: Option<String> = None;
-    let mut user: Option<Vec<u8>> = None;
-    // Normal, pubsub, or a replication type (no such clients here).
-    let mut client_type: Option<Option<bool>> = None;
-    let mut skipme = true;
-    let mut j = 2;
-    while j < args.len() {
-        if j + 1 >= args.len() {
-            return Err(Error::SYNTAX);
-        }
-        let (opt, val) = (args[j].to_ascii_lowercase(), args[j + 1]);
-        match opt.as_slice() {
-            b"id" => {
-                id = Some(
-                    parse_i64(val)
-                        .filter(|v| *v > 0)
-                        .ok_or_else(|| Error::err("client-id should be greater than 0"))?
-                        as u64,
-                )
-            }
-            b"addr" => addr = Some(String::from_utf8_lossy(val).into_owned()),
-            b"laddr" => laddr = Some(String::from_utf8_lossy(val).into_owned()),
-            b"user" => {
-                if ctx.engine.acl.user(val).is_none() {
-                    return Err(Error::err(format_args!(
-                        "No such user '{}'",
-                        String::from_utf8_lossy(val)
-                    )));
-                }
-                user = Some(val.to_vec())
-            }
-            b"type" => {
-                client_type = Some(match val.to_ascii_lowercase().as_slice() {
-                    b"normal" => Some(false),
-                    b"pubsub" => Some(true),
-                    b"master" | b"replica" | b"slave" => None,
-                    _ => {
-                        return Err(Error::err(format_args!(
-                            "Unknown client type '{}'",
-                            String::from_utf8_lossy(val)
-                        )))
-                    }
-                })
-            }
-            b"skipme" => {
-                skipme = match val.to_ascii_lowercase().as_slice() {
-                    b"yes" => true,
-                    b"no" => false,
-                    _ => return Err(Error::SYNTAX),
-                }
-            }
-            _ => return Err(Error::SYNTAX),
-        }
-        j += 2;
-    }
+    let f = parse_client_kill(ctx, args)?;
     let mut killed = 0;
     for c in ctx.engine.clients.all() {
-        if id.is_some_and(|i| i != c.id)
-            || addr.as_ref().is_some_and(|a| *a != c.addr)
-            || laddr.as_ref().is_some_and(|a| *a != c.laddr)
-            || user.as_ref().is_some_and(|u| *u != *c.user.lock())
-            || client_type.is_some_and(|t| t != Some(c.subscriptions.any()))
+        if f.id.is_some_and(|i| i != c.id)
+            || f.addr.as_ref().is_some_and(|a| *a != c.addr)
+            || f.laddr.as_ref().is_some_and(|a| *a != c.laddr)
+            || f.user.as_ref().is_some_and(|u| *u != *c.user.lock())
+            || f.client_type
+                .is_some_and(|t| !t.matches(c.subscriptions.any()))
         {
             continue;
         }
         if c.id == me {
-            if skipme {
+            if f.skipme {
                 continue;
             }
             ctx.client.close_after_reply = true;
@@ -406,27 +471,36 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_reply(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    match args[2].to_ascii_lowercase().as_slice() {
-        b"on" => {
+    let mut a = Args::new(&args[2..]);
+    let mode = if a.flag("ON") {
+        ReplyMode::On
+    } else if a.flag("OFF") {
+        ReplyMode::Off
+    } else if a.flag("SKIP") {
+        ReplyMode::SkipNext
+    } else {
+        return Err(Error::SYNTAX);
+    };
+    match mode {
+        ReplyMode::On => {
             ctx.client.reply_mode = ReplyMode::On;
             ctx.out.ok();
         }
-        b"off" => ctx.client.reply_mode = ReplyMode::Off,
-        b"skip" => {
-            if ctx.client.reply_mode != ReplyMode::Off {
-                ctx.client.reply_mode = ReplyMode::SkipNext;
-            }
-        }
-        _ => return Err(Error::SYNTAX),
+        // SKIP while replies are off leaves them off.
+        ReplyMode::SkipNext if ctx.client.reply_mode == ReplyMode::Off => {}
+        mode => ctx.client.reply_mode = mode,
     }
     Ok(())
 }
 
 fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let on = match args[2].to_ascii_lowercase().as_slice() {
-        b"on" => true,
-        b"off" => false,
-        _ => return Err(Error::SYNTAX),
+    let mut a = Args::new(&args[2..]);
+    let on = if a.flag("ON") {
+        true
+    } else if a.flag("OFF") {
+        false
+    } else {
+        return Err(Error::SYNTAX);
     };
     ctx.client.info.no_evict.store(on, Ordering::Relaxed);
     ctx.out.ok();
@@ -443,15 +517,15 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         )));
     }
     // The reason is checked before the id, as Redis does.
-    let with_error = match args.get(3).map(|a| a.to_ascii_lowercase()) {
-        None => false,
-        Some(m) if m == b"timeout" => false,
-        Some(m) if m == b"error" => true,
-        Some(_) => {
-            return Err(Error::err(
-                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
-            ))
-        }
+    let mut a = Args::new(&args[3..]);
+    let with_error = if a.is_empty() || a.flag("TIMEOUT") {
+        false
+    } else if a.flag("ERROR") {
+        true
+    } else {
+        return Err(Error::err(
+            "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+        ));
     };
     let id = arg_i64(args[2])?;
     let unblocked = match ctx.engine.clients.get(id as u64) {
@@ -471,11 +545,13 @@ fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if timeout < 0 {
         return Err(Error::err("timeout is negative"));
     }
-    let mode = match args.get(3) {
-        None => crate::pause::ALL,
-        Some(m) if m.eq_ignore_ascii_case(b"all") => crate::pause::ALL,
-        Some(m) if m.eq_ignore_ascii_case(b"write") => crate::pause::WRITE,
-        Some(_) => return Err(Error::err("CLIENT PAUSE mode must be WRITE or ALL")),
+    let mut a = Args::new(&args[3..]);
+    let mode = if a.is_empty() || a.flag("ALL") {
+        crate::pause::ALL
+    } else if a.flag("WRITE") {
+        crate::pause::WRITE
+    } else {
+        return Err(Error::err("CLIENT PAUSE mode must be WRITE or ALL"));
     };
     let now = now_ms();
     ctx.engine
