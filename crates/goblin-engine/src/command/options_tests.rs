@@ -29,9 +29,7 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "client|list",     // on the cursor: no probe gives TYPE, whose values are tokens
     "client|no-evict", // on the cursor: arity 3 leaves no room for a probe
     "client|reply",    // on the cursor: arity 3 leaves no room for a probe
-    "command|list",
-    "flushall",
-    "flushdb",
+    "command|list",    // on the cursor: no probe gives FILTERBY, whose filters are tokens
     "function|flush",
     "function|list",
     "function|load",
@@ -63,7 +61,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "lmove",
     "lmpop",
     "lpos",
-    "memory|usage",
     "script|flush",
     "sintercard",
     "sscan", // on the cursor: read after the key, which the probes never have

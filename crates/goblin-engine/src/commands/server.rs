@@ -1,6 +1,7 @@
 //! Server commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, INFO, CONFIG,
 //! COMMAND, TIME, SHUTDOWN, DEBUG (Redis's server.c, config.c, debug.c).
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
 use crate::command::syntax::{self, ArgDoc};
 use crate::command::{keys::key_positions, table, Ctx};
@@ -23,18 +24,13 @@ fn dbsize_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn flush_mode(args: &[&[u8]]) -> Result<(), Error> {
-    match args.first() {
-        None => Ok(()),
-        Some(m) if m.eq_ignore_ascii_case(b"ASYNC") || m.eq_ignore_ascii_case(b"SYNC") => {
-            if args.len() > 1 {
-                Err(Error::SYNTAX)
-            } else {
-                Ok(())
-            }
-        }
-        Some(_) => Err(Error::SYNTAX),
-    }
+/// FLUSHDB's and FLUSHALL's one option, ASYNC or SYNC (Redis's
+/// getFlushCommandFlags). Either changes nothing here: a large flush
+/// always drops its tables on a background thread (see `flush`).
+fn parse_flush_mode(args: &[&[u8]]) -> Result<(), Error> {
+    let mut a = Args::new(args);
+    let _ = a.flag("ASYNC") || a.flag("SYNC");
+    a.finish()
 }
 
 /// Empties one database (or all with None) in the held shards; returns the
@@ -62,7 +58,7 @@ pub fn flush(ctx: &mut Ctx, db: Option<usize>) -> usize {
 }
 
 fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    flush_mode(&args[1..])?;
+    parse_flush_mode(&args[1..])?;
     let db = ctx.client.db;
     let n = flush(ctx, Some(db));
     ctx.add_dirty(n as u64);
@@ -73,7 +69,7 @@ fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    flush_mode(&args[1..])?;
+    parse_flush_mode(&args[1..])?;
     // Redis's flushAllDataAndResetRDB: a snapshot being written is dropped,
     // and with save rules the (now empty) dataset is saved at once.
     let persist = &ctx.engine.persist;
@@ -880,25 +876,35 @@ fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    enum Filter<'a> {
-        None,
-        Module,
-        AclCat(String),
-        Pattern(&'a [u8]),
+/// COMMAND LIST's filter (one at most).
+enum CommandFilter<'a> {
+    None,
+    Module,
+    AclCat(String),
+    Pattern(&'a [u8]),
+}
+
+fn parse_command_list<'a>(args: &[&'a [u8]]) -> Result<CommandFilter<'a>, Error> {
+    let mut a = Args::new(&args[2..]);
+    if a.is_empty() {
+        return Ok(CommandFilter::None);
     }
-    let filter = match args.len() {
-        2 => Filter::None,
-        5 if args[2].eq_ignore_ascii_case(b"FILTERBY") => {
-            match args[3].to_ascii_lowercase().as_slice() {
-                b"module" => Filter::Module,
-                b"aclcat" => Filter::AclCat(String::from_utf8_lossy(args[4]).to_ascii_lowercase()),
-                b"pattern" => Filter::Pattern(args[4]),
-                _ => return Err(Error::SYNTAX),
-            }
-        }
-        _ => return Err(Error::SYNTAX),
-    };
+    if !a.flag("FILTERBY") {
+        return Err(Error::SYNTAX);
+    }
+    let (i, value) = a
+        .option_of(&["MODULE", "ACLCAT", "PATTERN"])
+        .ok_or(Error::SYNTAX)?;
+    a.finish()?;
+    Ok(match i {
+        0 => CommandFilter::Module,
+        1 => CommandFilter::AclCat(String::from_utf8_lossy(value).to_ascii_lowercase()),
+        _ => CommandFilter::Pattern(value),
+    })
+}
+
+fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let filter = parse_command_list(args)?;
     let t = table();
     let mut names: Vec<&str> = Vec::new();
     for id in 0..t.len() {
@@ -906,10 +912,10 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let keep = match &filter {
             // Subcommands are listed too (Redis's commandListWithoutFilter
             // and commandListWithFilter recurse into them).
-            Filter::None => true,
-            Filter::Module => false,
-            Filter::AclCat(c) => e.spec.acl_categories().iter().any(|x| x == c),
-            Filter::Pattern(p) => glob_match(p, e.fullname.as_bytes(), true),
+            CommandFilter::None => true,
+            CommandFilter::Module => false,
+            CommandFilter::AclCat(c) => e.spec.acl_categories().iter().any(|x| x == c),
+            CommandFilter::Pattern(p) => glob_match(p, e.fullname.as_bytes(), true),
         };
         if keep {
             names.push(&e.fullname);
@@ -1245,24 +1251,27 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // ---------------------------------------------------------------------------
 // MEMORY
 
+/// MEMORY USAGE's SAMPLES (the last one given counts): how many elements
+/// of a collection to estimate it from, 0 for all of them.
+fn parse_memory_usage(args: &[&[u8]]) -> Result<usize, Error> {
+    let mut samples = crate::keyspace::object::DEFAULT_SIZE_SAMPLES;
+    let mut a = Args::new(&args[3..]);
+    while !a.is_empty() {
+        let n = a.option("SAMPLES").ok_or(Error::SYNTAX)?;
+        let n = arg_i64(n)?;
+        if n < 0 {
+            return Err(Error::SYNTAX);
+        }
+        samples = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    Ok(samples)
+}
+
 /// MEMORY USAGE key [SAMPLES count]: the key's table entry, its name and
 /// its value, collections estimated from `count` elements (default 5, 0 =
 /// all), as Redis's objectComputeSize.
 fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut samples = crate::keyspace::object::DEFAULT_SIZE_SAMPLES;
-    let mut j = 3;
-    while j < args.len() {
-        if args[j].eq_ignore_ascii_case(b"samples") && j + 1 < args.len() {
-            let n = arg_i64(args[j + 1])?;
-            if n < 0 {
-                return Err(Error::SYNTAX);
-            }
-            samples = usize::try_from(n).unwrap_or(usize::MAX);
-            j += 2;
-        } else {
-            return Err(Error::SYNTAX);
-        }
-    }
+    let samples = parse_memory_usage(args)?;
     let key_len = args[2].len();
     let Some(obj) = ctx.lookup_no_touch(args[2]) else {
         ctx.out.null();
