@@ -17,7 +17,6 @@ use std::collections::BTreeSet;
 /// Commands whose options are not read through the argument cursor yet:
 /// each parser moves to it family by family, and leaves this list then.
 const NOT_ON_THE_CURSOR: &[&str] = &[
-    "acl|log",
     "bitcount",
     "bitfield",
     "bitfield_ro",

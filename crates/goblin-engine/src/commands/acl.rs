@@ -2,6 +2,7 @@
 //! rules themselves live in `crate::acl`.
 
 use crate::acl::{has_spaces, LogContext, LogReason, CATEGORIES};
+use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::{table, Ctx};
 use crate::engine::Engine;
@@ -212,19 +213,36 @@ fn acl_genpass(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// ACL LOG's one argument: RESET, or how many entries to show (10 when
+/// none is given, none when it is negative).
+enum AclLogRequest {
+    Reset,
+    Show(usize),
+}
+
+fn parse_acl_log(args: &[&[u8]]) -> Result<AclLogRequest, Error> {
     if args.len() > 3 {
         return Err(super::subcommand_syntax_error(args, "ACL"));
     }
-    let mut count = 10;
-    if let Some(a) = args.get(2) {
-        if a.eq_ignore_ascii_case(b"reset") {
+    let mut a = Args::new(&args[2..]);
+    if a.flag("RESET") {
+        return Ok(AclLogRequest::Reset);
+    }
+    Ok(AclLogRequest::Show(match a.peek() {
+        None => 10,
+        Some(count) => arg_i64(count)?.max(0) as usize,
+    }))
+}
+
+fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let count = match parse_acl_log(args)? {
+        AclLogRequest::Reset => {
             ctx.engine.acl.log_reset();
             ctx.out.ok();
             return Ok(());
         }
-        count = arg_i64(a)?.max(0) as usize;
-    }
+        AclLogRequest::Show(count) => count,
+    };
     let now = now_ms();
     let out = &mut *ctx.out;
     ctx.engine.acl.log_entries(|log| {
