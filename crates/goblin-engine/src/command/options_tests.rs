@@ -29,10 +29,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "client|no-evict", // on the cursor: arity 3 leaves no room for a probe
     "client|reply",    // on the cursor: arity 3 leaves no room for a probe
     "command|list",    // on the cursor: no probe gives FILTERBY, whose filters are tokens
-    "function|flush",
-    "function|list",
-    "function|load",
-    "function|restore",
     "geoadd",
     "geodist",
     "georadius",
@@ -60,7 +56,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "lmove",
     "lmpop",
     "lpos",
-    "script|flush",
     "sintercard",
     "sscan", // on the cursor: read after the key, which the probes never have
     "xadd",

@@ -7,6 +7,7 @@
 //! EVAL scripts (`crate::scripting::keyed`) hold only their KEYS' shards.
 
 use crate::client::ClientState;
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::scripting::eval::{self, normalize_sha, parse_numkeys, Invocation};
@@ -218,10 +219,11 @@ fn script_exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    match args.get(2).map(|a| a.to_ascii_lowercase()) {
-        None if args.len() == 2 => {}
-        Some(m) if args.len() == 3 && (m == b"sync" || m == b"async") => {}
-        _ => return Err(Error::err("SCRIPT FLUSH only support SYNC|ASYNC option")),
+    // ASYNC or SYNC: either flushes at once here.
+    let mut a = Args::new(&args[2..]);
+    let _ = a.flag("ASYNC") || a.flag("SYNC");
+    if !a.is_empty() {
+        return Err(Error::err("SCRIPT FLUSH only support SYNC|ASYNC option"));
     }
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
@@ -275,23 +277,37 @@ fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 // ---------------------------------------------------------------------------
 // FUNCTION
 
-fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// FUNCTION LOAD's arguments: the code is the last one, and every one
+/// before it is an option (Redis's functionLoadCommand).
+struct FunctionLoad<'a> {
+    replace: bool,
+    code: &'a [u8],
+}
+
+fn parse_function_load<'a>(args: &[&'a [u8]]) -> Result<FunctionLoad<'a>, Error> {
+    let Some((&code, options)) = args[2..].split_last() else {
+        return Err(Error::err("Function code is missing"));
+    };
     let mut replace = false;
-    let mut pos = 2;
-    while pos < args.len() - 1 {
-        if args[pos].eq_ignore_ascii_case(b"replace") {
+    let mut a = Args::new(options);
+    while let Some(opt) = a.peek() {
+        if a.flag("REPLACE") {
             replace = true;
-            pos += 1;
-            continue;
+        } else {
+            return Err(Error::err(format_args!(
+                "Unknown option given: {}",
+                String::from_utf8_lossy(opt)
+            )));
         }
-        return Err(Error::err(format_args!(
-            "Unknown option given: {}",
-            String::from_utf8_lossy(args[pos])
-        )));
     }
+    Ok(FunctionLoad { replace, code })
+}
+
+fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let o = parse_function_load(args)?;
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
-    let name = vms.functions.load(args[pos], replace)?;
+    let name = vms.functions.load(o.code, o.replace)?;
     engine.scripting.refresh_stats(&mut vms);
     ctx.add_dirty(1);
     ctx.out.bulk_str(&name);
@@ -308,30 +324,39 @@ fn function_delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut with_code = false;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 2;
-    while i < args.len() {
-        let a = args[i];
-        if !with_code && a.eq_ignore_ascii_case(b"withcode") {
-            with_code = true;
-            i += 1;
-            continue;
+/// FUNCTION LIST's options. Each may be given once: a second one is an
+/// unknown argument, as in Redis's functionListCommand.
+struct FunctionList<'a> {
+    with_code: bool,
+    pattern: Option<&'a [u8]>,
+}
+
+fn parse_function_list<'a>(args: &[&'a [u8]]) -> Result<FunctionList<'a>, Error> {
+    let mut o = FunctionList {
+        with_code: false,
+        pattern: None,
+    };
+    let mut a = Args::new(&args[2..]);
+    while let Some(arg) = a.peek() {
+        if !o.with_code && a.flag("WITHCODE") {
+            o.with_code = true;
+        } else if o.pattern.is_none() && a.flag("LIBRARYNAME") {
+            let pattern = a
+                .next_arg()
+                .map_err(|_| Error::err("library name argument was not given"))?;
+            o.pattern = Some(pattern);
+        } else {
+            return Err(Error::err(format_args!(
+                "Unknown argument {}",
+                String::from_utf8_lossy(arg)
+            )));
         }
-        if pattern.is_none() && a.eq_ignore_ascii_case(b"libraryname") {
-            if i >= args.len() - 1 {
-                return Err(Error::err("library name argument was not given"));
-            }
-            pattern = Some(args[i + 1]);
-            i += 2;
-            continue;
-        }
-        return Err(Error::err(format_args!(
-            "Unknown argument {}",
-            String::from_utf8_lossy(a)
-        )));
     }
+    Ok(o)
+}
+
+fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let FunctionList { with_code, pattern } = parse_function_list(args)?;
     let vms = ctx.engine.scripting.lock()?;
     let libs: Vec<_> = vms
         .functions
@@ -391,16 +416,17 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 4 {
         return Err(subcommand_syntax_error(args, "FUNCTION"));
     }
-    let policy = match args.get(3).map(|a| a.to_ascii_lowercase()) {
-        None => RestorePolicy::Append,
-        Some(p) if p == b"append" => RestorePolicy::Append,
-        Some(p) if p == b"replace" => RestorePolicy::Replace,
-        Some(p) if p == b"flush" => RestorePolicy::Flush,
-        Some(_) => {
-            return Err(Error::err(
-                "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-            ))
-        }
+    let mut a = Args::new(&args[3..]);
+    let policy = if a.is_empty() || a.flag("APPEND") {
+        RestorePolicy::Append
+    } else if a.flag("REPLACE") {
+        RestorePolicy::Replace
+    } else if a.flag("FLUSH") {
+        RestorePolicy::Flush
+    } else {
+        return Err(Error::err(
+            "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+        ));
     };
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
@@ -416,10 +442,11 @@ fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 3 {
         return Err(subcommand_syntax_error(args, "FUNCTION"));
     }
-    match args.get(2).map(|a| a.to_ascii_lowercase()) {
-        None => {}
-        Some(m) if m == b"async" || m == b"sync" => {}
-        Some(_) => return Err(Error::err("FUNCTION FLUSH only supports SYNC|ASYNC option")),
+    // ASYNC or SYNC: either flushes at once here.
+    let mut a = Args::new(&args[2..]);
+    let _ = a.flag("ASYNC") || a.flag("SYNC");
+    if !a.is_empty() {
+        return Err(Error::err("FUNCTION FLUSH only supports SYNC|ASYNC option"));
     }
     let engine = ctx.engine;
     let mut vms = engine.scripting.lock()?;
