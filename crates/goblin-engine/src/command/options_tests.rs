@@ -16,6 +16,8 @@ use std::collections::BTreeSet;
 
 /// Commands whose options are not read through the argument cursor yet:
 /// each parser moves to it family by family, and leaves this list then.
+/// The few that are on the cursor but out of the probes' reach stay, with
+/// the reason on their line.
 const NOT_ON_THE_CURSOR: &[&str] = &[
     "bitcount",
     "bitfield",
