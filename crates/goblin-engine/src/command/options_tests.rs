@@ -24,7 +24,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "bitpos",
     "blmove",
     "blmpop",
-    "bzmpop",
     "client|kill",
     "client|list",
     "client|no-evict",
@@ -91,24 +90,24 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "xrevrange",
     "xsetid",
     "xtrim",
-    "zadd",
-    "zdiff",
-    "zinter",
-    "zintercard",
-    "zinterstore",
-    "zmpop",
-    "zrandmember",
-    "zrange",
-    "zrangebylex",
-    "zrangebyscore",
-    "zrangestore",
-    "zrevrange",
-    "zrevrangebylex",
-    "zrevrangebyscore",
     "zscan",
-    "zunion",
-    "zunionstore",
 ];
+
+/// Keywords a parser takes that its synopsis does not name, as Redis
+/// 7.0.15's parser takes them while COMMAND DOCS leaves them out: one
+/// parser serves several commands and reads every keyword for each, some
+/// only to refuse them once the line is read.
+const BEYOND_THE_SYNOPSIS: &[(&str, &[&str])] = &[
+    // zrangeGenericCommand: LIMIT offset -1 passes without BYSCORE or
+    // BYLEX; WITHSCORES with BYLEX is its own error.
+    ("zrevrange", &["LIMIT"]),
+    ("zrangebylex", &["WITHSCORES"]),
+    ("zrevrangebylex", &["WITHSCORES"]),
+];
+
+/// Keywords of a synopsis this test cannot reach, as their parser reads
+/// them only once the key exists (Redis answers a missing key before).
+const OUT_OF_REACH: &[(&str, &[&str])] = &[];
 
 /// Commands not run by this test: they stop or block the process, write
 /// files, or reach out of it.
@@ -165,6 +164,19 @@ fn every_parser_accepts_the_options_its_synopsis_names() {
         let docs = syntax::parse(spec.syntax);
         let mut named = BTreeSet::new();
         tokens(&docs, &mut named);
+        let exceptions = |table: &[(&str, &[&str])]| -> BTreeSet<String> {
+            let words = table.iter().find(|(n, _)| *n == name);
+            words
+                .map_or(&[][..], |(_, w)| w)
+                .iter()
+                .map(|w| w.to_string())
+                .collect()
+        };
+        let named: BTreeSet<String> = named
+            .difference(&exceptions(OUT_OF_REACH))
+            .cloned()
+            .chain(exceptions(BEYOND_THE_SYNOPSIS))
+            .collect();
         let mut call: Vec<Vec<u8>> = name.split('|').map(|w| w.as_bytes().to_vec()).collect();
         let words = call.len();
         minimal(&docs, &mut call);
