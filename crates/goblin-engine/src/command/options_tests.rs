@@ -73,7 +73,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "restore",
     "scan",
     "script|flush",
-    "sintercard",
     "sort",
     "sort_ro",
     "sscan",
