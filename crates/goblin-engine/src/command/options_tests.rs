@@ -40,14 +40,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "function|list",
     "function|load",
     "function|restore",
-    "geoadd",
-    "geodist",
-    "georadius",
-    "georadius_ro",
-    "georadiusbymember",
-    "georadiusbymember_ro",
-    "geosearch",
-    "geosearchstore",
     "hello",
     "hexpire",
     "hexpireat",
@@ -102,11 +94,19 @@ const BEYOND_THE_SYNOPSIS: &[(&str, &[&str])] = &[
     ("zrevrange", &["LIMIT"]),
     ("zrangebylex", &["WITHSCORES"]),
     ("zrevrangebylex", &["WITHSCORES"]),
+    // georadiusGeneric: "GEOSEARCHSTORE is not compatible with WITHDIST,
+    // WITHHASH and WITHCOORD options".
+    ("geosearchstore", &["WITHCOORD", "WITHDIST", "WITHHASH"]),
 ];
 
 /// Keywords of a synopsis this test cannot reach, as their parser reads
 /// them only once the key exists (Redis answers a missing key before).
-const OUT_OF_REACH: &[(&str, &[&str])] = &[];
+const OUT_OF_REACH: &[(&str, &[&str])] = &[
+    // georadiusGeneric reads neither the member nor the radius and its
+    // unit without the source set.
+    ("georadiusbymember", &["M", "KM", "FT", "MI"]),
+    ("georadiusbymember_ro", &["M", "KM", "FT", "MI"]),
+];
 
 /// Commands not run by this test: they stop or block the process, write
 /// files, or reach out of it.
