@@ -18,10 +18,6 @@ use std::collections::BTreeSet;
 /// each parser moves to it family by family, and leaves this list then.
 const NOT_ON_THE_CURSOR: &[&str] = &[
     "acl|log",
-    "bitcount",
-    "bitfield",
-    "bitfield_ro",
-    "bitpos",
     "blmove",
     "blmpop",
     "client|kill",
@@ -97,11 +93,21 @@ const BEYOND_THE_SYNOPSIS: &[(&str, &[&str])] = &[
     // georadiusGeneric: "GEOSEARCHSTORE is not compatible with WITHDIST,
     // WITHHASH and WITHCOORD options".
     ("geosearchstore", &["WITHCOORD", "WITHDIST", "WITHHASH"]),
+    // bitfieldGeneric: BITFIELD_RO takes OVERFLOW, and SET and INCRBY to
+    // refuse them ("BITFIELD_RO only supports the GET subcommand").
+    (
+        "bitfield_ro",
+        &["OVERFLOW", "WRAP", "SAT", "FAIL", "SET", "INCRBY"],
+    ),
 ];
 
 /// Keywords of a synopsis this test cannot reach, as their parser reads
 /// them only once the key exists (Redis answers a missing key before).
 const OUT_OF_REACH: &[(&str, &[&str])] = &[
+    // bitcountCommand and bitposCommand read the range, and its unit,
+    // only for an existing string.
+    ("bitcount", &["BYTE", "BIT"]),
+    ("bitpos", &["BYTE", "BIT"]),
     // georadiusGeneric reads neither the member nor the radius and its
     // unit without the source set.
     ("georadiusbymember", &["M", "KM", "FT", "MI"]),
