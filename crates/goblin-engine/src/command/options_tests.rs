@@ -19,26 +19,13 @@ use std::collections::BTreeSet;
 /// The few that are on the cursor but out of the probes' reach stay, with
 /// the reason on their line.
 const NOT_ON_THE_CURSOR: &[&str] = &[
-    "bitcount",
-    "bitfield",
-    "bitfield_ro",
-    "bitpos",
     "blmove",
     "blmpop",
-    "bzmpop",
     "client|kill",     // on the cursor: no probe gives TYPE, whose values are tokens
     "client|list",     // on the cursor: no probe gives TYPE, whose values are tokens
     "client|no-evict", // on the cursor: arity 3 leaves no room for a probe
     "client|reply",    // on the cursor: arity 3 leaves no room for a probe
     "command|list",    // on the cursor: no probe gives FILTERBY, whose filters are tokens
-    "geoadd",
-    "geodist",
-    "georadius",
-    "georadius_ro",
-    "georadiusbymember",
-    "georadiusbymember_ro",
-    "geosearch",
-    "geosearchstore",
     "hello", // on the cursor: a probe is read as the protocol version
     "hexpire",
     "hexpireat",
@@ -58,7 +45,6 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "lmove",
     "lmpop",
     "lpos",
-    "sintercard",
     "sscan", // on the cursor: read after the key, which the probes never have
     "xadd",
     "xautoclaim",
@@ -73,23 +59,41 @@ const NOT_ON_THE_CURSOR: &[&str] = &[
     "xrevrange",
     "xsetid",
     "xtrim",
-    "zadd",
-    "zdiff",
-    "zinter",
-    "zintercard",
-    "zinterstore",
-    "zmpop",
-    "zrandmember",
-    "zrange",
-    "zrangebylex",
-    "zrangebyscore",
-    "zrangestore",
-    "zrevrange",
-    "zrevrangebylex",
-    "zrevrangebyscore",
     "zscan", // on the cursor: read after the key, which the probes never have
-    "zunion",
-    "zunionstore",
+];
+
+/// Keywords a parser takes that its synopsis does not name, as Redis
+/// 7.0.15's parser takes them while COMMAND DOCS leaves them out: one
+/// parser serves several commands and reads every keyword for each, some
+/// only to refuse them once the line is read.
+const BEYOND_THE_SYNOPSIS: &[(&str, &[&str])] = &[
+    // zrangeGenericCommand: LIMIT offset -1 passes without BYSCORE or
+    // BYLEX; WITHSCORES with BYLEX is its own error.
+    ("zrevrange", &["LIMIT"]),
+    ("zrangebylex", &["WITHSCORES"]),
+    ("zrevrangebylex", &["WITHSCORES"]),
+    // georadiusGeneric: "GEOSEARCHSTORE is not compatible with WITHDIST,
+    // WITHHASH and WITHCOORD options".
+    ("geosearchstore", &["WITHCOORD", "WITHDIST", "WITHHASH"]),
+    // bitfieldGeneric: BITFIELD_RO takes OVERFLOW, and SET and INCRBY to
+    // refuse them ("BITFIELD_RO only supports the GET subcommand").
+    (
+        "bitfield_ro",
+        &["OVERFLOW", "WRAP", "SAT", "FAIL", "SET", "INCRBY"],
+    ),
+];
+
+/// Keywords of a synopsis this test cannot reach, as their parser reads
+/// them only once the key exists (Redis answers a missing key before).
+const OUT_OF_REACH: &[(&str, &[&str])] = &[
+    // bitcountCommand and bitposCommand read the range, and its unit,
+    // only for an existing string.
+    ("bitcount", &["BYTE", "BIT"]),
+    ("bitpos", &["BYTE", "BIT"]),
+    // georadiusGeneric reads neither the member nor the radius and its
+    // unit without the source set.
+    ("georadiusbymember", &["M", "KM", "FT", "MI"]),
+    ("georadiusbymember_ro", &["M", "KM", "FT", "MI"]),
 ];
 
 /// Commands not run by this test: they stop or block the process, write
@@ -147,6 +151,19 @@ fn every_parser_accepts_the_options_its_synopsis_names() {
         let docs = syntax::parse(spec.syntax);
         let mut named = BTreeSet::new();
         tokens(&docs, &mut named);
+        let exceptions = |table: &[(&str, &[&str])]| -> BTreeSet<String> {
+            let words = table.iter().find(|(n, _)| *n == name);
+            words
+                .map_or(&[][..], |(_, w)| w)
+                .iter()
+                .map(|w| w.to_string())
+                .collect()
+        };
+        let named: BTreeSet<String> = named
+            .difference(&exceptions(OUT_OF_REACH))
+            .cloned()
+            .chain(exceptions(BEYOND_THE_SYNOPSIS))
+            .collect();
         let mut call: Vec<Vec<u8>> = name.split('|').map(|w| w.as_bytes().to_vec()).collect();
         let words = call.len();
         minimal(&docs, &mut call);

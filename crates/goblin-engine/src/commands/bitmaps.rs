@@ -13,6 +13,7 @@
 //! to the store. The handlers parse arguments in the order Redis does, so
 //! that the same mistakes produce the same errors, and write the replies.
 
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Value};
@@ -386,12 +387,10 @@ pub fn parse_bitfield_type(arg: &[u8]) -> Result<(bool, u32), Error> {
 
 /// The BYTE|BIT argument of BITCOUNT and BITPOS.
 fn parse_unit(arg: &[u8]) -> Result<RangeUnit, Error> {
-    if keyword(arg, "bit") {
-        Ok(RangeUnit::Bit)
-    } else if keyword(arg, "byte") {
-        Ok(RangeUnit::Byte)
-    } else {
-        Err(Error::SYNTAX)
+    match Args::c_strings(&[arg]).flag_of(&["BYTE", "BIT"]) {
+        Some(0) => Ok(RangeUnit::Byte),
+        Some(_) => Ok(RangeUnit::Bit),
+        None => Err(Error::SYNTAX),
     }
 }
 
@@ -497,47 +496,28 @@ impl BitfieldOp {
 pub fn parse_bitfield(args: &[&[u8]], max_bulk_len: u64) -> Result<Vec<BitfieldOp>, Error> {
     let mut ops = Vec::new();
     let mut overflow = Overflow::Wrap;
-    let mut j = 0;
-    while j < args.len() {
-        let rest = args.len() - j - 1;
-        let sub = args[j];
-        let action = if keyword(sub, "get") && rest >= 2 {
-            BitfieldAction::Get
-        } else if keyword(sub, "set") && rest >= 3 {
-            BitfieldAction::Set(0)
-        } else if keyword(sub, "incrby") && rest >= 3 {
-            BitfieldAction::IncrBy(0)
-        } else if keyword(sub, "overflow") && rest >= 1 {
-            let mode = args[j + 1];
-            overflow = if keyword(mode, "wrap") {
-                Overflow::Wrap
-            } else if keyword(mode, "sat") {
-                Overflow::Sat
-            } else if keyword(mode, "fail") {
-                Overflow::Fail
-            } else {
-                return Err(Error::err("Invalid OVERFLOW type specified"));
-            };
-            j += 2;
+    let mut a = Args::c_strings(args);
+    while !a.is_empty() {
+        let (action, values) = if let Some(values) = a.option_n("GET", 2) {
+            (BitfieldAction::Get, values)
+        } else if let Some(values) = a.option_n("SET", 3) {
+            (BitfieldAction::Set(0), values)
+        } else if let Some(values) = a.option_n("INCRBY", 3) {
+            (BitfieldAction::IncrBy(0), values)
+        } else if let Some(mode) = a.option_among("OVERFLOW", &["WRAP", "SAT", "FAIL"]) {
+            let mode = mode.ok_or_else(|| Error::err("Invalid OVERFLOW type specified"))?;
+            overflow = [Overflow::Wrap, Overflow::Sat, Overflow::Fail][mode];
             continue;
         } else {
             return Err(Error::SYNTAX);
         };
-        let (signed, bits) = parse_bitfield_type(args[j + 1])?;
-        let offset = parse_bit_offset(args[j + 2], bits, max_bulk_len)?;
+        // The type, the offset, then the value of SET and INCRBY.
+        let (signed, bits) = parse_bitfield_type(values[0])?;
+        let offset = parse_bit_offset(values[1], bits, max_bulk_len)?;
         let action = match action {
-            BitfieldAction::Get => {
-                j += 3;
-                action
-            }
-            BitfieldAction::Set(_) => {
-                j += 4;
-                BitfieldAction::Set(arg_i64(args[j - 1])?)
-            }
-            BitfieldAction::IncrBy(_) => {
-                j += 4;
-                BitfieldAction::IncrBy(arg_i64(args[j - 1])?)
-            }
+            BitfieldAction::Get => action,
+            BitfieldAction::Set(_) => BitfieldAction::Set(arg_i64(values[2])?),
+            BitfieldAction::IncrBy(_) => BitfieldAction::IncrBy(arg_i64(values[2])?),
         };
         ops.push(BitfieldOp {
             action,
@@ -1287,6 +1267,19 @@ mod tests {
         assert!(parse_bit_offset(b"4294967296", 0, max).is_err());
         // The multiplication wraps as Redis's does.
         assert_eq!(parse_bit_offset(b"#2305843009213693952", 64, max), Ok(0));
+    }
+
+    #[test]
+    fn keywords_end_at_a_nul_as_strcasecmp_sees_them() {
+        let max = 512 * 1024 * 1024;
+        let ops = parse_bitfield(&[b"overflow\0x", b"SAT\0", b"Get\0", b"u8", b"0"], max);
+        assert_eq!(ops.map(|o| o[0].overflow), Ok(Overflow::Sat));
+        // Values are whole: an offset with a NUL is no number.
+        assert!(parse_bitfield(&[b"get", b"u8", b"0\0"], max).is_err());
+        assert_eq!(
+            parse_bitpos_range(&[b"0", b"1", b"bit\0byte"]).map(|r| r.unwrap().unit),
+            Ok(RangeUnit::Bit)
+        );
     }
 
     fn run(session: &mut Session, args: &[&str]) -> String {

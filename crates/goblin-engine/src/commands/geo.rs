@@ -15,6 +15,7 @@
 //! reply or store. Replies print distances with four decimals and
 //! coordinates as Redis's long double "human" form.
 
+use crate::command::args::Args;
 use crate::command::spec::KeySpec;
 use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
 use crate::command::Ctx;
@@ -26,10 +27,6 @@ use crate::protocol::ReplyWriter;
 use crate::util::number::{arg_i64, parse_f64, LongDouble};
 use crate::util::sort::{c_qsort, pqsort};
 use crate::Error;
-
-fn is(arg: &[u8], word: &str) -> bool {
-    arg.eq_ignore_ascii_case(word.as_bytes())
-}
 
 /// C's "%f".
 fn format_f(v: f64) -> String {
@@ -75,18 +72,11 @@ fn parse_lon_lat(lon: &[u8], lat: &[u8]) -> Result<[f64; 2], Error> {
 
 /// A unit's size in meters (extractUnitOrReply).
 fn parse_unit(unit: &[u8]) -> Result<f64, Error> {
-    if is(unit, "m") {
-        Ok(1.0)
-    } else if is(unit, "km") {
-        Ok(1000.0)
-    } else if is(unit, "ft") {
-        Ok(0.3048)
-    } else if is(unit, "mi") {
-        Ok(1609.34)
-    } else {
-        Err(Error::err(
+    match Args::new(&[unit]).flag_of(&["M", "KM", "FT", "MI"]) {
+        Some(i) => Ok([1.0, 1000.0, 0.3048, 1609.34][i]),
+        None => Err(Error::err(
             "unsupported unit provided. please use M, KM, FT, MI",
-        ))
+        )),
     }
 }
 
@@ -156,25 +146,26 @@ pub struct GeoAdd<'a> {
 /// Parses GEOADD key [NX|XX] [CH] (longitude latitude member)...
 pub fn parse_geoadd<'a>(args: &[&'a [u8]]) -> Result<GeoAdd<'a>, Error> {
     let mut opts = ZAddOptions::default();
-    let mut i = 2;
-    while i < args.len() {
-        let a = args[i];
-        if is(a, "nx") {
+    // The flags come first, in any order and repeated at will; the first
+    // other argument starts the positions.
+    let mut a = Args::new(&args[2..]);
+    loop {
+        if a.flag("NX") {
             opts.flags.nx = true;
-        } else if is(a, "xx") {
+        } else if a.flag("XX") {
             opts.flags.xx = true;
-        } else if is(a, "ch") {
+        } else if a.flag("CH") {
             opts.ch = true;
         } else {
             break;
         }
-        i += 1;
     }
-    if (args.len() - i) % 3 != 0 || (opts.flags.xx && opts.flags.nx) {
+    let (i, rest) = (2 + a.taken(), a.rest());
+    if rest.len() % 3 != 0 || (opts.flags.xx && opts.flags.nx) {
         return Err(Error::SYNTAX);
     }
-    let mut pairs = Vec::with_capacity((args.len() - i) / 3);
-    for t in args[i..].chunks(3) {
+    let mut pairs = Vec::with_capacity(rest.len() / 3);
+    for t in rest.chunks(3) {
         let [lon, lat] = parse_lon_lat(t[0], t[1])?;
         let score = geo::encode_wgs84(lon, lat).expect("checked coordinates");
         pairs.push((score, t[2]));
@@ -399,66 +390,71 @@ pub fn parse_search<'a>(
 
     let geosearch = form.is_geosearch();
     let (mut frommember, mut fromloc, mut byradius, mut bybox) = (false, false, false, false);
-    let opts = &args[base.min(args.len())..];
-    let remaining = opts.len();
-    let mut i = 0;
-    while i < remaining {
-        let arg = opts[i];
-        if is(arg, "withdist") {
+    // Each option may repeat, the last one counting; the centre and the
+    // shape of GEOSEARCH may repeat but not change kind.
+    let mut a = Args::new(&args[base.min(args.len())..]);
+    while !a.is_empty() {
+        if a.flag("WITHDIST") {
             req.withdist = true;
-        } else if is(arg, "withhash") {
+        } else if a.flag("WITHHASH") {
             req.withhash = true;
-        } else if is(arg, "withcoord") {
+        } else if a.flag("WITHCOORD") {
             req.withcoord = true;
-        } else if is(arg, "any") {
+        } else if a.flag("ANY") {
             req.any = true;
-        } else if is(arg, "asc") {
+        } else if a.flag("ASC") {
             req.order = Order::Asc;
-        } else if is(arg, "desc") {
+        } else if a.flag("DESC") {
             req.order = Order::Desc;
-        } else if is(arg, "count") && i + 1 < remaining {
-            let count = arg_i64(opts[i + 1])?;
+        } else if let Some(count) = a.option("COUNT") {
+            let count = arg_i64(count)?;
             if count <= 0 {
                 return Err(Error::err("COUNT must be > 0"));
             }
             req.count = count as usize;
-            i += 1;
-        } else if (is(arg, "store") || is(arg, "storedist"))
-            && i + 1 < remaining
-            && form.accepts_store()
-        {
-            req.store = Some(opts[i + 1]);
-            req.storedist = is(arg, "storedist");
-            i += 1;
-        } else if is(arg, "storedist") && form == SearchForm::SearchStore {
+        } else if form.accepts_store() {
+            // GEORADIUS and GEORADIUSBYMEMBER take nothing else.
+            let (kind, key) = a.option_of(&["STORE", "STOREDIST"]).ok_or(Error::SYNTAX)?;
+            req.store = Some(key);
+            req.storedist = kind == 1;
+        } else if form == SearchForm::SearchStore && a.flag("STOREDIST") {
             req.storedist = true;
-        } else if is(arg, "frommember") && i + 1 < remaining && geosearch && !fromloc {
+        } else if !geosearch {
+            return Err(Error::SYNTAX);
+        } else if let Some(member) = a.option("FROMMEMBER") {
+            if fromloc {
+                return Err(Error::SYNTAX);
+            }
             // Without a source set the member is not looked up.
             if let Some(z) = z {
-                req.shape.xy = member_position(z, opts[i + 1])?;
+                req.shape.xy = member_position(z, member)?;
             }
             frommember = true;
-            i += 1;
-        } else if is(arg, "fromlonlat") && i + 2 < remaining && geosearch && !frommember {
-            req.shape.xy = parse_lon_lat(opts[i + 1], opts[i + 2])?;
+        } else if let Some(lonlat) = a.option_n("FROMLONLAT", 2) {
+            if frommember {
+                return Err(Error::SYNTAX);
+            }
+            req.shape.xy = parse_lon_lat(lonlat[0], lonlat[1])?;
             fromloc = true;
-            i += 2;
-        } else if is(arg, "byradius") && i + 2 < remaining && geosearch && !bybox {
-            let (r, conversion) = parse_radius(opts[i + 1], opts[i + 2])?;
+        } else if let Some(radius) = a.option_n("BYRADIUS", 2) {
+            if bybox {
+                return Err(Error::SYNTAX);
+            }
+            let (r, conversion) = parse_radius(radius[0], radius[1])?;
             req.shape.kind = ShapeKind::Radius(r);
             req.shape.conversion = conversion;
             byradius = true;
-            i += 2;
-        } else if is(arg, "bybox") && i + 3 < remaining && geosearch && !byradius {
-            let (width, height, conversion) = parse_box(opts[i + 1], opts[i + 2], opts[i + 3])?;
+        } else if let Some(size) = a.option_n("BYBOX", 3) {
+            if byradius {
+                return Err(Error::SYNTAX);
+            }
+            let (width, height, conversion) = parse_box(size[0], size[1], size[2])?;
             req.shape.kind = ShapeKind::Box { width, height };
             req.shape.conversion = conversion;
             bybox = true;
-            i += 3;
         } else {
             return Err(Error::SYNTAX);
         }
-        i += 1;
     }
 
     if req.store.is_some() && (req.withdist || req.withhash || req.withcoord) {
@@ -656,7 +652,8 @@ fn georadius_locks<'e>(
         .into_iter()
         .collect();
     for j in 5..args.len().saturating_sub(1) {
-        if is(args[j], "store") || is(args[j], "storedist") {
+        let word = args[j];
+        if word.eq_ignore_ascii_case(b"store") || word.eq_ignore_ascii_case(b"storedist") {
             shards.push(ks.shard_of_key(args[j + 1]));
         }
     }

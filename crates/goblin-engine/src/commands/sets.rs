@@ -9,6 +9,7 @@
 
 use super::hashes::{empty_scan, parse_random_count, RANDOM_REPLY_LIMIT};
 use super::keys::{parse_cursor, parse_scan_options};
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{CompactBytes, Member, Object, Set, Value};
@@ -649,18 +650,15 @@ fn sintercard_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ));
     }
     let keys_end = 2 + numkeys as usize;
+    // LIMIT may repeat, the last one counting.
     let mut limit = 0u64;
-    let mut j = keys_end;
-    while j < args.len() {
-        if args[j].eq_ignore_ascii_case(b"LIMIT") && j + 1 < args.len() {
-            limit = match arg_i64(args[j + 1]) {
-                Ok(n) if n >= 0 => n as u64,
-                _ => return Err(Error::err("LIMIT can't be negative")),
-            };
-            j += 2;
-        } else {
-            return Err(Error::SYNTAX);
-        }
+    let mut a = Args::new(&args[keys_end..]);
+    while !a.is_empty() {
+        let n = a.option("LIMIT").ok_or(Error::SYNTAX)?;
+        limit = match arg_i64(n) {
+            Ok(n) if n >= 0 => n as u64,
+            _ => return Err(Error::err("LIMIT can't be negative")),
+        };
     }
     let n = sintercard(ctx, &args[2..keys_end], limit)?;
     ctx.out.int(n as i64);

@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::blocking::{parse_timeout, BlockRequest};
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::commands::keys::{parse_cursor, parse_scan_options};
@@ -143,10 +144,6 @@ fn reply_elements_len(out: &mut ReplyWriter, n: usize, withscores: bool) {
     });
 }
 
-fn is(arg: &[u8], word: &str) -> bool {
-    arg.eq_ignore_ascii_case(word.as_bytes())
-}
-
 /// Redis's getPositiveLongFromObjectOrReply with no message of its own.
 fn arg_positive(arg: &[u8]) -> Result<i64, Error> {
     match parse_i64(arg) {
@@ -253,27 +250,27 @@ pub fn parse_zadd<'a>(
 ) -> Result<(ZAddOptions, ScoreMembers<'a>), Error> {
     let mut o = ZAddOptions::default();
     o.flags.incr = incr;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        if is(a, "nx") {
+    // The flags come first, in any order and repeated at will; the first
+    // other argument starts the pairs.
+    let mut a = Args::new(args);
+    loop {
+        if a.flag("NX") {
             o.flags.nx = true;
-        } else if is(a, "xx") {
+        } else if a.flag("XX") {
             o.flags.xx = true;
-        } else if is(a, "ch") {
+        } else if a.flag("CH") {
             o.ch = true;
-        } else if is(a, "incr") {
+        } else if a.flag("INCR") {
             o.flags.incr = true;
-        } else if is(a, "gt") {
+        } else if a.flag("GT") {
             o.flags.gt = true;
-        } else if is(a, "lt") {
+        } else if a.flag("LT") {
             o.flags.lt = true;
         } else {
             break;
         }
-        i += 1;
     }
-    let rest = &args[i..];
+    let rest = a.rest();
     if rest.is_empty() || rest.len() % 2 != 0 {
         return Err(Error::SYNTAX);
     }
@@ -584,29 +581,25 @@ pub fn parse_zrange(
     let mut withscores = false;
     let (mut offset, mut limit) = (0i64, -1i64);
     let mut limit_given = false;
-    let mut j = 2;
-    while j < args.len() {
-        let a = args[j];
-        let left = args.len() - j - 1;
-        if !store && is(a, "withscores") {
+    let mut a = Args::new(&args[2..]);
+    while !a.is_empty() {
+        if !store && a.flag("WITHSCORES") {
             withscores = true;
-        } else if is(a, "limit") && left >= 2 {
-            offset = arg_i64(args[j + 1])?;
-            limit = arg_i64(args[j + 2])?;
+        } else if let Some(l) = a.option_n("LIMIT", 2) {
+            offset = arg_i64(l[0])?;
+            limit = arg_i64(l[1])?;
             limit_given = true;
-            j += 2;
-        } else if rev_opt.is_none() && is(a, "rev") {
+        } else if rev_opt.is_none() && a.flag("REV") {
             // Each of REV, BYSCORE, BYLEX at most once (and not at all
             // when the command fixes it).
             rev_opt = Some(true);
-        } else if kind_opt.is_none() && is(a, "bylex") {
+        } else if kind_opt.is_none() && a.flag("BYLEX") {
             kind_opt = Some(RangeKind::Lex);
-        } else if kind_opt.is_none() && is(a, "byscore") {
+        } else if kind_opt.is_none() && a.flag("BYSCORE") {
             kind_opt = Some(RangeKind::Score);
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     let kind = kind_opt.unwrap_or(RangeKind::Rank);
     let rev = rev_opt.unwrap_or(false);
@@ -863,33 +856,26 @@ pub fn parse_zmpop(args: &[&[u8]], numkeys_idx: usize) -> Result<MPopRequest, Er
     if where_idx >= args.len() as u64 {
         return Err(Error::SYNTAX);
     }
-    let where_idx = where_idx as usize;
-    let end = if is(args[where_idx], "min") {
-        End::Min
-    } else if is(args[where_idx], "max") {
-        End::Max
-    } else {
-        return Err(Error::SYNTAX);
+    let mut a = Args::new(&args[where_idx as usize..]);
+    let end = match a.flag_of(&["MIN", "MAX"]) {
+        Some(0) => End::Min,
+        Some(_) => End::Max,
+        None => return Err(Error::SYNTAX),
     };
-    let mut count = None;
-    let mut j = where_idx + 1;
-    while j < args.len() {
-        if count.is_none() && is(args[j], "count") && j + 1 < args.len() {
-            j += 1;
-            let c = parse_i64(args[j])
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| Error::err("count should be greater than 0"))?;
-            count = Some(c as usize);
-        } else {
-            return Err(Error::SYNTAX);
-        }
-        j += 1;
-    }
+    // COUNT at most once: a second one is left over, a syntax error.
+    let count = match a.option("COUNT") {
+        Some(c) => parse_i64(c)
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| Error::err("count should be greater than 0"))?
+            as usize,
+        None => 1,
+    };
+    a.finish()?;
     Ok(MPopRequest {
         first_key: numkeys_idx + 1,
         numkeys: numkeys as usize,
         end,
-        count: count.unwrap_or(1),
+        count,
     })
 }
 
@@ -988,22 +974,31 @@ fn bzmpop_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // ---------------------------------------------------------------------------
 // ZRANDMEMBER.
 
+/// ZRANDMEMBER's `[count [WITHSCORES]]`: the count and WITHSCORES, or
+/// None without a count. Checked in Redis's order: the count, then what
+/// follows it, then the count's range with WITHSCORES.
+fn parse_zrandmember(args: &[&[u8]]) -> Result<Option<(i64, bool)>, Error> {
+    let mut a = Args::new(args);
+    if a.is_empty() {
+        return Ok(None);
+    }
+    let count = a.next_arg()?;
+    let withscores = a.flag("WITHSCORES");
+    let l = parse_i64(count).ok_or(Error::NOT_INTEGER)?;
+    if l == i64::MIN {
+        return Err(Error::err(
+            "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        ));
+    }
+    a.finish()?;
+    if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
+        return Err(Error::err("value is out of range"));
+    }
+    Ok(Some((l, withscores)))
+}
+
 fn zrandmember_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    if args.len() >= 3 {
-        let l = parse_i64(args[2]).ok_or(Error::NOT_INTEGER)?;
-        if l == i64::MIN {
-            return Err(Error::err(
-                "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            ));
-        }
-        let withscores = match args.len() {
-            3 => false,
-            4 if is(args[3], "withscores") => true,
-            _ => return Err(Error::SYNTAX),
-        };
-        if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
-            return Err(Error::err("value is out of range"));
-        }
+    if let Some((l, withscores)) = parse_zrandmember(&args[2..])? {
         return zrandmember_with_count(ctx, args[1], l, withscores);
     }
     let (z, out) = read_zset_and_out(ctx, args[1]);
@@ -1231,37 +1226,27 @@ pub fn parse_setop_options(
         weights: vec![1.0; numkeys],
         ..Default::default()
     };
-    let mut j = 0;
-    while j < rest.len() {
-        let remaining = rest.len() - j;
-        let a = rest[j];
-        if op != SetOp::Diff && !cardinality_only && remaining > numkeys && is(a, "weights") {
-            for i in 0..numkeys {
-                o.weights[i] = parse_f64(rest[j + 1 + i])
-                    .ok_or_else(|| Error::err("weight value is not a float"))?;
-            }
-            j += 1 + numkeys;
-        } else if op != SetOp::Diff && !cardinality_only && remaining >= 2 && is(a, "aggregate") {
-            let v = rest[j + 1];
-            o.aggregate = if is(v, "sum") {
-                Aggregate::Sum
-            } else if is(v, "min") {
-                Aggregate::Min
-            } else if is(v, "max") {
-                Aggregate::Max
-            } else {
-                return Err(Error::SYNTAX);
-            };
-            j += 2;
-        } else if !store && !cardinality_only && is(a, "withscores") {
-            o.withscores = true;
-            j += 1;
-        } else if cardinality_only && remaining >= 2 && is(a, "limit") {
-            o.limit = parse_i64(rest[j + 1])
+    // Each option belongs to some of the commands (Redis tests the command
+    // before the keyword), so the cursor is only asked for this one's.
+    let mut a = Args::new(rest);
+    while !a.is_empty() {
+        if cardinality_only {
+            let limit = a.option("LIMIT").ok_or(Error::SYNTAX)?;
+            o.limit = parse_i64(limit)
                 .filter(|n| *n >= 0)
                 .ok_or_else(|| Error::err("LIMIT can't be negative"))?
                 as usize;
-            j += 2;
+        } else if !store && a.flag("WITHSCORES") {
+            o.withscores = true;
+        } else if op == SetOp::Diff {
+            return Err(Error::SYNTAX);
+        } else if let Some(weights) = a.option_n("WEIGHTS", numkeys) {
+            for (w, arg) in o.weights.iter_mut().zip(weights) {
+                *w = parse_f64(arg).ok_or_else(|| Error::err("weight value is not a float"))?;
+            }
+        } else if let Some(how) = a.option_among("AGGREGATE", &["SUM", "MIN", "MAX"]) {
+            let how = how.ok_or(Error::SYNTAX)?;
+            o.aggregate = [Aggregate::Sum, Aggregate::Min, Aggregate::Max][how];
         } else {
             return Err(Error::SYNTAX);
         }
