@@ -2,11 +2,18 @@
 //! options: what COMMAND DOCS tells a client a command takes is what its
 //! parser accepts.
 //!
-//! For each command, a minimal valid call is built from its synopsis
-//! (every required argument, one value each), and run again with a word
-//! no parser knows inserted at every position; the argument cursor
-//! (`command::args`) records every keyword the parser asks for on the
-//! way. The union must be the synopsis's tokens.
+//! For each command, calls are built from its synopsis: the minimal one
+//! (every required argument, one value each) and the full one (the
+//! optional arguments too, so that a parser reaches the options nested in
+//! others: XADD's `=|~` after MAXLEN, HRANDFIELD's WITHVALUES after the
+//! count), with the strings `s` and, since many commands parse their
+//! string arguments (stream IDs, XAUTOCLAIM's min-idle-time) before their
+//! options, `1`. Each is run with a word no parser knows inserted at every
+//! position, and in place of every argument (a command of a fixed arity
+//! refuses one more argument before its parser runs, and a parser asks
+//! for every alternative of a choice only when none of them is given);
+//! the argument cursor (`command::args`) records every keyword the parser
+//! asks for on the way. The union must be the synopsis's tokens.
 
 use super::args::record_keywords;
 use super::syntax::{self, ArgDoc};
@@ -132,22 +139,43 @@ fn tokens(args: &[ArgDoc], out: &mut BTreeSet<String>) {
     }
 }
 
-/// One value of each required argument, in order.
-fn minimal(args: &[ArgDoc], out: &mut Vec<Vec<u8>>) {
-    for a in args.iter().filter(|a| !a.optional) {
+/// One value of each argument, in order: of the required ones only, or
+/// of all (`full`); the first alternative of a choice; `string` for a
+/// string.
+fn call_args(args: &[ArgDoc], full: bool, string: &str, out: &mut Vec<Vec<u8>>) {
+    for a in args.iter().filter(|a| full || !a.optional) {
         if let Some(t) = &a.token {
             out.push(t.as_bytes().to_vec());
         }
         match a.kind {
             "pure-token" => {}
-            "oneof" => minimal(&a.children[..1], out),
-            "block" => minimal(&a.children, out),
+            "oneof" => call_args(&a.children[..1], full, string, out),
+            "block" => call_args(&a.children, full, string, out),
             "key" => out.push(b"k".to_vec()),
             "pattern" => out.push(b"*".to_vec()),
             "integer" | "double" | "unix-time" => out.push(b"1".to_vec()),
-            _ => out.push(b"s".to_vec()),
+            _ => out.push(string.as_bytes().to_vec()),
         }
     }
+}
+
+/// The calls to probe: `call` with the unknown word inserted at every
+/// position after the command's `words` name words, and in place of
+/// every argument.
+fn probes(call: &[Vec<u8>], words: usize) -> Vec<Vec<Vec<u8>>> {
+    let probe = b"__probe__".to_vec();
+    let mut out = Vec::new();
+    for at in words..=call.len() {
+        let mut p = call.to_vec();
+        p.insert(at, probe.clone());
+        out.push(p);
+    }
+    for at in words..call.len() {
+        let mut p = call.to_vec();
+        p[at] = probe.clone();
+        out.push(p);
+    }
+    out
 }
 
 #[test]
@@ -165,13 +193,18 @@ fn every_parser_accepts_the_options_its_synopsis_names() {
         let docs = syntax::parse(spec.syntax);
         let mut named = BTreeSet::new();
         tokens(&docs, &mut named);
-        let mut call: Vec<Vec<u8>> = name.split('|').map(|w| w.as_bytes().to_vec()).collect();
-        let words = call.len();
-        minimal(&docs, &mut call);
+        let name_words: Vec<Vec<u8>> = name.split('|').map(|w| w.as_bytes().to_vec()).collect();
+        let words = name_words.len();
+        let mut calls = Vec::new();
+        for full in [false, true] {
+            for string in ["s", "1"] {
+                let mut call = name_words.clone();
+                call_args(&docs, full, string, &mut call);
+                calls.extend(probes(&call, words));
+            }
+        }
         let mut asked = BTreeSet::new();
-        for at in words..=call.len() {
-            let mut probe = call.clone();
-            probe.insert(at, b"__probe__".to_vec());
+        for probe in calls {
             let argv: Vec<&[u8]> = probe.iter().map(Vec::as_slice).collect();
             let config = Config::new();
             config.set_initial("dir", dir.to_str().unwrap()).unwrap();
