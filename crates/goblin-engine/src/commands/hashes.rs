@@ -8,6 +8,7 @@
 //! `keyspace::hash`.
 
 use super::keys::{parse_cursor, parse_scan_options};
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::{
@@ -479,14 +480,13 @@ const SUB_STRATEGY_MUL: u64 = 3;
 /// negative count must not exhaust the server's memory.
 pub const RANDOM_REPLY_LIMIT: usize = 512 << 20;
 
+/// HRANDFIELD key [count [WITHVALUES]]
 fn hrandfield_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    if args.len() >= 3 {
-        let l = parse_random_count(args[2])?;
-        let withvalues = match args.len() {
-            3 => false,
-            4 if args[3].eq_ignore_ascii_case(b"withvalues") => true,
-            _ => return Err(Error::SYNTAX),
-        };
+    let mut a = Args::new(&args[2..]);
+    if let Ok(count) = a.next_arg() {
+        let l = parse_random_count(count)?;
+        let withvalues = a.flag("WITHVALUES");
+        a.finish()?;
         if withvalues && !(-i64::MAX / 2..=i64::MAX / 2).contains(&l) {
             return Err(Error::err("value is out of range"));
         }
@@ -682,32 +682,42 @@ fn parse_field_expire(arg: &[u8], seconds: bool, base: u64, cmd: &str) -> Result
 const FIELDS_MISSING: &str = "Mandatory argument FIELDS is missing or not at the right position";
 const NUMFIELDS_MISMATCH: &str = "The `numfields` parameter must match the number of arguments";
 
-/// `FIELDS numfields field...` starting at `args[pos]`: the fields, after
+/// `FIELDS numfields field...`, the rest of `args`: the fields, after
 /// Redis's checks (the keyword, a count >= 1 reported with `count_error`,
-/// a count matching the arguments that follow).
-fn parse_fields_block<'a>(
-    ctx: &Ctx,
-    args: &'a [&'a [u8]],
-    pos: usize,
+/// a count matching the arguments that follow). A missing count is
+/// `command`'s arity error.
+fn take_fields<'s, 'a>(
+    args: &mut Args<'s, 'a>,
+    command: &str,
     count_error: &str,
-) -> Result<&'a [&'a [u8]], Error> {
-    if !args
-        .get(pos)
-        .is_some_and(|a| a.eq_ignore_ascii_case(b"FIELDS"))
-    {
+) -> Result<&'s [&'a [u8]], Error> {
+    if !args.flag("FIELDS") {
         return Err(Error::err(FIELDS_MISSING));
     }
-    let Some(count) = args.get(pos + 1) else {
-        return Err(Error::arity(ctx.command_name()));
-    };
+    let count = args.next_arg().map_err(|_| Error::arity(command))?;
     let n = parse_i64(count)
         .filter(|n| *n >= 1)
         .ok_or_else(|| Error::err(count_error))?;
-    let fields = &args[pos + 2..];
+    let fields = args.rest();
     if n as u64 != fields.len() as u64 {
         return Err(Error::err(NUMFIELDS_MISMATCH));
     }
     Ok(fields)
+}
+
+/// NX, XX, GT or LT, taken from `args`; Always when none is there.
+fn take_ttl_condition(args: &mut Args) -> TtlCondition {
+    if args.flag("NX") {
+        TtlCondition::Nx
+    } else if args.flag("XX") {
+        TtlCondition::Xx
+    } else if args.flag("GT") {
+        TtlCondition::Gt
+    } else if args.flag("LT") {
+        TtlCondition::Lt
+    } else {
+        TtlCondition::Always
+    }
 }
 
 /// Settles a hash after its fields or their TTLs changed: deletes the key
@@ -798,18 +808,11 @@ fn hexpire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool)
     write_hash(ctx, key, false)?;
     let base = if relative { ctx.now_ms } else { 0 };
     let at = parse_field_expire(args[2], seconds, base, ctx.command_name())?;
-    let cond = match &args[3].to_ascii_lowercase()[..] {
-        b"nx" => TtlCondition::Nx,
-        b"xx" => TtlCondition::Xx,
-        b"gt" => TtlCondition::Gt,
-        b"lt" => TtlCondition::Lt,
-        _ => TtlCondition::Always,
-    };
-    let pos = if cond == TtlCondition::Always { 3 } else { 4 };
-    let fields = parse_fields_block(
-        ctx,
-        args,
-        pos,
+    let mut a = Args::new(&args[3..]);
+    let cond = take_ttl_condition(&mut a);
+    let fields = take_fields(
+        &mut a,
+        ctx.command_name(),
         "Parameter `numFields` should be greater than 0",
     )?;
     let results = hexpire(ctx, key, at, cond, fields)?;
@@ -854,22 +857,13 @@ fn hpexpireat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// seconds are rounded up, as Redis rounds them.
 fn httl_generic(ctx: &mut Ctx, args: &[&[u8]], millis: bool, absolute: bool) -> CmdResult {
     let now = ctx.now_ms;
+    let command = ctx.command_name();
     let (hash, out) = read_hash(ctx, args[1])?;
-    let fields = {
-        // parse_fields_block needs the command's name only for an arity
-        // error, which arity -5 already rules out here.
-        if !args[2].eq_ignore_ascii_case(b"FIELDS") {
-            return Err(Error::err(FIELDS_MISSING));
-        }
-        let n = parse_i64(args[3])
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| Error::err("Number of fields must be a positive integer"))?;
-        let fields = &args[4..];
-        if n as u64 != fields.len() as u64 {
-            return Err(Error::err(NUMFIELDS_MISMATCH));
-        }
-        fields
-    };
+    let fields = take_fields(
+        &mut Args::new(&args[2..]),
+        command,
+        "Number of fields must be a positive integer",
+    )?;
     let base = if absolute { 0 } else { now as i64 };
     out.array(fields.len());
     for f in fields {
@@ -924,7 +918,11 @@ pub fn hpersist(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> Result<Vec<i64>,
 
 fn hpersist_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     write_hash(ctx, args[1], false)?;
-    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let fields = take_fields(
+        &mut Args::new(&args[2..]),
+        ctx.command_name(),
+        "Number of fields must be a positive integer",
+    )?;
     let results = hpersist(ctx, args[1], fields)?;
     ctx.out.array(results.len());
     for r in results {
@@ -954,6 +952,35 @@ pub struct HSetExOptions<'a> {
     pub pairs: &'a [&'a [u8]],
 }
 
+/// HSETEX's and HGETEX's expiry options, and for each whether its time
+/// is in seconds and whether it is relative to now.
+const EXPIRE_UNITS: &[&str] = &["EX", "PX", "EXAT", "PXAT"];
+const EXPIRE_UNIT_KINDS: [(bool, bool); 4] =
+    [(true, true), (false, true), (true, false), (false, false)];
+
+/// EX, PX, EXAT or PXAT, taken from `args` without its time (HSETEX has
+/// its own error for a missing time): its kind, as in EXPIRE_UNIT_KINDS.
+fn take_expire_unit(args: &mut Args) -> Option<(bool, bool)> {
+    for (unit, kind) in EXPIRE_UNITS.iter().zip(EXPIRE_UNIT_KINDS) {
+        if args.flag(unit) {
+            return Some(kind);
+        }
+    }
+    None
+}
+
+/// FXX (true: every field must exist) or FNX (false: none may), taken
+/// from `args`.
+fn take_field_condition(args: &mut Args) -> Option<bool> {
+    if args.flag("FXX") {
+        Some(true)
+    } else if args.flag("FNX") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// Redis's hsetexParseArgs.
 pub fn parse_hsetex<'a>(ctx: &Ctx, args: &'a [&'a [u8]]) -> Result<HSetExOptions<'a>, Error> {
     let mut existing = None;
@@ -961,71 +988,53 @@ pub fn parse_hsetex<'a>(ctx: &Ctx, args: &'a [&'a [u8]]) -> Result<HSetExOptions
     let one_expiry =
         || Error::err("Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified");
     let one_cond = || Error::err("Only one of FXX or FNX arguments can be specified");
-    let argc = args.len();
-    let mut i = 2;
-    while i < argc {
-        let a = args[i];
-        let unit = if a.eq_ignore_ascii_case(b"EX") {
-            Some((true, true))
-        } else if a.eq_ignore_ascii_case(b"PX") {
-            Some((false, true))
-        } else if a.eq_ignore_ascii_case(b"EXAT") {
-            Some((true, false))
-        } else if a.eq_ignore_ascii_case(b"PXAT") {
-            Some((false, false))
-        } else {
-            None
-        };
-        if a.eq_ignore_ascii_case(b"FIELDS") {
-            if i + 3 >= argc {
-                return Err(Error::arity(ctx.command_name()));
+    let arity = || Error::arity(ctx.command_name());
+    let mut a = Args::new(&args[2..]);
+    while !a.is_empty() {
+        if a.flag("FIELDS") {
+            // The count and at least one field and its value.
+            if a.rest().len() < 3 {
+                return Err(arity());
             }
-            let n = parse_i64(args[i + 1])
+            let n = parse_i64(a.next_arg()?)
                 .filter(|n| (1..=i32::MAX as i64).contains(n))
                 .ok_or_else(|| Error::err("invalid number of fields"))?;
-            let remaining = argc - i - 2;
-            if remaining % 2 != 0 || n as usize != remaining / 2 {
-                return Err(Error::arity(ctx.command_name()));
+            let pairs = a.rest();
+            if pairs.len() % 2 != 0 || n as usize != pairs.len() / 2 {
+                return Err(arity());
             }
             return Ok(HSetExOptions {
                 existing,
                 expiry,
-                pairs: &args[i + 2..],
+                pairs,
             });
-        } else if let Some((seconds, relative)) = unit {
+        } else if let Some((seconds, relative)) = take_expire_unit(&mut a) {
             if expiry != FieldExpiry::None {
                 return Err(one_expiry());
             }
-            if i + 1 >= argc {
-                return Err(Error::err("missing expire time"));
-            }
+            let time = a
+                .next_arg()
+                .map_err(|_| Error::err("missing expire time"))?;
             let base = if relative { ctx.now_ms } else { 0 };
-            expiry = FieldExpiry::At(parse_field_expire(
-                args[i + 1],
-                seconds,
-                base,
-                ctx.command_name(),
-            )?);
-            i += 1;
-        } else if a.eq_ignore_ascii_case(b"KEEPTTL") {
+            expiry = FieldExpiry::At(parse_field_expire(time, seconds, base, ctx.command_name())?);
+        } else if a.flag("KEEPTTL") {
             if expiry != FieldExpiry::None {
                 return Err(one_expiry());
             }
             expiry = FieldExpiry::KeepTtl;
-        } else if a.eq_ignore_ascii_case(b"FXX") || a.eq_ignore_ascii_case(b"FNX") {
+        } else if let Some(fxx) = take_field_condition(&mut a) {
             if existing.is_some() {
                 return Err(one_cond());
             }
-            existing = Some(a.eq_ignore_ascii_case(b"FXX"));
+            existing = Some(fxx);
         } else {
             return Err(Error::err(format_args!(
                 "unknown argument: {}",
-                String::from_utf8_lossy(a)
+                String::from_utf8_lossy(a.next_arg()?)
             )));
         }
-        i += 1;
     }
-    Err(Error::arity(ctx.command_name()))
+    Err(arity())
 }
 
 /// HSETEX (Redis 8.0): sets the fields when FNX / FXX allow it (none /
@@ -1114,21 +1123,19 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Redis checks the type before the arguments.
     write_hash(ctx, key, false)?;
     let now = ctx.now_ms;
-    let opt = args[2].to_ascii_lowercase();
-    let (expiry, pos) = match &opt[..] {
-        b"ex" | b"px" | b"exat" | b"pxat" => {
-            let seconds = opt[0] == b'e';
-            let base = if opt.len() == 2 { now } else { 0 };
-            let at = parse_field_expire(args[3], seconds, base, ctx.command_name())?;
-            (FieldExpiry::At(at), 4)
-        }
-        b"persist" => (FieldExpiry::Persist, 3),
-        _ => (FieldExpiry::None, 2),
+    let mut a = Args::new(&args[2..]);
+    let expiry = if let Some((unit, time)) = a.option_of(EXPIRE_UNITS) {
+        let (seconds, relative) = EXPIRE_UNIT_KINDS[unit];
+        let base = if relative { now } else { 0 };
+        FieldExpiry::At(parse_field_expire(time, seconds, base, ctx.command_name())?)
+    } else if a.flag("PERSIST") {
+        FieldExpiry::Persist
+    } else {
+        FieldExpiry::None
     };
-    let fields = parse_fields_block(
-        ctx,
-        args,
-        pos,
+    let fields = take_fields(
+        &mut a,
+        ctx.command_name(),
         "Number of fields must be a positive integer",
     )?;
     let (hash, out) = access_hash(ctx, key)?;
@@ -1202,7 +1209,11 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn hgetdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     write_hash(ctx, key, false)?;
-    let fields = parse_fields_block(ctx, args, 2, "Number of fields must be a positive integer")?;
+    let fields = take_fields(
+        &mut Args::new(&args[2..]),
+        ctx.command_name(),
+        "Number of fields must be a positive integer",
+    )?;
     let (hash, out) = access_hash(ctx, key)?;
     out.array(fields.len());
     let Some(hash) = hash else {
@@ -1762,6 +1773,15 @@ pub(crate) mod tests {
         assert_eq!(
             run(&mut s, "hrandfield h 1 withvalue"),
             "-ERR syntax error\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "hrandfield h 1 withvalues withvalues"),
+            "-ERR syntax error\r\n"
+        );
+        // The count is parsed before the rest is looked at.
+        assert_eq!(
+            run(&mut s, "hrandfield h x y z"),
+            "-ERR value is not an integer or out of range\r\n"
         );
         assert_eq!(
             run(&mut s, "hrandfield h -9223372036854775808"),

@@ -16,6 +16,7 @@
 //! served. A list that loses its last element is deleted.
 
 use crate::blocking::{parse_timeout, BlockRequest};
+use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::keyspace::list::{End, Fill, List};
@@ -29,11 +30,12 @@ use std::sync::atomic::Ordering;
 // ---------------------------------------------------------------------------
 // Arguments.
 
-/// LEFT / RIGHT (Redis's getListPositionFromObjectOrReply).
-pub fn parse_end(arg: &[u8]) -> Result<End, Error> {
-    if arg.eq_ignore_ascii_case(b"left") {
+/// LEFT / RIGHT, taken from `args` (Redis's
+/// getListPositionFromObjectOrReply): anything else is a syntax error.
+pub fn take_end(args: &mut Args) -> Result<End, Error> {
+    if args.flag("LEFT") {
         Ok(End::Head)
-    } else if arg.eq_ignore_ascii_case(b"right") {
+    } else if args.flag("RIGHT") {
         Ok(End::Tail)
     } else {
         Err(Error::SYNTAX)
@@ -70,15 +72,16 @@ pub fn parse_mpop<'a>(args: &[&'a [u8]], numkeys_idx: usize) -> Result<MpopArgs<
         Some(i) if i < args.len() as u64 => i as usize,
         _ => return Err(Error::SYNTAX),
     };
-    let end = parse_end(args[where_idx])?;
+    let mut a = Args::new(&args[where_idx..]);
+    let end = take_end(&mut a)?;
     let mut count: Option<i64> = None;
-    let mut j = where_idx + 1;
-    while j < args.len() {
-        if count.is_none() && args[j].eq_ignore_ascii_case(b"count") && j + 1 < args.len() {
-            count = Some(positive_arg(args[j + 1], "count should be greater than 0")?);
-            j += 2;
-        } else {
-            return Err(Error::SYNTAX);
+    while !a.is_empty() {
+        // COUNT once: a second one is a syntax error.
+        match a.option("COUNT") {
+            Some(n) if count.is_none() => {
+                count = Some(positive_arg(n, "count should be greater than 0")?)
+            }
+            _ => return Err(Error::SYNTAX),
         }
     }
     Ok(MpopArgs {
@@ -105,26 +108,22 @@ pub fn parse_lpos_options(args: &[&[u8]]) -> Result<LposOptions, Error> {
         count: None,
         maxlen: 0,
     };
-    let mut j = 0;
-    while j < args.len() {
-        let more = j + 1 < args.len();
-        let opt = args[j];
-        if opt.eq_ignore_ascii_case(b"rank") && more {
-            o.rank = arg_i64(args[j + 1])?;
+    let mut a = Args::new(args);
+    while !a.is_empty() {
+        if let Some(rank) = a.option("RANK") {
+            o.rank = arg_i64(rank)?;
             if o.rank == 0 {
                 return Err(Error::err(
                     "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
                 ));
             }
-        } else if opt.eq_ignore_ascii_case(b"count") && more {
-            o.count =
-                Some(non_negative_arg(args[j + 1], Some("COUNT can't be negative"))? as usize);
-        } else if opt.eq_ignore_ascii_case(b"maxlen") && more {
-            o.maxlen = non_negative_arg(args[j + 1], Some("MAXLEN can't be negative"))? as usize;
+        } else if let Some(count) = a.option("COUNT") {
+            o.count = Some(non_negative_arg(count, Some("COUNT can't be negative"))? as usize);
+        } else if let Some(maxlen) = a.option("MAXLEN") {
+            o.maxlen = non_negative_arg(maxlen, Some("MAXLEN can't be negative"))? as usize;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 2;
     }
     Ok(o)
 }
@@ -380,16 +379,19 @@ fn rpushx_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     push_generic(ctx, args, End::Tail, true)
 }
 
+/// LINSERT key BEFORE|AFTER pivot element
 fn linsert_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let after = if args[2].eq_ignore_ascii_case(b"after") {
-        true
-    } else if args[2].eq_ignore_ascii_case(b"before") {
+    let mut a = Args::new(&args[2..]);
+    let after = if a.flag("BEFORE") {
         false
+    } else if a.flag("AFTER") {
+        true
     } else {
         return Err(Error::SYNTAX);
     };
+    let (pivot, element) = (a.next_arg()?, a.next_arg()?);
+    a.finish()?;
     let fill = fill(ctx);
-    let (pivot, element) = (args[3], args[4]);
     let Some(list) = write_list(ctx, args[1])? else {
         ctx.out.int(0);
         return Ok(());
@@ -618,9 +620,11 @@ fn lmove_reply(ctx: &mut Ctx, moved: Option<Vec<u8>>) {
     }
 }
 
+/// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
 fn lmove_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let from = parse_end(args[3])?;
-    let to = parse_end(args[4])?;
+    let mut a = Args::new(&args[3..]);
+    let (from, to) = (take_end(&mut a)?, take_end(&mut a)?);
+    a.finish()?;
     let moved = move_element(ctx, args[1], args[2], from, to)?;
     lmove_reply(ctx, moved);
     Ok(())
@@ -728,10 +732,13 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
     Ok(())
 }
 
+/// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
 fn blmove_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let from = parse_end(args[3])?;
-    let to = parse_end(args[4])?;
-    blocking_move(ctx, args, from, to, args[5])
+    let mut a = Args::new(&args[3..]);
+    let (from, to) = (take_end(&mut a)?, take_end(&mut a)?);
+    let timeout = a.next_arg()?;
+    a.finish()?;
+    blocking_move(ctx, args, from, to, timeout)
 }
 
 fn brpoplpush_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -891,7 +898,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.2.0",
         summary: "Insert an element before or after another element in a list",
         complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
-        syntax: "key:key BEFORE|AFTER pivot:string element:string",
+        syntax: "key:key (BEFORE|AFTER) pivot:string element:string",
         handler: linsert_command,
         ..CommandSpec::DEFAULT
     },
@@ -943,7 +950,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Pop an element from a list, push it to another list and return it",
         complexity: "O(1)",
-        syntax: "source:key destination:key LEFT|RIGHT LEFT|RIGHT",
+        syntax: "source:key destination:key (LEFT|RIGHT) (LEFT|RIGHT)",
         handler: lmove_command,
         ..CommandSpec::DEFAULT
     },
@@ -969,7 +976,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "7.0.0",
         summary: "Pop elements from a list",
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        syntax: "numkeys:integer key:key... LEFT|RIGHT [COUNT count:integer]",
+        syntax: "numkeys:integer key:key... (LEFT|RIGHT) [COUNT count:integer]",
         handler: lmpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -1008,7 +1015,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
         complexity: "O(1)",
-        syntax: "source:key destination:key LEFT|RIGHT LEFT|RIGHT timeout:double",
+        syntax: "source:key destination:key (LEFT|RIGHT) (LEFT|RIGHT) timeout:double",
         handler: blmove_command,
         ..CommandSpec::DEFAULT
     },
@@ -1034,7 +1041,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "7.0.0",
         summary: "Pop elements from a list, or block until one is available",
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        syntax: "timeout:double numkeys:integer key:key... LEFT|RIGHT [COUNT count:integer]",
+        syntax: "timeout:double numkeys:integer key:key... (LEFT|RIGHT) [COUNT count:integer]",
         handler: blmpop_command,
         ..CommandSpec::DEFAULT
     },

@@ -24,6 +24,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::blocking::BlockRequest;
+use crate::command::args::Args;
 use crate::command::spec::{
     flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group, KeySpec,
 };
@@ -92,6 +93,17 @@ fn c_str(arg: &[u8]) -> &[u8] {
         Some(i) => &arg[..i],
         None => arg,
     }
+}
+
+/// Takes the next argument when it is the symbol `word` as C compares it
+/// (strcmp: up to a NUL byte), as Redis matches XADD's `*`, the trim
+/// operators `~` and `=`, and XGROUP's `$`.
+fn take_symbol(args: &mut Args, word: &'static str) -> bool {
+    if args.flag(word) {
+        return true;
+    }
+    let matches = args.peek().is_some_and(|arg| c_str(arg) == word.as_bytes());
+    matches && args.next_arg().is_ok()
 }
 
 /// glibc's strtoull in base 10 over a whole string: leading white space,
@@ -464,6 +476,20 @@ struct AddTrimArgs {
     threshold_pos: usize,
 }
 
+/// MAXLEN or MINID, taken from `args` when a value follows it (else, as in
+/// Redis, the word is XADD's ID or a syntax error): whether it is MINID.
+fn take_trim_strategy(args: &mut Args) -> Option<bool> {
+    if args.rest().len() < 2 {
+        None
+    } else if args.flag("MAXLEN") {
+        Some(false)
+    } else if args.flag("MINID") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 /// streamParseAddOrTrimArgsOrReply. `obey` is Redis's mustObeyClient (the
 /// append-only file being replayed): LIMIT is then not enforced, since the
 /// threshold was made exact when it was logged.
@@ -473,7 +499,7 @@ fn parse_add_trim(
     obey: bool,
     max_entries: usize,
 ) -> Result<AddTrimArgs, Error> {
-    let mut a = AddTrimArgs {
+    let mut p = AddTrimArgs {
         id_pos: args.len(),
         id: None,
         nomkstream: false,
@@ -484,65 +510,53 @@ fn parse_add_trim(
     let mut approx = false;
     let mut limit: i64 = 0;
     let mut limit_given = false;
-    let mut i = 2;
     let incompatible =
         || Error::err("syntax error, MAXLEN and MINID options at the same time are not compatible");
-    while i < args.len() {
-        let more = args.len() - 1 - i;
-        let opt = args[i];
-        if xadd && c_str(opt) == b"*" {
-            a.id_pos = i;
-            a.id = Some(NewId::Auto);
+    // Positions in `args` of what the cursor takes next.
+    let mut a = Args::new(&args[2..]);
+    let pos = |a: &Args| 2 + a.taken();
+    while !a.is_empty() {
+        if xadd && take_symbol(&mut a, "*") {
+            p.id_pos = pos(&a) - 1;
+            p.id = Some(NewId::Auto);
             break;
-        } else if opt.eq_ignore_ascii_case(b"maxlen") && more > 0 {
+        } else if let Some(minid) = take_trim_strategy(&mut a) {
             if strategy.is_some() {
                 return Err(incompatible());
             }
+            // The operator, when the threshold follows it.
             approx = false;
-            let next = c_str(args[i + 1]);
-            if more >= 2 && next == b"~" {
-                approx = true;
-                i += 1;
-            } else if more >= 2 && next == b"=" {
-                i += 1;
+            if a.rest().len() >= 2 {
+                if take_symbol(&mut a, "~") {
+                    approx = true;
+                } else {
+                    take_symbol(&mut a, "=");
+                }
             }
-            let maxlen = arg_i64(args[i + 1])?;
-            if maxlen < 0 {
-                return Err(Error::err("The MAXLEN argument must be >= 0."));
-            }
-            i += 1;
-            strategy = Some(TrimStrategy::MaxLen(maxlen as u64));
-            a.threshold_pos = i;
-        } else if opt.eq_ignore_ascii_case(b"minid") && more > 0 {
-            if strategy.is_some() {
-                return Err(incompatible());
-            }
-            approx = false;
-            let next = c_str(args[i + 1]);
-            if more >= 2 && next == b"~" {
-                approx = true;
-                i += 1;
-            } else if more >= 2 && next == b"=" {
-                i += 1;
-            }
-            let min = parse_strict_id(args[i + 1], 0)?;
-            i += 1;
-            strategy = Some(TrimStrategy::MinId(min));
-            a.threshold_pos = i;
-        } else if opt.eq_ignore_ascii_case(b"limit") && more > 0 {
-            limit = arg_i64(args[i + 1])?;
+            p.threshold_pos = pos(&a);
+            let threshold = a.next_arg()?;
+            strategy = Some(if minid {
+                TrimStrategy::MinId(parse_strict_id(threshold, 0)?)
+            } else {
+                let maxlen = arg_i64(threshold)?;
+                if maxlen < 0 {
+                    return Err(Error::err("The MAXLEN argument must be >= 0."));
+                }
+                TrimStrategy::MaxLen(maxlen as u64)
+            });
+        } else if let Some(count) = a.option("LIMIT") {
+            limit = arg_i64(count)?;
             if limit < 0 {
                 return Err(Error::err("The LIMIT argument must be >= 0."));
             }
             limit_given = true;
-            i += 1;
-        } else if xadd && opt.eq_ignore_ascii_case(b"nomkstream") {
-            a.nomkstream = true;
+        } else if xadd && a.flag("NOMKSTREAM") {
+            p.nomkstream = true;
         } else if xadd {
             // A syntax error or the ID.
-            let (id, seq_given) = parse_id_full(opt, 0, true, true)?;
-            a.id_pos = i;
-            a.id = Some(if seq_given {
+            p.id_pos = pos(&a);
+            let (id, seq_given) = parse_id_full(a.next_arg()?, 0, true, true)?;
+            p.id = Some(if seq_given {
                 NewId::Explicit(id)
             } else {
                 NewId::AutoSeq(id.ms)
@@ -551,7 +565,6 @@ fn parse_add_trim(
         } else {
             return Err(Error::SYNTAX);
         }
-        i += 1;
     }
     if limit != 0 && strategy.is_none() {
         return Err(Error::err(
@@ -583,12 +596,12 @@ fn parse_add_trim(
     } else {
         limit = 0;
     }
-    a.trim = strategy.map(|strategy| Trim {
+    p.trim = strategy.map(|strategy| Trim {
         strategy,
         approx,
         limit: limit as u64,
     });
-    Ok(a)
+    Ok(p)
 }
 
 /// After a `~` trim, the logged command gets `=` and the threshold the
@@ -731,15 +744,12 @@ fn range_generic(ctx: &mut Ctx, args: &[&[u8]], rev: bool) -> CmdResult {
     let start = interval_start(start_arg)?;
     let end = interval_end(end_arg)?;
     let mut count: i64 = -1;
-    let mut j = 4;
-    while j < args.len() {
-        if args[j].eq_ignore_ascii_case(b"count") && j + 1 < args.len() {
-            count = arg_i64(args[j + 1])?.max(0);
-            j += 1;
-        } else {
+    let mut a = Args::new(&args[4..]);
+    while !a.is_empty() {
+        let Some(n) = a.option("COUNT") else {
             return Err(Error::SYNTAX);
-        }
-        j += 1;
+        };
+        count = arg_i64(n)?.max(0);
     }
     let (obj, out) = ctx.lookup_read_and_out(args[1]);
     let Some(s) = as_stream(obj)? else {
@@ -871,6 +881,21 @@ fn xread_keys(argv: &[&[u8]]) -> Vec<(usize, u32)> {
     (pos + 1..pos + 1 + n).map(|i| (i, flags)).collect()
 }
 
+/// The refusal of XREAD's or XREADGROUP's unknown arguments `rest`: XREAD
+/// names XREADGROUP's options GROUP and NOACK in it (they are not its
+/// options, so its parser does not ask the cursor for them); anything else
+/// is a syntax error.
+fn xread_refusal(rest: &[&[u8]]) -> Error {
+    let word = rest.first().copied().unwrap_or_default();
+    if word.eq_ignore_ascii_case(b"GROUP") && rest.len() >= 3 {
+        Error::err("The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+    } else if word.eq_ignore_ascii_case(b"NOACK") {
+        Error::err("The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+    } else {
+        Error::SYNTAX
+    }
+}
+
 /// xreadCommand's argument loop.
 fn parse_read<'a>(ctx: &Ctx, args: &[&'a [u8]], xreadgroup: bool) -> Result<ReadArgs<'a>, Error> {
     let mut r = ReadArgs {
@@ -882,11 +907,9 @@ fn parse_read<'a>(ctx: &Ctx, args: &[&'a [u8]], xreadgroup: bool) -> Result<Read
         keys: Vec::new(),
         ids: Vec::new(),
     };
-    let mut i = 1;
-    while i < args.len() {
-        let more = args.len() - i - 1;
-        let o = args[i];
-        if o.eq_ignore_ascii_case(b"block") && more > 0 {
+    let mut a = Args::new(&args[1..]);
+    while !a.is_empty() {
+        if let Some(ms) = a.option("BLOCK") {
             if ctx.in_script {
                 // Redis refuses it outright in scripts, rather than
                 // answering as on a timeout.
@@ -895,8 +918,7 @@ fn parse_read<'a>(ctx: &Ctx, args: &[&'a [u8]], xreadgroup: bool) -> Result<Read
                     lossy(args[0])
                 )));
             }
-            i += 1;
-            let ms = parse_i64(args[i])
+            let ms = parse_i64(ms)
                 .ok_or_else(|| Error::err("timeout is not an integer or out of range"))?;
             if ms < 0 {
                 return Err(Error::err("timeout is negative"));
@@ -908,39 +930,30 @@ fn parse_read<'a>(ctx: &Ctx, args: &[&'a [u8]], xreadgroup: bool) -> Result<Read
                 // Redis: the client times out at once.
                 Some((ms.wrapping_add(ctx.now_ms as i64)).max(1) as u64)
             });
-        } else if o.eq_ignore_ascii_case(b"count") && more > 0 {
-            i += 1;
-            r.count = arg_i64(args[i])?.max(0) as usize;
-        } else if o.eq_ignore_ascii_case(b"streams") && more > 0 {
-            r.streams_at = i + 1;
-            let n = args.len() - r.streams_at;
-            if n % 2 != 0 {
+        } else if let Some(count) = a.option("COUNT") {
+            r.count = arg_i64(count)?.max(0) as usize;
+        } else if a.flag("STREAMS") {
+            let streams = a.rest();
+            if streams.is_empty() {
+                return Err(Error::SYNTAX);
+            }
+            if streams.len() % 2 != 0 {
                 return Err(Error::err(
                     "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                 ));
             }
-            r.keys = args[r.streams_at..r.streams_at + n / 2].to_vec();
-            r.ids = args[r.streams_at + n / 2..].to_vec();
+            r.streams_at = 1 + a.taken();
+            let (keys, ids) = streams.split_at(streams.len() / 2);
+            r.keys = keys.to_vec();
+            r.ids = ids.to_vec();
             break;
-        } else if o.eq_ignore_ascii_case(b"group") && more >= 2 {
-            if !xreadgroup {
-                return Err(Error::err(
-                    "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
-                ));
-            }
-            r.group = Some((args[i + 1], args[i + 2]));
-            i += 2;
-        } else if o.eq_ignore_ascii_case(b"noack") {
-            if !xreadgroup {
-                return Err(Error::err(
-                    "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
-                ));
-            }
+        } else if xreadgroup && a.rest().len() >= 3 && a.flag("GROUP") {
+            r.group = Some((a.next_arg()?, a.next_arg()?));
+        } else if xreadgroup && a.flag("NOACK") {
             r.noack = true;
         } else {
-            return Err(Error::SYNTAX);
+            return Err(xread_refusal(a.rest()));
         }
-        i += 1;
     }
     if r.streams_at == 0 {
         return Err(Error::SYNTAX);
@@ -1231,6 +1244,58 @@ fn nogroup_for_key(group: &[u8], key: &[u8]) -> Error {
     ))
 }
 
+/// CREATE's and SETID's ID argument: `$` (the stream's last ID) or an ID,
+/// parsed once the stream is known.
+enum GroupStart<'a> {
+    Last,
+    Id(&'a [u8]),
+}
+
+/// XGROUP's arguments after the group name.
+struct GroupArgs<'a> {
+    /// CREATE's and SETID's.
+    start: Option<GroupStart<'a>>,
+    mkstream: bool,
+    entries_read: Option<i64>,
+}
+
+/// xgroupCommand's option loop, for `create` or `setid`; the other
+/// subcommands' fixed arities leave them no options.
+fn parse_group_args<'a>(
+    args: &[&'a [u8]],
+    create: bool,
+    setid: bool,
+) -> Result<GroupArgs<'a>, Error> {
+    let mut g = GroupArgs {
+        start: None,
+        mkstream: false,
+        entries_read: None,
+    };
+    if !(create || setid) {
+        return Ok(g);
+    }
+    let mut a = Args::new(&args[4..]);
+    g.start = Some(if take_symbol(&mut a, "$") {
+        GroupStart::Last
+    } else {
+        GroupStart::Id(a.next_arg()?)
+    });
+    while !a.is_empty() {
+        if create && a.flag("MKSTREAM") {
+            g.mkstream = true;
+        } else if let Some(v) = a.option("ENTRIESREAD") {
+            let v = arg_i64(v)?;
+            if v < 0 && v != -1 {
+                return Err(Error::err("value for ENTRIESREAD must be positive or -1"));
+            }
+            g.entries_read = (v >= 0).then_some(v);
+        } else {
+            return Err(super::subcommand_syntax_error(args, "XGROUP"));
+        }
+    }
+    Ok(g)
+}
+
 /// XGROUP CREATE / SETID / DESTROY / CREATECONSUMER / DELCONSUMER
 /// (xgroupCommand, whose checks come in this order for all of them).
 fn xgroup_generic(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -1238,31 +1303,12 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let is = |name: &str| sub.eq_ignore_ascii_case(name.as_bytes());
     let create = is("create");
     let setid = is("setid");
-    let mut mkstream = false;
-    let mut entries_read: Option<i64> = None;
-    let mut exists = false;
-    if args.len() >= 4 {
-        let mut i = 5;
-        while i < args.len() {
-            if create && args[i].eq_ignore_ascii_case(b"mkstream") {
-                mkstream = true;
-                i += 1;
-            } else if (create || setid)
-                && args[i].eq_ignore_ascii_case(b"entriesread")
-                && i + 1 < args.len()
-            {
-                let v = arg_i64(args[i + 1])?;
-                if v < 0 && v != -1 {
-                    return Err(Error::err("value for ENTRIESREAD must be positive or -1"));
-                }
-                entries_read = (v >= 0).then_some(v);
-                i += 2;
-            } else {
-                return Err(super::subcommand_syntax_error(args, "XGROUP"));
-            }
-        }
-        exists = as_stream(ctx.lookup_write(args[2]))?.is_some();
-    }
+    let GroupArgs {
+        start,
+        mkstream,
+        entries_read,
+    } = parse_group_args(args, create, setid)?;
+    let exists = as_stream(ctx.lookup_write(args[2]))?.is_some();
     let key = args[2];
     let group = args[3];
     if !mkstream {
@@ -1279,13 +1325,12 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = args.len();
     let now = now(ctx);
     if create && (5..=8).contains(&n) {
-        let id = if c_str(args[4]) == b"$" {
-            match as_stream(ctx.lookup_write(key))? {
+        let id = match start.expect("CREATE's ID") {
+            GroupStart::Last => match as_stream(ctx.lookup_write(key))? {
                 Some(s) => s.entries.last_id,
                 None => StreamId::MIN,
-            }
-        } else {
-            parse_strict_id(args[4], 0)?
+            },
+            GroupStart::Id(arg) => parse_strict_id(arg, 0)?,
         };
         let created = !exists;
         if created {
@@ -1313,10 +1358,9 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.notify(notify::STREAM, "xgroup-create", key);
     } else if setid && (n == 5 || n == 7) {
         let s = as_stream(ctx.lookup_write(key))?.expect("exists");
-        let id = if c_str(args[4]) == b"$" {
-            s.entries.last_id
-        } else {
-            parse_id(args[4], 0)?
+        let id = match start.expect("SETID's ID") {
+            GroupStart::Last => s.entries.last_id,
+            GroupStart::Id(arg) => parse_id(arg, 0)?,
         };
         let g = s.groups.get_mut(group).expect("checked");
         g.last_id = id;
@@ -1388,24 +1432,21 @@ fn xsetid_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let id = parse_strict_id(args[2], 0)?;
     let mut entries_added: Option<u64> = None;
     let mut max_deleted = StreamId::MIN;
-    let mut i = 3;
-    while i < args.len() {
-        let more = args.len() - 1 - i;
-        if args[i].eq_ignore_ascii_case(b"entriesadded") && more > 0 {
-            let v = arg_i64(args[i + 1])?;
+    let mut a = Args::new(&args[3..]);
+    while !a.is_empty() {
+        if let Some(v) = a.option("ENTRIESADDED") {
+            let v = arg_i64(v)?;
             if v < 0 {
                 return Err(Error::err("entries_added must be positive"));
             }
             entries_added = Some(v as u64);
-            i += 2;
-        } else if args[i].eq_ignore_ascii_case(b"maxdeletedid") && more > 0 {
-            max_deleted = parse_strict_id(args[i + 1], 0)?;
+        } else if let Some(v) = a.option("MAXDELETEDID") {
+            max_deleted = parse_strict_id(v, 0)?;
             if id < max_deleted {
                 return Err(Error::err(
                     "The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
                 ));
             }
-            i += 2;
         } else {
             return Err(Error::SYNTAX);
         }
@@ -1485,20 +1526,19 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut min_idle: i64 = 0;
     let mut consumer: Option<&[u8]> = None;
     if n >= 6 {
-        let mut at = 3;
-        if args[3].eq_ignore_ascii_case(b"idle") {
-            min_idle = arg_i64(args[4])?;
+        let mut a = Args::new(&args[3..]);
+        if let Some(idle) = a.option("IDLE") {
+            min_idle = arg_i64(idle)?;
             if n < 8 {
                 return Err(Error::SYNTAX);
             }
-            at += 2;
         }
-        let count = arg_i64(args[at + 2])?.max(0) as usize;
-        let start = interval_start(args[at])?;
-        let end = interval_end(args[at + 1])?;
-        if at + 3 < n {
-            consumer = Some(args[at + 3]);
-        }
+        let (start, end, count) = (a.next_arg()?, a.next_arg()?, a.next_arg()?);
+        let count = arg_i64(count)?.max(0) as usize;
+        let start = interval_start(start)?;
+        let end = interval_end(end)?;
+        // Whatever follows the consumer is ignored, as in Redis.
+        consumer = a.next_arg().ok();
         range = Some((start, end, count));
     }
     let now = now(ctx);
@@ -1570,6 +1610,63 @@ fn xpending_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// XCLAIM's options.
+struct ClaimOptions {
+    force: bool,
+    justid: bool,
+    /// The delivery time IDLE or TIME give the claimed entries, else now.
+    delivery_time: i64,
+    retry_count: Option<i64>,
+    last_id: StreamId,
+}
+
+/// XCLAIM's options, the rest of `args`; `now` is the time IDLE counts
+/// back from.
+fn parse_claim_options(args: &mut Args, now: i64) -> Result<ClaimOptions, Error> {
+    let mut o = ClaimOptions {
+        force: false,
+        justid: false,
+        delivery_time: now,
+        retry_count: None,
+        last_id: StreamId::MIN,
+    };
+    let mut delivery_time: Option<i64> = None;
+    while !args.is_empty() {
+        if args.flag("FORCE") {
+            o.force = true;
+        } else if args.flag("JUSTID") {
+            o.justid = true;
+        } else if let Some(idle) = args.option("IDLE") {
+            let idle = parse_i64(idle)
+                .ok_or_else(|| Error::err("Invalid IDLE option argument for XCLAIM"))?;
+            delivery_time = Some(now.wrapping_sub(idle));
+        } else if let Some(time) = args.option("TIME") {
+            delivery_time = Some(
+                parse_i64(time)
+                    .ok_or_else(|| Error::err("Invalid TIME option argument for XCLAIM"))?,
+            );
+        } else if let Some(count) = args.option("RETRYCOUNT") {
+            o.retry_count = Some(
+                parse_i64(count)
+                    .ok_or_else(|| Error::err("Invalid RETRYCOUNT option argument for XCLAIM"))?,
+            );
+        } else if let Some(id) = args.option("LASTID") {
+            o.last_id = parse_strict_id(id, 0)?;
+        } else {
+            return Err(Error::err(format_args!(
+                "Unrecognized XCLAIM option '{}'",
+                lossy(args.next_arg()?)
+            )));
+        }
+    }
+    // A delivery time in the future or before the epoch is taken as now:
+    // clients compute idle times from their own clocks.
+    if let Some(t) = delivery_time.filter(|t| *t >= 0 && *t <= now) {
+        o.delivery_time = t;
+    }
+    Ok(o)
+}
+
 /// XCLAIM key group consumer min-idle-time id... [IDLE ms] [TIME ms]
 /// [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id]
 fn xclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -1583,62 +1680,23 @@ fn xclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .ok_or_else(|| Error::err("Invalid min-idle-time argument for XCLAIM"))?
         .max(0);
     // IDs until one does not parse; options from there.
+    let mut a = Args::new(&args[5..]);
     let mut ids: Vec<(StreamId, &[u8])> = Vec::new();
-    let mut j = 5;
-    while j < args.len() {
-        match parse_strict_id(args[j], 0) {
-            Ok(id) => ids.push((id, args[j])),
-            Err(_) => break,
-        }
-        j += 1;
+    while let Some(arg) = a.peek() {
+        let Ok(id) = parse_strict_id(arg, 0) else {
+            break;
+        };
+        ids.push((id, arg));
+        a.next_arg()?;
     }
     let now = now(ctx);
-    let mut force = false;
-    let mut justid = false;
-    let mut delivery_time: Option<i64> = None;
-    let mut retry_count: Option<i64> = None;
-    let mut last_id = StreamId::MIN;
-    while j < args.len() {
-        let more = args.len() - 1 - j;
-        let opt = args[j];
-        if opt.eq_ignore_ascii_case(b"force") {
-            force = true;
-        } else if opt.eq_ignore_ascii_case(b"justid") {
-            justid = true;
-        } else if opt.eq_ignore_ascii_case(b"idle") && more > 0 {
-            j += 1;
-            let idle = parse_i64(args[j])
-                .ok_or_else(|| Error::err("Invalid IDLE option argument for XCLAIM"))?;
-            delivery_time = Some(now.wrapping_sub(idle));
-        } else if opt.eq_ignore_ascii_case(b"time") && more > 0 {
-            j += 1;
-            delivery_time = Some(
-                parse_i64(args[j])
-                    .ok_or_else(|| Error::err("Invalid TIME option argument for XCLAIM"))?,
-            );
-        } else if opt.eq_ignore_ascii_case(b"retrycount") && more > 0 {
-            j += 1;
-            retry_count = Some(
-                parse_i64(args[j])
-                    .ok_or_else(|| Error::err("Invalid RETRYCOUNT option argument for XCLAIM"))?,
-            );
-        } else if opt.eq_ignore_ascii_case(b"lastid") && more > 0 {
-            j += 1;
-            last_id = parse_strict_id(args[j], 0)?;
-        } else {
-            return Err(Error::err(format_args!(
-                "Unrecognized XCLAIM option '{}'",
-                lossy(opt)
-            )));
-        }
-        j += 1;
-    }
-    // A delivery time in the future or before the epoch is taken as now:
-    // clients compute idle times from their own clocks.
-    let delivery_time = match delivery_time {
-        Some(t) if t >= 0 && t <= now => t,
-        _ => now,
-    };
+    let ClaimOptions {
+        force,
+        justid,
+        delivery_time,
+        retry_count,
+        last_id,
+    } = parse_claim_options(&mut a, now)?;
 
     let mut log: Propagated = Vec::new();
     let mut dirty = 0u64;
@@ -1734,22 +1792,19 @@ fn xautoclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let start = interval_start(args[5])?;
     let mut count: i64 = 100;
     let mut justid = false;
-    let mut j = 6;
-    while j < args.len() {
-        let more = args.len() - 1 - j;
-        if args[j].eq_ignore_ascii_case(b"count") && more > 0 {
+    let mut a = Args::new(&args[6..]);
+    while !a.is_empty() {
+        if let Some(n) = a.option("COUNT") {
             // LONG_MAX / max(sizeof(streamID), attempts_factor).
             let max = i64::MAX / 16;
-            count = parse_i64(args[j + 1])
+            count = parse_i64(n)
                 .filter(|c| (1..=max).contains(c))
                 .ok_or_else(|| Error::err("COUNT must be > 0"))?;
-            j += 1;
-        } else if args[j].eq_ignore_ascii_case(b"justid") {
+        } else if a.flag("JUSTID") {
             justid = true;
         } else {
             return Err(Error::SYNTAX);
         }
-        j += 1;
     }
     let has_group = as_stream(ctx.lookup_read(key))?.is_some_and(|s| s.groups.contains_key(group));
     if !has_group {
@@ -1858,25 +1913,18 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let Some(s) = as_stream(obj)? else {
         return Err(Error::NO_SUCH_KEY);
     };
-    let opts = &args[3..];
-    let mut full = false;
-    let mut count: i64 = 10;
-    if !opts.is_empty() {
-        if (opts.len() != 1 && opts.len() != 3) || !opts[0].eq_ignore_ascii_case(b"full") {
-            return Err(super::subcommand_syntax_error(args, "XINFO"));
-        }
-        full = true;
-        if opts.len() == 3 {
-            if !opts[1].eq_ignore_ascii_case(b"count") {
-                return Err(super::subcommand_syntax_error(args, "XINFO"));
-            }
-            count = arg_i64(opts[2])?;
-            if count < 0 {
-                count = 10;
-            }
-        }
+    // FULL [COUNT n], all checked before the count is parsed.
+    let mut a = Args::new(&args[3..]);
+    let full = a.flag("FULL");
+    let count = if full { a.option("COUNT") } else { None };
+    if !a.is_empty() {
+        return Err(super::subcommand_syntax_error(args, "XINFO"));
     }
-    let count = count as usize;
+    let count = match count {
+        Some(n) => arg_i64(n)?,
+        None => 10,
+    };
+    let count = if count < 0 { 10 } else { count as usize };
     let e = &s.entries;
     out.map(if full { 9 } else { 10 });
     out.bulk_str("length");
@@ -2450,5 +2498,73 @@ mod tests {
         assert!(xread_keys(&argv).is_empty());
         let argv: Vec<&[u8]> = vec![b"XREAD", b"COUNT", b"1", b"STREAMS"];
         assert!(xread_keys(&argv).is_empty());
+    }
+
+    /// The options are read as Redis reads them, each error in Redis's
+    /// order (the answers are Redis 7.0.15's).
+    #[test]
+    fn options_parse_as_redis_does() {
+        use crate::commands::hashes::tests::{run, run_args, session};
+        let mut s = session();
+        let syntax = "-ERR syntax error\r\n";
+        let not_integer = "-ERR value is not an integer or out of range\r\n";
+        let invalid_id = "-ERR Invalid stream ID specified as stream command argument\r\n";
+        run(&mut s, "XADD s 1-1 f v");
+        // `*`, `~` and `=` are compared as C strings: a NUL ends them.
+        let reply = run_args(&mut s, &[b"XADD", b"s", b"*\0x", b"f", b"v"]);
+        assert!(reply.starts_with('$'), "{reply}");
+        let reply = run_args(
+            &mut s,
+            &[b"XADD", b"s", b"MAXLEN", b"~\0", b"5", b"*", b"f", b"v"],
+        );
+        assert!(reply.starts_with('$'), "{reply}");
+        // `~` is the operator only when a threshold follows it.
+        assert_eq!(run(&mut s, "XADD s MAXLEN ~ * f v"), not_integer);
+        assert_eq!(run(&mut s, "XADD s LIMIT f v"), not_integer);
+        assert_eq!(run(&mut s, "XADD s LIMITS f v"), invalid_id);
+        assert_eq!(
+            run(&mut s, "XADD s MAXLEN 1 MINID 1 * f v"),
+            "-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"
+        );
+        assert_eq!(run(&mut s, "XTRIM s NOMKSTREAM MAXLEN 1"), syntax);
+        assert_eq!(run(&mut s, "XTRIM s * 1"), syntax);
+        // XREAD names XREADGROUP's options; GROUP needs its two values.
+        assert_eq!(
+            run(&mut s, "XREAD GROUP g c STREAMS s 0"),
+            "-ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.\r\n"
+        );
+        assert_eq!(run(&mut s, "XREAD COUNT 1 GROUP g"), syntax);
+        assert_eq!(
+            run(&mut s, "XREAD NOACK STREAMS s 0"),
+            "-ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.\r\n"
+        );
+        assert_eq!(run(&mut s, "XREAD COUNT 1 STREAMS"), syntax);
+        // XGROUP's `$`, and its options before the key's checks.
+        run(&mut s, "XGROUP CREATE s g $");
+        assert_eq!(
+            run_args(&mut s, &[b"XGROUP", b"SETID", b"s", b"g", b"$\0"]),
+            "+OK\r\n"
+        );
+        assert_eq!(
+            run(&mut s, "XGROUP SETID nokey g 1-1 ENTRIESREAD x"),
+            not_integer
+        );
+        assert_eq!(
+            run(&mut s, "XGROUP SETID s g $ MKSTREAM"),
+            "-ERR unknown subcommand or wrong number of arguments for 'SETID'. Try XGROUP HELP.\r\n"
+        );
+        // XPENDING ignores what follows the consumer.
+        assert_eq!(run(&mut s, "XPENDING s g - + 10 c x y"), "*0\r\n");
+        assert_eq!(run(&mut s, "XPENDING s g IDLE 10 - +"), syntax);
+        // XCLAIM's IDs end where one does not parse.
+        assert_eq!(
+            run(&mut s, "XCLAIM s g c 0 1-1 x 2-1"),
+            "-ERR Unrecognized XCLAIM option 'x'\r\n"
+        );
+        // XINFO STREAM checks FULL [COUNT n] before parsing the count.
+        let xinfo_syntax = "-ERR unknown subcommand or wrong number of arguments for 'STREAM'. Try XINFO HELP.\r\n";
+        assert_eq!(run(&mut s, "XINFO STREAM s FULL COUNT x y"), xinfo_syntax);
+        assert_eq!(run(&mut s, "XINFO STREAM s COUNT 1"), xinfo_syntax);
+        assert_eq!(run(&mut s, "XINFO STREAM s FULL COUNT x"), not_integer);
     }
 }
