@@ -1,7 +1,6 @@
 //! Raw protocol tests: bytes in, exact bytes out.
 
-mod common;
-use common::{resp, TestServer};
+use crate::common::{resp, TestServer};
 
 #[test]
 fn inline_and_multibulk_ping() {

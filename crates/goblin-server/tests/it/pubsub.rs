@@ -4,8 +4,7 @@
 //! limit) leaves behind, and PUBLISH from transactions and scripts.
 //! Frames are read raw, so that the exact reply types are checked.
 
-mod common;
-use common::{resp, TestServer};
+use crate::common::{resp, TestServer};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

@@ -10,12 +10,9 @@
 //! corrupted values, and other types. WATCH and the append-only file must
 //! see the same writes as Redis's (PFCOUNT refreshing its cache is one).
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
+use crate::common::TestServer;
+use crate::goblin_support::{Conn, RedisProcess, Reply};
 use goblin_engine::keyspace::hyperloglog::{pattern, DENSE_SIZE, HDR_SIZE, REGISTERS};
-use goblin_support::{Conn, RedisProcess, Reply};
 
 /// goblin-server and redis-server, driven in lockstep.
 struct Pair {

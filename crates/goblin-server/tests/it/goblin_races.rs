@@ -3,11 +3,8 @@
 //! command being one atomic step, no unit is handed out twice, none is
 //! lost, and no bound is crossed, however the calls interleave.
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
-use goblin_support::{Conn, Reply};
+use crate::common::TestServer;
+use crate::goblin_support::{Conn, Reply};
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 use std::thread;

@@ -9,11 +9,8 @@
 //! the command are in the message. After each step that may write, the
 //! keys it touches must hold the same members and scores on both servers.
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
-use goblin_support::RedisProcess;
+use crate::common::TestServer;
+use crate::goblin_support::RedisProcess;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;

@@ -5,8 +5,7 @@
 //! data they leave must agree. Field TTLs have no 7.0 equivalent, so the
 //! hash commands are compared on what can be compared: values and replies.
 
-mod common;
-use common::TestServer;
+use crate::common::TestServer;
 use redis::Value;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};

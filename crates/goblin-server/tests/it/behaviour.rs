@@ -1,8 +1,7 @@
 //! Behaviour tests through a real client (the `redis` crate): strings,
 //! keys, expiry, SCAN, transactions, and atomicity under concurrency.
 
-mod common;
-use common::TestServer;
+use crate::common::TestServer;
 use redis::{Commands, RedisResult, Value};
 
 use std::time::{Duration, Instant};

@@ -4,9 +4,8 @@
 //! Goblin and Redis 7.0.15 (Debian's redis-server, which must be installed:
 //! these tests fail rather than skip without it).
 
-mod common;
-
-use common::process::{free_port, temp_dir, Proc};
+use crate::common;
+use crate::common::process::{free_port, temp_dir, Proc};
 use redis::{Commands, Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,7 @@
 //! Redis's bundled versions do: each script below was run against Redis
 //! 7.0.15, and its reply is compared byte for byte.
 
-mod common;
-use common::{resp, TestServer};
+use crate::common::{resp, TestServer};
 
 /// (script, Redis 7.0.15's reply to `EVAL script 0`).
 const CASES: &[(&[u8], &[u8])] = &[

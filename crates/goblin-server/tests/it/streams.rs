@@ -9,10 +9,8 @@
 //! Where a test must wait for a client to be blocked, it polls INFO's
 //! blocked_clients with a bounded number of tries.
 
-mod common;
-
-use common::process::{temp_dir, Proc};
-use common::{resp, TestServer};
+use crate::common::process::{temp_dir, Proc};
+use crate::common::{resp, TestServer};
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 

@@ -39,11 +39,8 @@
 //!   misses by far more than the tolerance. A remaining lifetime (INCRTTL's
 //!   second element) subtracts two such clock reads: twice the tolerance.
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
-use goblin_support::{
+use crate::common::TestServer;
+use crate::goblin_support::{
     same_state, snapshot, Conn, RedisProcess, Reply, EDGES, LONG_TTLS, NOT_INTEGERS,
 };
 use std::time::{Duration, Instant};

@@ -14,11 +14,8 @@
 //! the TTL arguments are at least 100 000 ms, so a wrong deadline misses by
 //! far more.
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
-use goblin_support::{snapshot, Conn, Data, KeyState, Reply};
+use crate::common::TestServer;
+use crate::goblin_support::{snapshot, Conn, Data, KeyState, Reply};
 
 const RELAY: &str = "return redis.pcall(unpack(ARGV))";
 const LIBRARY: &str = "#!lua name=relay\n\

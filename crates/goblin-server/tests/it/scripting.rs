@@ -1,8 +1,7 @@
 //! Scripts and transactions under concurrent clients, busy scripts and
 //! SCRIPT KILL, through a real client (the `redis` crate).
 
-mod common;
-use common::TestServer;
+use crate::common::{self, TestServer};
 use redis::{Commands, RedisResult};
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,7 @@
 //! user does to its connections. (The Redis Tcl units unit/acl and
 //! unit/acl-v2 cover the rule language in depth.)
 
-mod common;
-use common::TestServer;
+use crate::common::TestServer;
 use redis::{RedisResult, Value};
 
 fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {

@@ -7,9 +7,7 @@
 //! Waits poll a condition a bounded number of times; nothing asserts a
 //! duration.
 
-mod common;
-
-use common::{resp, TestServer};
+use crate::common::{resp, TestServer};
 use redis::{Commands, Value};
 use std::io::{BufRead, BufReader};
 use std::time::Duration;

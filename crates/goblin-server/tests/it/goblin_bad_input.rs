@@ -4,11 +4,8 @@
 //! same value and the same absolute expiry (PEXPIRETIME), and no key
 //! created.
 
-mod common;
-mod goblin_support;
-
-use common::TestServer;
-use goblin_support::{snapshot, Conn, KeyState, Reply};
+use crate::common::TestServer;
+use crate::goblin_support::{snapshot, Conn, KeyState, Reply};
 
 const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";

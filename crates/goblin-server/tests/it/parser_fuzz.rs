@@ -1,8 +1,7 @@
 //! Property tests: random, truncated and hostile input never panics the
 //! parser or the server, and the server keeps serving other clients.
 
-mod common;
-use common::{resp, TestServer};
+use crate::common::{resp, TestServer};
 use goblin_engine::protocol::{Parsed, RequestParser};
 use proptest::prelude::*;
 
