@@ -261,6 +261,10 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
         engine.stats.add_net_input(n);
         parser.max_bulk_len = engine.config.proto_max_bulk_len.load(Ordering::Relaxed);
     }
+    // The client leaves CLIENT LIST, INFO and its subscriptions before its
+    // peer sees the connection end, as Redis's freeClient unlinks a client
+    // before it closes the socket.
+    drop(session);
     let _ = stream.shutdown().await;
 }
 
