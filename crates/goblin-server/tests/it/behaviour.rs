@@ -1,6 +1,7 @@
 //! Behaviour tests through a real client (the `redis` crate): strings,
 //! keys, expiry, SCAN, transactions, and atomicity under concurrency.
 
+use crate::common::process::{temp_dir, Proc};
 use crate::common::TestServer;
 use redis::{Commands, RedisResult, Value};
 
@@ -580,9 +581,15 @@ fn config_get_set() {
     assert!(all.len() > 100 && all.len() % 2 == 0);
 }
 
+/// maxmemory-policy decides for the whole process how keys record their
+/// accesses (goblin_engine::keyspace::object::access), and every engine
+/// started or reconfigured sets it: in-process, another test's server
+/// would switch this one back from LFU, and this one would switch the
+/// others to it. So this server is a process of its own.
 #[test]
 fn object_freq_counts_accesses_under_lfu() {
-    let s = TestServer::start();
+    let dir = temp_dir("lfu");
+    let s = Proc::goblin(&dir, &["--save", "", "--appendonly", "no"]);
     let mut c = s.client();
     let _: () = c.set("k", "v").unwrap();
     assert_eq!(
@@ -608,6 +615,8 @@ fn object_freq_counts_accesses_under_lfu() {
     assert_eq!(cold, 5, "a new key starts at LFU_INIT_VAL");
     assert!(hot > cold, "hot={hot} cold={cold}");
     config_set(&mut c, "maxmemory-policy", "noeviction");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// GOBLIN.HCAS and GOBLIN.HSETGT change a field in place: its TTL stays,
