@@ -34,24 +34,32 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// A port found free may be taken by another test's server before this
+    /// one binds it (the tests of a binary share its ports): the server
+    /// then exits, or the other one answers in its place. Either way it is
+    /// started again on another port.
     pub fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
-        let port = free_port();
-        let log = dir.join(format!(
-            "{}-{port}.log",
-            Path::new(program).file_name().unwrap().to_string_lossy()
-        ));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut cmd = Command::new(program);
-        cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
-            .args(args)
-            .stdout(Stdio::from(out.try_clone().unwrap()))
-            .stderr(Stdio::from(out));
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
-        let mut p = Proc { child, port, log };
-        p.wait_ready();
-        p
+        for _ in 0..5 {
+            let port = free_port();
+            let log = dir.join(format!(
+                "{}-{port}.log",
+                Path::new(program).file_name().unwrap().to_string_lossy()
+            ));
+            let out = std::fs::File::create(&log).unwrap();
+            let mut cmd = Command::new(program);
+            cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+                .args(args)
+                .stdout(Stdio::from(out.try_clone().unwrap()))
+                .stderr(Stdio::from(out));
+            let child = cmd
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
+            let mut p = Proc { child, port, log };
+            if p.wait_ready() {
+                return p;
+            }
+        }
+        panic!("{program} found no free port in 5 tries");
     }
 
     /// goblin-server's binary, which cargo names to goblin-server's own
@@ -68,19 +76,23 @@ impl Proc {
         Proc::spawn("redis-server", dir, args)
     }
 
-    /// Waits until the server answers PING (it loads its data first).
-    pub fn wait_ready(&mut self) {
+    /// Waits until the server answers PING (it loads its data first):
+    /// true once it does, false when its port turned out to be taken.
+    fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                panic!(
-                    "server exited ({status}) during startup:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                if log.contains("Address already in use") {
+                    return false;
+                }
+                panic!("server exited ({status}) during startup:\n{log}");
             }
             if let Ok(mut c) = self.try_client() {
                 if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
+                    // This server, not another one on a port it took.
+                    let info: String = redis::cmd("INFO").arg("server").query(&mut c).unwrap();
+                    return info.contains(&format!("\r\nprocess_id:{}\r\n", self.child.id()));
                 }
             }
             assert!(Instant::now() < deadline, "server did not start");

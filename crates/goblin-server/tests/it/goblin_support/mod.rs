@@ -166,7 +166,8 @@ impl RedisProcess {
     /// line: goblin-server itself, as a child process with its own files.
     pub fn start_program(program: &str, extra: &[&str]) -> RedisProcess {
         let mut last_error = String::new();
-        // A port found free can be taken before redis-server binds it: try
+        // A port found free can be taken before redis-server binds it (by
+        // another test's server, which may then answer in its place): try
         // a few.
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0")
@@ -226,6 +227,11 @@ impl RedisProcess {
                     let mut conn = Conn::from_stream(stream);
                     if conn.cmd(&["PING"]) == Reply::Status("PONG".into()) {
                         let info = conn.cmd(&["INFO", "server"]).text();
+                        let pid = process.child.id();
+                        if !info.contains(&format!("\r\nprocess_id:{pid}\r\n")) {
+                            last_error = format!("another server answered on port {port}");
+                            break;
+                        }
                         assert!(
                             info.contains("redis_version:7.0."),
                             "the reference server must be Redis 7.0, found:\n{info}"
