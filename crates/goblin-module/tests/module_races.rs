@@ -6,33 +6,7 @@
 mod support;
 
 use std::collections::HashSet;
-use std::net::SocketAddr;
-use std::sync::{Arc, Barrier};
-use std::thread;
-use support::goblin_support::{Conn, Reply};
-
-/// Runs `clients` threads, each with its own connection, released at once;
-/// returns what each returned.
-fn race<T: Send + 'static>(
-    addr: SocketAddr,
-    clients: usize,
-    body: impl Fn(usize, &mut Conn) -> T + Send + Sync + 'static,
-) -> Vec<T> {
-    let barrier = Arc::new(Barrier::new(clients));
-    let body = Arc::new(body);
-    let handles: Vec<_> = (0..clients)
-        .map(|i| {
-            let mut conn = Conn::connect(addr);
-            let barrier = barrier.clone();
-            let body = body.clone();
-            thread::spawn(move || {
-                barrier.wait();
-                body(i, &mut conn)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).collect()
-}
+use support::goblin_support::{race, Reply};
 
 #[test]
 fn forty_clients_drain_a_stock_of_2000_exactly() {

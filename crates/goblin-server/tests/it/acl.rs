@@ -3,16 +3,8 @@
 //! user does to its connections. (The Redis Tcl units unit/acl and
 //! unit/acl-v2 cover the rule language in depth.)
 
-use crate::common::TestServer;
-use redis::{RedisResult, Value};
-
-fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
-    let e = r.expect_err("expected an error");
-    match (e.code(), e.detail()) {
-        (Some(code), Some(detail)) => format!("{code} {detail}"),
-        _ => e.to_string(),
-    }
-}
+use crate::common::{err_text, TestServer};
+use redis::Value;
 
 fn setuser(c: &mut redis::Connection, name: &str, rules: &[&str]) {
     let r: String = redis::cmd("ACL")

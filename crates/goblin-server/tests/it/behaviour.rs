@@ -2,42 +2,9 @@
 //! keys, expiry, SCAN, transactions, and atomicity under concurrency.
 
 use crate::common::process::{temp_dir, Proc};
-use crate::common::TestServer;
-use redis::{Commands, RedisResult, Value};
-
-use std::time::{Duration, Instant};
-
-fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
-    let e = r.expect_err("expected an error");
-    // "ERR syntax error" etc.: code and detail as the server sent them.
-    match (e.code(), e.detail()) {
-        (Some(code), Some(detail)) => format!("{code} {detail}"),
-        _ => e.to_string(),
-    }
-}
-
-/// Polls `cond` until it holds or `limit` passes (then panics): for
-/// conditions that depend on background work such as active expiry.
-/// CONFIG SET one parameter.
-fn config_set(c: &mut redis::Connection, name: &str, value: impl redis::ToRedisArgs) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query(c)
-        .unwrap();
-}
-
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < limit,
-            "condition not reached within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use crate::common::{config_set, err_text, info_field, wait_until, TestServer};
+use redis::{Commands, Value};
+use std::time::Duration;
 
 #[test]
 fn set_options() {
@@ -261,7 +228,11 @@ fn lazy_and_active_expiry() {
             .query(&mut c)
             .unwrap();
     }
-    wait_until(Duration::from_secs(5), || server_ms(&mut c) > deadline);
+    wait_until(
+        "the deadline on the server's clock",
+        Duration::from_secs(5),
+        || server_ms(&mut c) > deadline,
+    );
     assert_eq!(
         redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap(),
         10,
@@ -294,17 +265,12 @@ fn lazy_and_active_expiry() {
     }
     pipe.set("persistent", "v").ignore();
     let _: () = pipe.query(&mut c).unwrap();
-    wait_until(Duration::from_secs(20), || {
-        redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1
-    });
-    let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
-    let expired: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("expired_keys:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    wait_until(
+        "the active cycle to expire them",
+        Duration::from_secs(20),
+        || redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1,
+    );
+    let expired: u64 = info_field(&mut c, "stats", "expired_keys").parse().unwrap();
     assert!(expired >= 2010, "expired_keys={expired}");
 }
 
@@ -627,13 +593,7 @@ fn goblin_hash_writes_keep_the_field_ttl_and_count_as_reads() {
     let s = TestServer::start();
     let mut c = s.client();
     let stat = |c: &mut redis::Connection, name: &str| -> i64 {
-        let info: String = redis::cmd("INFO").arg("stats").query(c).unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        info_field(c, "stats", name).parse().unwrap()
     };
     for entries in ["512", "0"] {
         config_set(&mut c, "hash-max-listpack-entries", entries);
@@ -735,7 +695,7 @@ fn hash_fields_expire_lazily_and_actively() {
             .arg("b")
             .query(&mut c)
             .unwrap();
-        wait_until(Duration::from_secs(5), || {
+        wait_until("fields a and b to expire", Duration::from_secs(5), || {
             let n: i64 = c.hlen("lazy").unwrap();
             n == 1
         });
@@ -749,7 +709,7 @@ fn hash_fields_expire_lazily_and_actively() {
             .arg("c")
             .query(&mut c)
             .unwrap();
-        wait_until(Duration::from_secs(5), || {
+        wait_until("field c to expire", Duration::from_secs(5), || {
             let v: Option<String> = c.hget("lazy", "c").unwrap();
             v.is_none()
         });
@@ -789,10 +749,14 @@ fn hash_fields_expire_lazily_and_actively() {
             .unwrap();
         // EXISTS and DBSIZE do not read fields: only the cycle can empty
         // "gone".
-        wait_until(Duration::from_secs(10), || {
-            let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
-            n == 20
-        });
+        wait_until(
+            "the active cycle to empty \"gone\"",
+            Duration::from_secs(10),
+            || {
+                let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+                n == 20
+            },
+        );
         let stats: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
         assert!(stats.contains("expired_subkeys:"), "{stats}");
         let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();

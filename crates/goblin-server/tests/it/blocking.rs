@@ -5,6 +5,7 @@
 //! Where a test must wait for a client to be blocked, it polls INFO's
 //! blocked_clients with a bounded number of tries.
 
+use crate::common::bulk;
 use goblin_engine::{Config, Engine};
 use goblin_server::Server;
 use redis::aio::MultiplexedConnection;
@@ -82,10 +83,6 @@ fn spawn_cmd(
     cmd: redis::Cmd,
 ) -> JoinHandle<redis::RedisResult<Value>> {
     tokio::spawn(async move { cmd.query_async::<Value>(&mut conn).await })
-}
-
-fn bulk(s: &str) -> Value {
-    Value::BulkString(s.as_bytes().to_vec())
 }
 
 fn pair(k: &str, v: &str) -> Value {

@@ -4,33 +4,8 @@
 //! lost, and no bound is crossed, however the calls interleave.
 
 use crate::common::TestServer;
-use crate::goblin_support::{Conn, Reply};
+use crate::goblin_support::{race, Conn, Reply};
 use std::collections::HashSet;
-use std::sync::{Arc, Barrier};
-use std::thread;
-
-/// Runs `clients` threads, each with its own connection, released at once;
-/// returns what each returned.
-fn race<T: Send + 'static>(
-    server: &TestServer,
-    clients: usize,
-    body: impl Fn(usize, &mut Conn) -> T + Send + Sync + 'static,
-) -> Vec<T> {
-    let barrier = Arc::new(Barrier::new(clients));
-    let body = Arc::new(body);
-    let handles: Vec<_> = (0..clients)
-        .map(|i| {
-            let mut conn = Conn::connect(server.addr);
-            let barrier = barrier.clone();
-            let body = body.clone();
-            thread::spawn(move || {
-                barrier.wait();
-                body(i, &mut conn)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).collect()
-}
 
 fn get(c: &mut Conn, key: &str) -> Option<String> {
     c.cmd(&["GET", key])
@@ -45,7 +20,7 @@ fn decrpos_hands_out_each_unit_once() {
     c.cmd(&["SET", "stock", "2000"]);
     // Each client takes units until told none are left, and keeps the
     // replies: the count that remained after each of its takes.
-    let taken = race(&server, 40, |_, conn| {
+    let taken = race(server.addr, 40, |_, conn| {
         let mut left = Vec::new();
         loop {
             match conn.cmd(&["GOBLIN.DECRPOS", "stock"]).int() {
@@ -73,7 +48,7 @@ fn decrbypos_never_takes_more_than_remains() {
     c.cmd(&["SET", "stock", "5000"]);
     // Random amounts; a client stops when even one unit is refused (the
     // stock is then 0 for good, since it only goes down).
-    let results = race(&server, 40, |i, conn| {
+    let results = race(server.addr, 40, |i, conn| {
         let mut rng = fastrand::Rng::with_seed(1000 + i as u64);
         let (mut units, mut replies) = (0i64, Vec::new());
         loop {
@@ -106,7 +81,7 @@ fn decrbypos_never_takes_more_than_remains() {
 fn incrbound_consumes_the_quota_exactly_to_the_ceiling() {
     let server = TestServer::start();
     let mut c = Conn::connect(server.addr);
-    let results = race(&server, 40, |i, conn| {
+    let results = race(server.addr, 40, |i, conn| {
         let mut rng = fastrand::Rng::with_seed(2000 + i as u64);
         let (mut used, mut replies) = (0i64, Vec::new());
         loop {
@@ -139,7 +114,7 @@ fn zwindow_admits_exactly_the_limit() {
     let server = TestServer::start();
     let mut c = Conn::connect(server.addr);
     // A long lease: none ends during the test.
-    let replies = race(&server, 30, |i, conn| {
+    let replies = race(server.addr, 30, |i, conn| {
         let holder = format!("holder-{i}");
         (
             holder.clone(),
@@ -167,7 +142,7 @@ fn zwindow_admits_exactly_the_limit() {
 fn incrttl_counts_every_hit_in_one_window() {
     let server = TestServer::start();
     let mut c = Conn::connect(server.addr);
-    let replies = race(&server, 20, |_, conn| {
+    let replies = race(server.addr, 20, |_, conn| {
         (0..50)
             .map(|_| {
                 let r = conn.cmd(&["GOBLIN.INCRTTL", "hits", "1", "600000"]).array();
@@ -193,7 +168,7 @@ fn cad_releases_a_lock_once() {
     let server = TestServer::start();
     let mut c = Conn::connect(server.addr);
     c.cmd(&["SET", "lock", "token-1", "PX", "600000"]);
-    let replies = race(&server, 30, |_, conn| {
+    let replies = race(server.addr, 30, |_, conn| {
         conn.cmd(&["GOBLIN.CAD", "lock", "token-1"]).int()
     });
     assert_eq!(replies.iter().filter(|r| **r == 1).count(), 1);
@@ -208,7 +183,7 @@ fn hcas_optimistic_increments_lose_nothing() {
     c.cmd(&["HSET", "counters", "n", "0"]);
     // Each client reads the field and swaps in value + 1, retrying when
     // another got there first, until it has done 25 increments.
-    let swaps = race(&server, 20, |_, conn| {
+    let swaps = race(server.addr, 20, |_, conn| {
         let mut done = 0;
         let mut attempts = 0;
         while done < 25 {
@@ -237,7 +212,7 @@ fn hcas_optimistic_increments_lose_nothing() {
 fn hsetgt_keeps_the_highest_value() {
     let server = TestServer::start();
     let mut c = Conn::connect(server.addr);
-    let sent = race(&server, 30, |i, conn| {
+    let sent = race(server.addr, 30, |i, conn| {
         let mut rng = fastrand::Rng::with_seed(3000 + i as u64);
         (0..40)
             .map(|_| {

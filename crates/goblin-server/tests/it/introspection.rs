@@ -4,10 +4,10 @@
 //! add them up), MONITOR, CLIENT PAUSE holding writers on other threads,
 //! CONFIG SET port moving the listener, and the output buffer limit.
 //!
-//! Waits poll a condition a bounded number of times; nothing asserts a
+//! Waits poll a condition until a time limit; nothing asserts a
 //! duration.
 
-use crate::common::{resp, TestServer};
+use crate::common::{config_set, info_field, resp, wait_until, TestServer};
 use redis::{Commands, Value};
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
@@ -33,33 +33,6 @@ fn concurrently(server: &TestServer, f: impl Fn(usize, &mut redis::Connection) +
     });
 }
 
-fn wait_for(what: &str, cond: impl FnMut() -> bool) {
-    wait_rounds(what, 500, cond)
-}
-
-/// `wait_for`, for conditions that take seconds by design.
-fn wait_for_long(what: &str, cond: impl FnMut() -> bool) {
-    wait_rounds(what, 1500, cond)
-}
-
-fn wait_rounds(what: &str, rounds: usize, mut cond: impl FnMut() -> bool) {
-    for _ in 0..rounds {
-        if cond() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("timed out waiting for {what}");
-}
-
-fn info_field(con: &mut redis::Connection, field: &str) -> String {
-    let info: String = redis::cmd("INFO").arg("everything").query(con).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO"))
-        .to_string()
-}
-
 #[test]
 fn slowlog_keeps_every_entry_of_concurrent_clients_with_their_names() {
     let server = TestServer::start();
@@ -81,12 +54,7 @@ fn slowlog_keeps_every_entry_of_concurrent_clients_with_their_names() {
             let _: () = con.set(format!("k{i}:{j}"), j).unwrap();
         }
     });
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(-1)
-        .query(&mut admin)
-        .unwrap();
+    config_set(&mut admin, "slowlog-log-slower-than", -1);
     let entries: Vec<Value> = redis::cmd("SLOWLOG")
         .arg("GET")
         .arg(-1)
@@ -149,7 +117,7 @@ fn latency_histograms_add_up_the_calls_of_every_thread() {
         panic!("{text}")
     };
     assert_eq!(buckets.last(), Some(&calls), "{text}");
-    let stats = info_field(&mut admin, "latency_percentiles_usec_get");
+    let stats = info_field(&mut admin, "everything", "latency_percentiles_usec_get");
     assert!(
         stats.starts_with("p50=") && stats.contains(",p99.9="),
         "{stats}"
@@ -232,8 +200,8 @@ fn client_pause_write_holds_writers_on_other_threads_until_unpause() {
                 })
             })
             .collect();
-        wait_for("4 paused writers", || {
-            info_field(&mut admin, "blocked_clients") == "4"
+        wait_until("4 paused writers", Duration::from_secs(5), || {
+            info_field(&mut admin, "everything", "blocked_clients") == "4"
         });
         // Reads go on, and see nothing written.
         let mut reader = server.client();
@@ -249,7 +217,7 @@ fn client_pause_write_holds_writers_on_other_threads_until_unpause() {
     });
     let v: String = admin.get("k").unwrap();
     assert!(v.starts_with('w'), "{v}");
-    assert_eq!(info_field(&mut admin, "blocked_clients"), "0");
+    assert_eq!(info_field(&mut admin, "everything", "blocked_clients"), "0");
 }
 
 #[test]
@@ -272,13 +240,13 @@ fn client_pause_keeps_expired_keys_until_it_ends() {
         .ignore()
         .query(&mut con)
         .unwrap();
-    wait_for("the key to read as expired", || {
+    wait_until("the key to read as expired", Duration::from_secs(5), || {
         con.get::<_, Option<String>>("k").unwrap().is_none()
     });
-    assert_eq!(info_field(&mut con, "expired_keys"), "0");
+    assert_eq!(info_field(&mut con, "everything", "expired_keys"), "0");
     let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
     let _: Option<String> = con.get("k").unwrap();
-    assert_eq!(info_field(&mut con, "expired_keys"), "1");
+    assert_eq!(info_field(&mut con, "everything", "expired_keys"), "1");
 }
 
 /// The pause belongs to its server: one paused server in the process (as
@@ -309,10 +277,14 @@ fn client_pause_of_one_server_leaves_expiry_of_another_alone() {
         .arg(1)
         .query(&mut con)
         .unwrap();
-    wait_for("the other server to expire the key", || {
-        let _: Option<String> = con.get("k").unwrap();
-        info_field(&mut con, "expired_keys") == "1"
-    });
+    wait_until(
+        "the other server to expire the key",
+        Duration::from_secs(5),
+        || {
+            let _: Option<String> = con.get("k").unwrap();
+            info_field(&mut con, "everything", "expired_keys") == "1"
+        },
+    );
     let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut p).unwrap();
 }
 
@@ -349,20 +321,18 @@ fn config_set_port_moves_the_listener() {
         "{err}"
     );
     drop(free);
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("port")
-        .arg(port)
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "port", port);
     let mut moved = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
         .unwrap()
         .get_connection()
         .unwrap();
     let pong: String = redis::cmd("PING").query(&mut moved).unwrap();
     assert_eq!(pong, "PONG");
-    assert_eq!(info_field(&mut moved, "tcp_port"), port.to_string());
-    wait_for("the old port to close", || {
+    assert_eq!(
+        info_field(&mut moved, "everything", "tcp_port"),
+        port.to_string()
+    );
+    wait_until("the old port to close", Duration::from_secs(5), || {
         std::net::TcpStream::connect(server.addr).is_err()
     });
 }
@@ -373,12 +343,7 @@ fn output_buffer_hard_limit_closes_the_client_without_its_reply() {
     let mut con = server.client();
     let big = "x".repeat(200_000);
     let _: () = con.set("big", &big).unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("client-output-buffer-limit")
-        .arg("normal 100000 0 0")
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "client-output-buffer-limit", "normal 100000 0 0");
     let mut raw = server.raw();
     raw.send(b"GET big\r\n");
     let got = raw.read_exact_len(1);
@@ -392,12 +357,7 @@ fn output_buffer_hard_limit_closes_the_client_without_its_reply() {
 fn slowlog_len_get_and_reset_with_every_command_logged() {
     let server = TestServer::start();
     let mut con = server.client();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "slowlog-log-slower-than", 0);
     let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut con).unwrap();
     let _: () = con.set("a", 1).unwrap();
     let _: i64 = con.get("a").unwrap();
@@ -442,12 +402,7 @@ fn slowlog_len_get_and_reset_with_every_command_logged() {
         vec![(len_id + 2, vec!["SLOWLOG".to_string(), "RESET".to_string()])]
     );
     // -1 logs nothing.
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(-1)
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "slowlog-log-slower-than", -1);
     let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut con).unwrap();
     let _: () = con.set("a", 2).unwrap();
     let len: i64 = redis::cmd("SLOWLOG").arg("LEN").query(&mut con).unwrap();
@@ -461,12 +416,7 @@ fn latency_monitor_records_a_command_over_the_threshold() {
     let latest: Vec<Value> = redis::cmd("LATENCY").arg("LATEST").query(&mut con).unwrap();
     assert!(latest.is_empty(), "{latest:?}");
     // A threshold no ordinary command reaches, even on a loaded machine.
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("latency-monitor-threshold")
-        .arg(200)
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "latency-monitor-threshold", 200);
     // DEBUG SLEEP sleeps at least this long, so the event is certain.
     let _: () = redis::cmd("DEBUG")
         .arg("SLEEP")
@@ -531,30 +481,15 @@ fn info_latencystats_follows_the_tracking_settings() {
     let set = &stats.iter().find(|(c, _)| c == "set").unwrap().1;
     assert_eq!(labels(set), ["p50", "p99", "p99.9"]);
     assert!(stats.iter().any(|(c, _)| c == "hset"), "{stats:?}");
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("latency-tracking-info-percentiles")
-        .arg("50 99.99")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-max-len")
-        .arg(64)
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "latency-tracking-info-percentiles", "50 99.99");
+    config_set(&mut con, "slowlog-max-len", 64);
     let stats = latencystats(&mut con);
     let set = &stats.iter().find(|(c, _)| c == "set").unwrap().1;
     assert_eq!(labels(set), ["p50", "p99.99"]);
     // Subcommands are named container|subcommand.
     assert!(stats.iter().any(|(c, _)| c == "config|set"), "{stats:?}");
     // Without tracking nothing new is recorded.
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("latency-tracking")
-        .arg("no")
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "latency-tracking", "no");
     let _: () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .query(&mut con)
@@ -569,12 +504,7 @@ fn output_buffer_limit_closes_a_client_that_does_not_read() {
     let server = TestServer::start();
     let mut con = server.client();
     let _: () = con.set("big", "x".repeat(100_000)).unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("client-output-buffer-limit")
-        .arg("normal 1mb 0 0")
-        .query(&mut con)
-        .unwrap();
+    config_set(&mut con, "client-output-buffer-limit", "normal 1mb 0 0");
     // Each reply passes the limit alone; 400 of them (40 MB) cannot all
     // wait in the sockets' buffers, so the replies pile up in the server.
     const REQUESTS: usize = 400;
@@ -633,14 +563,9 @@ fn socket_buffers_max() -> usize {
 fn a_subscriber_past_its_soft_limit_is_closed_without_more_traffic() {
     let server = TestServer::start();
     let mut admin = server.client();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("client-output-buffer-limit")
-        // Longer than the idle time after which the clients cron visits
-        // the connection anyway (to release its query buffer).
-        .arg("pubsub 0 1mb 4")
-        .query(&mut admin)
-        .unwrap();
+    // Longer than the idle time after which the clients cron visits the
+    // connection anyway (to release its query buffer).
+    config_set(&mut admin, "client-output-buffer-limit", "pubsub 0 1mb 4");
     let mut sub = server.raw();
     sub.roundtrip(&resp(&[b"CLIENT", b"SETNAME", b"sub"]), b"+OK\r\n");
     sub.roundtrip(
@@ -657,9 +582,11 @@ fn a_subscriber_past_its_soft_limit_is_closed_without_more_traffic() {
     if let Some(omem) = omem_of(&mut admin, "sub") {
         assert!(omem >= 1 << 20, "omem={omem}");
     }
-    wait_for_long("the subscriber to be closed", || {
-        omem_of(&mut admin, "sub").is_none()
-    });
+    wait_until(
+        "the subscriber to be closed",
+        Duration::from_secs(15),
+        || omem_of(&mut admin, "sub").is_none(),
+    );
     let receivers: i64 = admin.publish("big", "after").unwrap();
     assert_eq!(receivers, 0);
 }

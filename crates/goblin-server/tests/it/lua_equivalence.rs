@@ -6,10 +6,8 @@
 //! hash commands are compared on what can be compared: values and replies.
 
 use crate::common::TestServer;
+use crate::goblin_support::RedisProcess;
 use redis::Value;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// SET key new IFEQ expected.
 pub const SET_IFEQ: &str = "if redis.call('GET', KEYS[1]) == ARGV[2] then return redis.call('SET', KEYS[1], ARGV[1]) end return false";
@@ -72,61 +70,6 @@ redis.call('HSET', KEYS[1], unpack(ARGV)) return 1";
 /// HGETDEL key FIELDS n f ...: the values, then the fields deleted.
 pub const HGETDEL: &str = "local v = redis.call('HMGET', KEYS[1], unpack(ARGV)) \
 for i = 1, #ARGV do if v[i] then redis.call('HDEL', KEYS[1], ARGV[i]) end end return v";
-
-/// Debian's redis-server 7.0 as a child process on a free port.
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl RedisServer {
-    fn start() -> RedisServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .args(["--bind", "127.0.0.1", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start redis-server ({e}): these tests need Debian's redis-server 7.0 on PATH (apt-get install redis-server)")
-            });
-        let server = RedisServer { child, port };
-        let start = Instant::now();
-        loop {
-            if let Ok(mut c) = server.try_client() {
-                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    break;
-                }
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "redis-server did not answer on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    fn try_client(&self) -> redis::RedisResult<redis::Connection> {
-        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?.get_connection()
-    }
-
-    fn client(&self) -> redis::Connection {
-        self.try_client().unwrap()
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn query(c: &mut redis::Connection, args: &[&str]) -> Value {
     let mut cmd = redis::cmd(args[0]);
@@ -206,14 +149,17 @@ fn dump(c: &mut redis::Connection, keys: &[String]) -> Vec<String> {
 
 fn servers() -> (
     TestServer,
-    RedisServer,
+    RedisProcess,
     redis::Connection,
     redis::Connection,
 ) {
     let goblin = TestServer::start();
-    let redis = RedisServer::start();
+    let redis = RedisProcess::start();
     let g = goblin.client();
-    let r = redis.client();
+    let r = redis::Client::open(format!("redis://{}/", redis.addr))
+        .unwrap()
+        .get_connection()
+        .unwrap();
     (goblin, redis, g, r)
 }
 

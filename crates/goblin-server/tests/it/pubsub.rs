@@ -4,10 +4,10 @@
 //! limit) leaves behind, and PUBLISH from transactions and scripts.
 //! Frames are read raw, so that the exact reply types are checked.
 
-use crate::common::{resp, TestServer};
+use crate::common::{resp, wait_until, TestServer};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One RESP2/RESP3 reply, as read off the wire.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,18 +119,6 @@ fn confirmation(word: &str, name: Option<&str>, count: i64) -> Frame {
         name.map_or(Frame::Null, b),
         Frame::Int(count),
     ])
-}
-
-/// Polls `cond` until it holds; panics after a generous limit.
-fn wait_until(mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "condition never held"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 fn numsub(c: &mut Conn, channel: &str) -> i64 {
@@ -405,10 +393,16 @@ fn a_subscriber_that_disconnects_while_messages_flow_leaves_nothing() {
             })
         };
         // Let messages pile up unread, then drop the connection.
-        wait_until(|| numsub(&mut admin, "busy") == 1);
+        wait_until("the subscriber of busy", Duration::from_secs(20), || {
+            numsub(&mut admin, "busy") == 1
+        });
         std::thread::sleep(Duration::from_millis(20 * round));
         drop(sub);
-        wait_until(|| numsub(&mut admin, "busy") == 0);
+        wait_until(
+            "the dropped subscriber to leave busy",
+            Duration::from_secs(20),
+            || numsub(&mut admin, "busy") == 0,
+        );
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         flood.join().unwrap();
         assert_eq!(admin.int(&["PUBSUB", "NUMPAT"]), 0);
@@ -708,7 +702,11 @@ fn subscribers_that_lose_their_channels_are_closed_and_others_kept() {
     assert!(pattern.closed());
     assert_eq!(admin.int(&["PUBLISH", "keep", "again"]), 1);
     assert_eq!(keeps.read(), message("keep", "again"));
-    wait_until(|| admin.int(&["PUBSUB", "NUMPAT"]) == 0);
+    wait_until(
+        "the closed subscriber's pattern to go",
+        Duration::from_secs(20),
+        || admin.int(&["PUBSUB", "NUMPAT"]) == 0,
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -875,7 +873,11 @@ fn notifications_of_expiry_lazy_and_active() {
     c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
     c.call(&["SET", "lazy", "v", "PX", "1"]);
     assert_eq!(next_event(&mut sub), (0, "set".into(), "lazy".into()));
-    wait_until(|| matches!(c.call(&["PTTL", "lazy"]), Frame::Int(n) if n == -2));
+    wait_until(
+        "lazy to expire",
+        Duration::from_secs(20),
+        || matches!(c.call(&["PTTL", "lazy"]), Frame::Int(n) if n == -2),
+    );
     // PTTL expired it, but events come at the end of the command.
     assert_eq!(next_event(&mut sub), (0, "expired".into(), "lazy".into()));
     c.call(&["SET", "lazy2", "v", "PX", "1"]);
@@ -938,7 +940,7 @@ fn notifications_of_list_commands() {
     // A blocked client served by a push pops on its own behalf.
     let mut waiter = Conn::open(&s);
     waiter.send(&["BLPOP", "q", "0"]);
-    wait_until(|| {
+    wait_until("the BLPOP to block", Duration::from_secs(20), || {
         let Frame::Bulk(text) = c.call(&["INFO", "clients"]) else {
             panic!("INFO is a bulk")
         };

@@ -1,9 +1,9 @@
 //! Scripts and transactions under concurrent clients, busy scripts and
 //! SCRIPT KILL, through a real client (the `redis` crate).
 
-use crate::common::{self, TestServer};
+use crate::common::{self, err_text, info_field, wait_until, TestServer};
 use redis::{Commands, RedisResult};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const STOCK: i64 = 1000;
 const CLIENTS: usize = 20;
@@ -13,26 +13,6 @@ const CLIENTS: usize = 20;
 const TAKE: &str = "local v = tonumber(redis.call('get', KEYS[1]) or '0') \
      if v >= tonumber(ARGV[1]) then return redis.call('decrby', KEYS[1], ARGV[1]) end \
      return -1";
-
-/// Polls `cond` until it holds or `limit` passes (then panics).
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < limit,
-            "condition not reached within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn err_text<T: std::fmt::Debug>(r: RedisResult<T>) -> String {
-    let e = r.expect_err("expected an error");
-    match (e.code(), e.detail()) {
-        (Some(code), Some(detail)) => format!("{code} {detail}"),
-        _ => e.to_string(),
-    }
-}
 
 /// Runs `CLIENTS` threads, each taking random amounts (1 to 5) with `take`
 /// until the stock is exhausted; `take(conn, amount)` returns whether the
@@ -243,23 +223,17 @@ fn script_flush_reaches_the_interpreters_of_keyed_scripts() {
     assert_eq!(v, 4);
 }
 
-fn info_field(c: &mut redis::Connection, name: &str) -> u64 {
-    let info: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("{name} missing from INFO memory"))
-        .trim()
-        .parse()
-        .unwrap()
+fn memory_field(c: &mut redis::Connection, name: &str) -> u64 {
+    info_field(c, "memory", name).parse().unwrap()
 }
 
 #[test]
 fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
     let s = TestServer::start();
     let mut c = s.client();
-    let main = info_field(&mut c, "used_memory_lua");
+    let main = memory_field(&mut c, "used_memory_lua");
     assert!(main > 0);
-    assert_eq!(info_field(&mut c, "used_memory_vm_eval_keyed"), 0);
+    assert_eq!(memory_field(&mut c, "used_memory_vm_eval_keyed"), 0);
     for _ in 0..10 {
         let _: i64 = redis::cmd("EVAL")
             .arg(BUMP_DECLARED)
@@ -269,13 +243,13 @@ fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
             .unwrap();
     }
     // A keyed script ran on a worker thread's interpreter, not the main one.
-    assert_eq!(info_field(&mut c, "used_memory_lua"), main);
-    let keyed = info_field(&mut c, "used_memory_vm_eval_keyed");
+    assert_eq!(memory_field(&mut c, "used_memory_lua"), main);
+    let keyed = memory_field(&mut c, "used_memory_vm_eval_keyed");
     assert!(keyed > 0);
-    let total = info_field(&mut c, "used_memory_vm_total");
+    let total = memory_field(&mut c, "used_memory_vm_total");
     assert!(total >= main + keyed, "{total} < {main} + {keyed}");
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut c).unwrap();
-    assert_eq!(info_field(&mut c, "used_memory_vm_eval_keyed"), 0);
+    assert_eq!(memory_field(&mut c, "used_memory_vm_eval_keyed"), 0);
 }
 
 #[test]
@@ -301,10 +275,14 @@ fn busy_script_answers_busy_and_script_kill_stops_it() {
         err_text(r)
     });
     let mut other = s.client();
-    wait_until(Duration::from_secs(10), || {
-        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-        r.is_err()
-    });
+    wait_until(
+        "the script to make the server busy",
+        Duration::from_secs(10),
+        || {
+            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+            r.is_err()
+        },
+    );
     let r: RedisResult<String> = redis::cmd("GET").arg("k").query(&mut other);
     assert_eq!(
         err_text(r),
@@ -347,10 +325,14 @@ fn busy_script_that_wrote_is_unkillable() {
         r
     });
     let mut other = s.client();
-    wait_until(Duration::from_secs(10), || {
-        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-        r.is_err()
-    });
+    wait_until(
+        "the script to make the server busy",
+        Duration::from_secs(10),
+        || {
+            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+            r.is_err()
+        },
+    );
     let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
     assert!(err_text(r).starts_with("UNKILLABLE Sorry the script already executed write commands"));
     assert_eq!(script.join().unwrap(), "done");
@@ -373,10 +355,14 @@ fn function_kill_stops_a_busy_function() {
         err_text(r)
     });
     let mut other = s.client();
-    wait_until(Duration::from_secs(10), || {
-        let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-        r.is_err()
-    });
+    wait_until(
+        "the function to make the server busy",
+        Duration::from_secs(10),
+        || {
+            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+            r.is_err()
+        },
+    );
     let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
     assert_eq!(
         err_text(r),

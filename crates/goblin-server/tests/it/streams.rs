@@ -7,10 +7,10 @@
 //! than skip without it).
 //!
 //! Where a test must wait for a client to be blocked, it polls INFO's
-//! blocked_clients with a bounded number of tries.
+//! blocked_clients until a time limit.
 
 use crate::common::process::{temp_dir, Proc};
-use crate::common::{resp, TestServer};
+use crate::common::{bulk, info_field, resp, wait_until, TestServer};
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 
@@ -23,10 +23,6 @@ fn cmd(c: &mut Connection, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
-fn bulk(s: &str) -> Value {
-    Value::BulkString(s.as_bytes().to_vec())
-}
-
 /// [id, [field, value, ...]]
 fn entry(id: &str, fields: &[&str]) -> Value {
     Value::Array(vec![
@@ -36,24 +32,16 @@ fn entry(id: &str, fields: &[&str]) -> Value {
 }
 
 fn blocked_clients(c: &mut Connection) -> u64 {
-    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .expect("blocked_clients in INFO")
-        .trim()
-        .parse()
-        .unwrap()
+    info_field(c, "clients", "blocked_clients").parse().unwrap()
 }
 
 /// Waits (bounded) until INFO reports `n` blocked clients.
 fn wait_blocked(c: &mut Connection, n: u64) {
-    for _ in 0..4000 {
-        if blocked_clients(c) == n {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("never reached {n} blocked clients");
+    wait_until(
+        &format!("{n} blocked clients"),
+        Duration::from_secs(20),
+        || blocked_clients(c) == n,
+    );
 }
 
 /// Runs a command on a connection of its own, on a thread (it may block).

@@ -9,7 +9,7 @@ use goblin_server::Server;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -136,4 +136,54 @@ pub fn resp(args: &[&[u8]]) -> Vec<u8> {
         out.extend_from_slice(b"\r\n");
     }
     out
+}
+
+/// The error a command was expected to fail with, as the server sent it
+/// ("ERR syntax error": code and detail).
+pub fn err_text<T: std::fmt::Debug>(r: redis::RedisResult<T>) -> String {
+    let e = r.expect_err("expected an error");
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        _ => e.to_string(),
+    }
+}
+
+/// CONFIG SET one parameter.
+pub fn config_set(c: &mut redis::Connection, name: &str, value: impl redis::ToRedisArgs) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
+        .unwrap();
+}
+
+/// The value of `field` in INFO's `section` ("everything" for all).
+pub fn info_field(c: &mut redis::Connection, section: &str, field: &str) -> String {
+    let info: String = redis::cmd("INFO").arg(section).query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+/// Polls `cond` until it holds, and panics naming `what` once `limit` has
+/// passed without it: for what background work brings about (active
+/// expiry, a client blocking, a closed connection going away). The limit
+/// only bounds a failure; no test asserts how long a wait took.
+pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < limit,
+            "{what}: not reached within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A bulk string reply, as the `redis` crate gives it.
+pub fn bulk(s: &str) -> redis::Value {
+    redis::Value::BulkString(s.as_bytes().to_vec())
 }

@@ -1,14 +1,16 @@
 //! What the GOBLIN.* tests share: a plain RESP2 connection that returns
 //! replies exactly as sent (errors included, as values), a reference
-//! `redis-server` run as a child process, and a snapshot of one key
-//! (type, value, absolute expiry) to check that a call changed what it
-//! should and nothing else.
+//! `redis-server` run as a child process, a snapshot of one key (type,
+//! value, absolute expiry) to check that a call changed what it should
+//! and nothing else, and many clients racing on one server.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::thread;
 use std::time::{Duration, Instant};
 
 /// One RESP2 reply. Errors are values here (not `Err`), so that a test
@@ -338,6 +340,29 @@ pub fn snapshot(conn: &mut Conn, key: &str) -> KeyState {
     };
     let expire_at = conn.cmd(&["PEXPIRETIME", key]).int();
     KeyState { data, expire_at }
+}
+
+/// Runs `clients` threads, each with its own connection to `addr`,
+/// released at once; returns what each returned.
+pub fn race<T: Send + 'static>(
+    addr: SocketAddr,
+    clients: usize,
+    body: impl Fn(usize, &mut Conn) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let barrier = Arc::new(Barrier::new(clients));
+    let body = Arc::new(body);
+    let handles: Vec<_> = (0..clients)
+        .map(|i| {
+            let mut conn = Conn::connect(addr);
+            let barrier = barrier.clone();
+            let body = body.clone();
+            thread::spawn(move || {
+                barrier.wait();
+                body(i, &mut conn)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 
 // ---------------------------------------------------------------------------
