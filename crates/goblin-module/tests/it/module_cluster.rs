@@ -17,15 +17,15 @@
 //!   slots, the script errors for a key of another node or of a second
 //!   slot, a transaction that queued a call for another node aborted.
 
-mod support;
+use crate::support;
 
+use crate::support::goblin_support::{snapshot, Conn, Data, KeyState, Reply};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::goblin_support::{snapshot, Conn, Data, KeyState, Reply};
 
 const SLOTS: u16 = 16384;
 const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";

@@ -17,13 +17,13 @@
 //! apart (or are 1 ms, and the test then waits until it has run out on
 //! both), so a wrong deadline misses by far more than that.
 
-mod support;
+use crate::support;
 
-use std::time::{Duration, Instant};
-use support::common::TestServer;
-use support::goblin_support::{
+use crate::support::common::TestServer;
+use crate::support::goblin_support::{
     same_state, snapshot, Conn, RedisProcess, Reply, EDGES, LONG_TTLS, NOT_INTEGERS,
 };
+use std::time::{Duration, Instant};
 
 const KEYS: &[&str] = &["k1", "k2"];
 const FIELDS: &[&str] = &["f", "g"];

@@ -5,10 +5,10 @@
 //! that read the clock as their effects), and replay it to the same data
 //! and deadlines; the keyspace events are goblin-server's.
 
-mod support;
+use crate::support;
 
-use support::common::TestServer;
-use support::goblin_support::{snapshot, Conn, KeyState, Reply};
+use crate::support::common::TestServer;
+use crate::support::goblin_support::{snapshot, Conn, KeyState, Reply};
 
 /// COMMAND INFO's fields, by position.
 const NAME: usize = 0;

@@ -3,10 +3,10 @@
 //! key. Redis runs one command at a time, so a module command is one
 //! atomic step: no unit is handed out twice and none is lost.
 
-mod support;
+use crate::support;
 
+use crate::support::goblin_support::{race, Reply};
 use std::collections::HashSet;
-use support::goblin_support::{race, Reply};
 
 #[test]
 fn forty_clients_drain_a_stock_of_2000_exactly() {

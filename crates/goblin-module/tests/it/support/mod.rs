@@ -5,9 +5,9 @@
 
 #![allow(dead_code)]
 
-#[path = "../../../goblin-server/tests/it/common/mod.rs"]
+#[path = "../../../../goblin-server/tests/it/common/mod.rs"]
 pub mod common;
-#[path = "../../../goblin-server/tests/it/goblin_support/mod.rs"]
+#[path = "../../../../goblin-server/tests/it/goblin_support/mod.rs"]
 pub mod goblin_support;
 
 use goblin_support::RedisProcess;
