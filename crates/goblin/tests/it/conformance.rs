@@ -8,11 +8,9 @@
 //! Every rejected call is checked to have changed nothing: the value (GET),
 //! the absolute deadline (PEXPIRETIME), and absence.
 
-mod support;
-
+use crate::support::Fixture;
 use goblin::cache::{Error, Key, MAX_TTL};
 use std::time::Duration;
-use support::Fixture;
 
 const MINUTE: Duration = Duration::from_secs(60);
 

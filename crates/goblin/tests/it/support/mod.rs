@@ -10,7 +10,7 @@ use goblin::{Reply, Store};
 
 // The reference Redis server of goblin-server's tests, shared rather than
 // copied.
-#[path = "../../../goblin-server/tests/it/goblin_support/mod.rs"]
+#[path = "../../../../goblin-server/tests/it/goblin_support/mod.rs"]
 mod goblin_support;
 use goblin_support::RedisProcess;
 use std::net::SocketAddr;
