@@ -47,6 +47,8 @@ pub mod pubsub;
 pub mod scripting;
 pub mod slowlog;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod util;
 
 pub use client::ConnInfo;

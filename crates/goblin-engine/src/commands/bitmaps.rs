@@ -990,7 +990,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, ConnInfo, Engine, Session};
+    use crate::test_support::{run_strs, session};
     use proptest::prelude::*;
 
     fn bit(s: &[u8], i: u64) -> bool {
@@ -1282,50 +1282,40 @@ mod tests {
         );
     }
 
-    fn run(session: &mut Session, args: &[&str]) -> String {
-        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        session.execute(&argv);
-        String::from_utf8_lossy(&session.out.take()).into_owned()
-    }
-
-    fn session() -> Session {
-        Engine::new(Config::new()).session(ConnInfo::embedded())
-    }
-
     #[test]
     fn setbit_grows_the_string_and_answers_the_old_bit() {
         let mut s = session();
-        assert_eq!(run(&mut s, &["setbit", "k", "9", "1"]), ":0\r\n");
-        assert_eq!(run(&mut s, &["get", "k"]), "$2\r\n\x00\x40\r\n");
-        assert_eq!(run(&mut s, &["setbit", "k", "9", "0"]), ":1\r\n");
+        assert_eq!(run_strs(&mut s, &["setbit", "k", "9", "1"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["get", "k"]), "$2\r\n\x00\x40\r\n");
+        assert_eq!(run_strs(&mut s, &["setbit", "k", "9", "0"]), ":1\r\n");
         assert_eq!(
-            run(&mut s, &["setbit", "k", "9", "2"]),
+            run_strs(&mut s, &["setbit", "k", "9", "2"]),
             "-ERR bit is not an integer or out of range\r\n"
         );
         assert_eq!(
-            run(&mut s, &["getbit", "k", "-1"]),
+            run_strs(&mut s, &["getbit", "k", "-1"]),
             "-ERR bit offset is not an integer or out of range\r\n"
         );
-        assert_eq!(run(&mut s, &["getbit", "k", "100000"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["getbit", "k", "100000"]), ":0\r\n");
     }
 
     #[test]
     fn bit_offsets_obey_proto_max_bulk_len() {
         let mut s = session();
         assert_eq!(
-            run(&mut s, &["config", "set", "proto-max-bulk-len", "1mb"]),
+            run_strs(&mut s, &["config", "set", "proto-max-bulk-len", "1mb"]),
             "+OK\r\n"
         );
         let last = (1024 * 1024 * 8 - 1).to_string();
         let past = (1024 * 1024 * 8).to_string();
-        assert_eq!(run(&mut s, &["setbit", "k", &last, "1"]), ":0\r\n");
-        assert_eq!(run(&mut s, &["strlen", "k"]), ":1048576\r\n");
+        assert_eq!(run_strs(&mut s, &["setbit", "k", &last, "1"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["strlen", "k"]), ":1048576\r\n");
         assert_eq!(
-            run(&mut s, &["setbit", "k", &past, "1"]),
+            run_strs(&mut s, &["setbit", "k", &past, "1"]),
             "-ERR bit offset is not an integer or out of range\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitfield", "k", "get", "u8", "#1048576"]),
+            run_strs(&mut s, &["bitfield", "k", "get", "u8", "#1048576"]),
             "-ERR bit offset is not an integer or out of range\r\n"
         );
     }
@@ -1334,35 +1324,35 @@ mod tests {
     fn an_offset_too_large_to_allocate_fails_without_creating_the_key() {
         let mut s = session();
         let huge = i64::MAX.to_string();
-        run(&mut s, &["config", "set", "proto-max-bulk-len", &huge]);
+        run_strs(&mut s, &["config", "set", "proto-max-bulk-len", &huge]);
         let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
-        assert_eq!(run(&mut s, &["setbit", "k", &huge, "1"]), oom);
+        assert_eq!(run_strs(&mut s, &["setbit", "k", &huge, "1"]), oom);
         assert_eq!(
-            run(&mut s, &["bitfield", "k", "set", "u8", &huge, "1"]),
+            run_strs(&mut s, &["bitfield", "k", "set", "u8", &huge, "1"]),
             oom
         );
-        assert_eq!(run(&mut s, &["exists", "k"]), ":0\r\n");
-        run(&mut s, &["set", "k", "abc"]);
-        assert_eq!(run(&mut s, &["setbit", "k", &huge, "1"]), oom);
-        assert_eq!(run(&mut s, &["get", "k"]), "$3\r\nabc\r\n");
+        assert_eq!(run_strs(&mut s, &["exists", "k"]), ":0\r\n");
+        run_strs(&mut s, &["set", "k", "abc"]);
+        assert_eq!(run_strs(&mut s, &["setbit", "k", &huge, "1"]), oom);
+        assert_eq!(run_strs(&mut s, &["get", "k"]), "$3\r\nabc\r\n");
     }
 
     #[test]
     fn bitop_deletes_the_destination_when_every_source_is_empty() {
         let mut s = session();
-        run(&mut s, &["set", "dest", "x"]);
-        run(&mut s, &["set", "empty", ""]);
+        run_strs(&mut s, &["set", "dest", "x"]);
+        run_strs(&mut s, &["set", "empty", ""]);
         assert_eq!(
-            run(&mut s, &["bitop", "or", "dest", "empty", "nokey"]),
+            run_strs(&mut s, &["bitop", "or", "dest", "empty", "nokey"]),
             ":0\r\n"
         );
-        assert_eq!(run(&mut s, &["exists", "dest"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["exists", "dest"]), ":0\r\n");
         assert_eq!(
-            run(&mut s, &["bitop", "not", "dest", "a", "b"]),
+            run_strs(&mut s, &["bitop", "not", "dest", "a", "b"]),
             "-ERR BITOP NOT must be called with a single source key.\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitop", "nand", "dest", "a"]),
+            run_strs(&mut s, &["bitop", "nand", "dest", "a"]),
             "-ERR syntax error\r\n"
         );
     }
@@ -1371,19 +1361,25 @@ mod tests {
     fn bitop_combines_sources_longer_than_a_word() {
         let mut s = session();
         let a = "\u{1}".repeat(40);
-        run(&mut s, &["set", "a", &a]);
-        run(&mut s, &["set", "b", "\u{3}\u{3}"]);
-        assert_eq!(run(&mut s, &["bitop", "and", "d", "a", "b"]), ":40\r\n");
-        assert_eq!(run(&mut s, &["bitcount", "d"]), ":2\r\n");
-        assert_eq!(run(&mut s, &["bitop", "xor", "d", "a", "b"]), ":40\r\n");
-        assert_eq!(run(&mut s, &["bitcount", "d"]), ":40\r\n");
+        run_strs(&mut s, &["set", "a", &a]);
+        run_strs(&mut s, &["set", "b", "\u{3}\u{3}"]);
+        assert_eq!(
+            run_strs(&mut s, &["bitop", "and", "d", "a", "b"]),
+            ":40\r\n"
+        );
+        assert_eq!(run_strs(&mut s, &["bitcount", "d"]), ":2\r\n");
+        assert_eq!(
+            run_strs(&mut s, &["bitop", "xor", "d", "a", "b"]),
+            ":40\r\n"
+        );
+        assert_eq!(run_strs(&mut s, &["bitcount", "d"]), ":40\r\n");
     }
 
     #[test]
     fn bitfield_fail_answers_null_and_writes_nothing() {
         let mut s = session();
         assert_eq!(
-            run(
+            run_strs(
                 &mut s,
                 &[
                     "bitfield", "k", "set", "u8", "0", "250", "overflow", "fail", "incrby", "u8",
@@ -1393,18 +1389,18 @@ mod tests {
             "*3\r\n:0\r\n$-1\r\n:250\r\n"
         );
         assert_eq!(
-            run(
+            run_strs(
                 &mut s,
                 &["bitfield", "k", "overflow", "sat", "incrby", "i8", "0", "-200"]
             ),
             "*1\r\n:-128\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitfield", "k", "overflow", "bad"]),
+            run_strs(&mut s, &["bitfield", "k", "overflow", "bad"]),
             "-ERR Invalid OVERFLOW type specified\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitfield", "k", "get", "u8"]),
+            run_strs(&mut s, &["bitfield", "k", "get", "u8"]),
             "-ERR syntax error\r\n"
         );
     }
@@ -1413,50 +1409,53 @@ mod tests {
     fn bitfield_ro_refuses_writes_after_checking_the_arguments() {
         let mut s = session();
         assert_eq!(
-            run(
+            run_strs(
                 &mut s,
                 &["bitfield_ro", "k", "get", "u8", "0", "set", "u8", "0", "1"]
             ),
             "-ERR BITFIELD_RO only supports the GET subcommand\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitfield_ro", "k", "set", "u64", "0", "1"]),
+            run_strs(&mut s, &["bitfield_ro", "k", "set", "u64", "0", "1"]),
             format!("-ERR {BITFIELD_TYPE_ERR}\r\n")
         );
         assert_eq!(
-            run(&mut s, &["bitfield_ro", "k", "get", "i64", "0"]),
+            run_strs(&mut s, &["bitfield_ro", "k", "get", "i64", "0"]),
             "*1\r\n:0\r\n"
         );
-        assert_eq!(run(&mut s, &["exists", "k"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["exists", "k"]), ":0\r\n");
     }
 
     #[test]
     fn bitcount_and_bitpos_check_the_key_before_the_range() {
         let mut s = session();
         // A missing key answers before the arguments are read.
-        assert_eq!(run(&mut s, &["bitcount", "nokey", "0"]), ":0\r\n");
+        assert_eq!(run_strs(&mut s, &["bitcount", "nokey", "0"]), ":0\r\n");
         assert_eq!(
-            run(&mut s, &["bitpos", "nokey", "0", "x", "y", "z"]),
+            run_strs(&mut s, &["bitpos", "nokey", "0", "x", "y", "z"]),
             ":0\r\n"
         );
-        run(&mut s, &["bitfield", "k", "set", "u8", "0", "255"]);
+        run_strs(&mut s, &["bitfield", "k", "set", "u8", "0", "255"]);
         assert_eq!(
-            run(&mut s, &["bitcount", "k", "0"]),
+            run_strs(&mut s, &["bitcount", "k", "0"]),
             "-ERR syntax error\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitcount", "k", "-1", "-2", "nope"]),
+            run_strs(&mut s, &["bitcount", "k", "-1", "-2", "nope"]),
             ":0\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitpos", "k", "0", "0", "x", "nope"]),
+            run_strs(&mut s, &["bitpos", "k", "0", "0", "x", "nope"]),
             "-ERR syntax error\r\n"
         );
         assert_eq!(
-            run(&mut s, &["bitpos", "k", "2"]),
+            run_strs(&mut s, &["bitpos", "k", "2"]),
             "-ERR The bit argument must be 1 or 0.\r\n"
         );
-        assert_eq!(run(&mut s, &["bitpos", "k", "0"]), ":8\r\n");
-        assert_eq!(run(&mut s, &["bitpos", "k", "0", "0", "-1"]), ":-1\r\n");
+        assert_eq!(run_strs(&mut s, &["bitpos", "k", "0"]), ":8\r\n");
+        assert_eq!(
+            run_strs(&mut s, &["bitpos", "k", "0", "0", "-1"]),
+            ":-1\r\n"
+        );
     }
 }

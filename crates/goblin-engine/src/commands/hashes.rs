@@ -1617,29 +1617,9 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use crate::{Config, ConnInfo, Engine, Session};
-
-    /// A session on a fresh engine (DEBUG allowed).
-    pub(crate) fn session() -> Session {
-        let config = Config::new();
-        config
-            .set_initial("enable-debug-command", "yes")
-            .expect("valid");
-        Engine::new(config).session(ConnInfo::embedded())
-    }
-
-    /// Runs one command (arguments separated by single spaces) and returns
-    /// its raw reply.
-    pub(crate) fn run(s: &mut Session, line: &str) -> String {
-        let argv: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
-        run_args(s, &argv)
-    }
-
-    pub(crate) fn run_args(s: &mut Session, argv: &[&[u8]]) -> String {
-        s.execute(argv);
-        String::from_utf8_lossy(&s.out.take()).into_owned()
-    }
+mod tests {
+    use crate::test_support::{run, run_args, session};
+    use crate::Session;
 
     #[test]
     fn hset_counts_new_fields_and_hmset_answers_ok() {

@@ -976,7 +976,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::hashes::tests::{run, session};
+    use crate::test_support::{run, session};
 
     #[test]
     fn spop_count_errors_like_redis() {

@@ -2504,7 +2504,7 @@ mod tests {
     /// order (the answers are Redis 7.0.15's).
     #[test]
     fn options_parse_as_redis_does() {
-        use crate::commands::hashes::tests::{run, run_args, session};
+        use crate::test_support::{run, run_args, session};
         let mut s = session();
         let syntax = "-ERR syntax error\r\n";
         let not_integer = "-ERR value is not an integer or out of range\r\n";

@@ -1556,7 +1556,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::hashes::tests::{run, run_args, session};
+    use crate::test_support::{run, run_args, session};
 
     const NIL: &str = "$-1\r\n";
     const OK: &str = "+OK\r\n";

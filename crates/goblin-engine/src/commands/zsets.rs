@@ -2014,22 +2014,8 @@ pub static COMMANDS: &[CommandSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, ConnInfo, Engine, Session};
-
-    fn session() -> Session {
-        let config = Config::new();
-        config
-            .set_initial("enable-debug-command", "yes")
-            .expect("known parameter");
-        Engine::new(config).session(ConnInfo::embedded())
-    }
-
-    /// Runs a command and returns its raw RESP reply.
-    fn run(s: &mut Session, cmd: &str) -> String {
-        let args: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
-        s.execute(&args);
-        String::from_utf8_lossy(&s.out.take()).into_owned()
-    }
+    use crate::test_support::{run, session};
+    use crate::Session;
 
     /// Runs a command and returns the bulk strings and integers of its reply.
     fn items(s: &mut Session, cmd: &str) -> Vec<String> {

@@ -1,0 +1,129 @@
+//! Server processes for tests that restart servers or compare files with
+//! Redis: goblin-server (the binary under test) or Debian's redis-server,
+//! each on a free port with a data directory of the test's choosing.
+
+use redis::Connection;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "goblin-persist-{name}-{}-{}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A server process (goblin-server or redis-server) on its own port.
+pub struct Proc {
+    pub child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl Proc {
+    /// A port found free may be taken by another test's server before this
+    /// one binds it (the tests of a binary share its ports): the server
+    /// then exits, or the other one answers in its place. Either way it is
+    /// started again on another port.
+    pub fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
+        for _ in 0..5 {
+            let port = free_port();
+            let log = dir.join(format!(
+                "{}-{port}.log",
+                Path::new(program).file_name().unwrap().to_string_lossy()
+            ));
+            let out = std::fs::File::create(&log).unwrap();
+            let mut cmd = Command::new(program);
+            cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+                .args(args)
+                .stdout(Stdio::from(out.try_clone().unwrap()))
+                .stderr(Stdio::from(out));
+            let child = cmd
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
+            let mut p = Proc { child, port, log };
+            if p.wait_ready() {
+                return p;
+            }
+        }
+        panic!("{program} found no free port in 5 tries");
+    }
+
+    /// goblin-server's binary, which cargo names to goblin-server's own
+    /// tests only (other packages share these helpers: goblin-module's
+    /// tests start goblin-server in-process).
+    pub fn goblin(dir: &Path, args: &[&str]) -> Proc {
+        let Some(program) = option_env!("CARGO_BIN_EXE_goblin-server") else {
+            panic!("the goblin-server binary is known to goblin-server's tests only");
+        };
+        Proc::spawn(program, dir, args)
+    }
+
+    pub fn redis(dir: &Path, args: &[&str]) -> Proc {
+        Proc::spawn("redis-server", dir, args)
+    }
+
+    /// Waits until the server answers PING (it loads its data first):
+    /// true once it does, false when its port turned out to be taken.
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                if log.contains("Address already in use") {
+                    return false;
+                }
+                panic!("server exited ({status}) during startup:\n{log}");
+            }
+            if let Ok(mut c) = self.try_client() {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    // This server, not another one on a port it took.
+                    let info: String = redis::cmd("INFO").arg("server").query(&mut c).unwrap();
+                    return info.contains(&format!("\r\nprocess_id:{}\r\n", self.child.id()));
+                }
+            }
+            assert!(Instant::now() < deadline, "server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn try_client(&self) -> redis::RedisResult<Connection> {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?
+            .get_connection_with_timeout(Duration::from_secs(5))
+    }
+
+    pub fn client(&self) -> Connection {
+        self.try_client().unwrap()
+    }
+
+    pub fn kill9(mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+
+    pub fn shutdown(mut self) {
+        let mut c = self.client();
+        let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,10 @@
+//! goblin's tests, built as one test binary: each module below was a test
+//! binary of its own. `support` holds the fixtures of the conformance
+//! cases (an embedded store, goblin-server in-process, Debian's
+//! redis-server as a child process).
+
+mod support;
+
+mod conformance;
+mod remote_steps;
+mod store;
