@@ -143,7 +143,7 @@ impl BlockedClient {
     fn shards(&self, engine: &Engine) -> Vec<usize> {
         self.keys
             .iter()
-            .map(|k| engine.keyspace.shard_of_key(k))
+            .map(|k| engine.keyspace().shard_of_key(k))
             .collect()
     }
 }
@@ -303,14 +303,14 @@ impl Engine {
         });
         // Counted before the entry becomes visible, so a writer that sees
         // the entry also sees a non-zero count.
-        self.clients.blocked.fetch_add(1, Ordering::SeqCst);
+        self.clients().blocked.fetch_add(1, Ordering::SeqCst);
         if entry.deadline_ms.is_some() {
-            self.clients
+            self.clients()
                 .blocked_with_timeout
                 .fetch_add(1, Ordering::Relaxed);
         }
         for key in &entry.keys {
-            let idx = self.keyspace.shard_of_key(key);
+            let idx = self.keyspace().shard_of_key(key);
             locks.shard(idx).dbs[entry.db].waiters.add(key, &entry);
         }
         client.info.blocked.store(true, Ordering::Relaxed);
@@ -333,12 +333,12 @@ impl Engine {
             return false;
         }
         for key in &entry.keys {
-            let idx = self.keyspace.shard_of_key(key);
+            let idx = self.keyspace().shard_of_key(key);
             locks.shard(idx).dbs[entry.db].waiters.remove(key, entry);
         }
-        self.clients.blocked.fetch_sub(1, Ordering::SeqCst);
+        self.clients().blocked.fetch_sub(1, Ordering::SeqCst);
         if entry.deadline_ms.is_some() {
-            self.clients
+            self.clients()
                 .blocked_with_timeout
                 .fetch_sub(1, Ordering::Relaxed);
         }
@@ -361,7 +361,7 @@ impl Engine {
         if entry.state() != BlockState::Waiting {
             return;
         }
-        let mut locks = self.keyspace.lock_set(entry.shards(self));
+        let mut locks = self.keyspace().lock_set(entry.shards(self));
         self.resolve(&mut locks, entry, state, reply);
     }
 
@@ -401,7 +401,7 @@ impl Engine {
             .fetch_add(1, Ordering::Relaxed);
         if with_error {
             stats.error_replies.fetch_add(1, Ordering::Relaxed);
-            self.stats.record_error("UNBLOCKED");
+            self.stats().record_error("UNBLOCKED");
         }
         true
     }
@@ -420,9 +420,9 @@ impl Engine {
         let mut queue: VecDeque<(usize, CompactBytes)> = ready.into();
         while let Some((db, key)) = queue.pop_front() {
             let h = hash_key(&key);
-            let shard = self.keyspace.shard_of(h);
+            let shard = self.keyspace().shard_of(h);
             loop {
-                let waiters: Vec<Arc<BlockedClient>> = self.keyspace.lock(shard).dbs[db]
+                let waiters: Vec<Arc<BlockedClient>> = self.keyspace().lock(shard).dbs[db]
                     .waiters
                     .keys
                     .get(key.as_slice())
@@ -511,9 +511,9 @@ impl Engine {
     /// two keys counts twice); zero when nobody is blocked. Takes each
     /// shard's lock in turn.
     pub fn blocked_entries(&self) -> usize {
-        (0..self.keyspace.shard_count())
+        (0..self.keyspace().shard_count())
             .map(|i| {
-                self.keyspace
+                self.keyspace()
                     .lock(i)
                     .dbs
                     .iter()
@@ -532,7 +532,7 @@ impl Engine {
         now_ms: u64,
         ready: &mut Vec<(usize, CompactBytes)>,
     ) {
-        if self.clients.blocked.load(Ordering::Relaxed) == 0 {
+        if self.clients().blocked.load(Ordering::Relaxed) == 0 {
             return;
         }
         for shard in locks.held_mut() {

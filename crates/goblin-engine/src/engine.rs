@@ -27,56 +27,61 @@ pub enum ShutdownMode {
     NoSave,
 }
 
+/// What rebinds the server's listening sockets to (bind, port), or says
+/// why it could not.
+pub type Rebind = Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>;
+
+/// One Goblin instance. Its parts are reached through accessors: the
+/// subsystems by reference (`keyspace()`, `config()`, `acl()`...), the
+/// engine's own few values by what is asked of them (`uptime()`,
+/// `tcp_port()`, `request_shutdown()`...).
 pub struct Engine {
-    pub keyspace: Keyspace,
-    pub config: Config,
-    pub clients: ClientRegistry,
-    pub stats: Stats,
-    pub started: Instant,
-    pub started_ms: u64,
-    pub run_id: String,
+    keyspace: Keyspace,
+    config: Config,
+    clients: ClientRegistry,
+    stats: Stats,
+    started: Instant,
+    run_id: String,
     /// `stats.dirty_total()` at the last snapshot: the changes since then
     /// are the difference (`dirty`). Writers count in their own thread's
     /// block, so they never share a cache line for it.
     dirty_base: AtomicU64,
-    pub last_save_ms: AtomicU64,
+    last_save_ms: AtomicU64,
     /// Active expiry can be paused (DEBUG SET-ACTIVE-EXPIRE 0).
-    pub active_expire_enabled: AtomicBool,
+    active_expire_enabled: AtomicBool,
     /// Expired keys counted before the last CONFIG RESETSTAT.
-    pub expired_baseline: AtomicU64,
-    pub shutdown: tokio::sync::watch::Sender<Option<ShutdownMode>>,
+    expired_baseline: AtomicU64,
+    shutdown: tokio::sync::watch::Sender<Option<ShutdownMode>>,
     /// Filled by the server: the TCP port actually bound (INFO server).
-    pub tcp_port: AtomicU64,
+    tcp_port: AtomicU64,
     /// Path of the config file the server was started with (INFO server).
-    pub config_file: parking_lot::Mutex<String>,
+    config_file: parking_lot::Mutex<String>,
     /// Clients with WATCHed keys; while zero, writes skip the WATCH check.
-    pub watching: std::sync::atomic::AtomicUsize,
+    watching: std::sync::atomic::AtomicUsize,
     /// Commands-per-second samples for INFO's instantaneous_ops_per_sec.
     ops_samples: parking_lot::Mutex<OpsSampler>,
     /// Lua scripting: the interpreters, scripts, libraries, and the state
     /// of the script in execution.
-    pub scripting: crate::scripting::Scripting,
+    scripting: crate::scripting::Scripting,
     /// ACL users and the ACL log.
-    pub acl: crate::acl::Acl,
+    acl: crate::acl::Acl,
     /// Pub/Sub subscriptions, and the keyspace notifications' settings.
-    pub pubsub: crate::pubsub::PubSub,
+    pubsub: crate::pubsub::PubSub,
     /// Snapshots, the append-only file, loading.
-    pub persist: crate::persist::Persistence,
+    persist: crate::persist::Persistence,
     /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
     /// bind / port); installed by the server, absent in-process.
-    #[allow(clippy::type_complexity)]
-    pub listeners:
-        parking_lot::Mutex<Option<Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>>>,
+    listeners: parking_lot::Mutex<Option<Rebind>>,
     /// Where the clients cron resumes (a client id).
     clients_cron_cursor: AtomicU64,
     /// CLIENT PAUSE.
-    pub pause: crate::pause::Pause,
+    pause: crate::pause::Pause,
     /// MONITOR clients.
-    pub monitors: crate::monitor::Monitors,
+    monitors: crate::monitor::Monitors,
     /// SLOWLOG's entries.
-    pub slowlog: crate::slowlog::SlowLog,
+    slowlog: crate::slowlog::SlowLog,
     /// The latency monitor's events (LATENCY LATEST, HISTORY...).
-    pub latency: crate::latency::LatencyMonitor,
+    latency: crate::latency::LatencyMonitor,
     /// The engine itself, for work that outlives a command (background
     /// saves started by a command or the cron).
     me: std::sync::OnceLock<std::sync::Weak<Engine>>,
@@ -120,7 +125,6 @@ impl Engine {
             acl: crate::acl::Acl::new(),
             pubsub: crate::pubsub::PubSub::new(),
             started: Instant::now(),
-            started_ms: now_ms(),
             run_id,
             dirty_base: AtomicU64::new(0),
             last_save_ms: AtomicU64::new(now_ms()),
@@ -209,6 +213,143 @@ impl Engine {
             })
             .sum();
         self.expired_baseline.store(expired, Ordering::Relaxed);
+    }
+
+    /// The databases and their keys.
+    pub fn keyspace(&self) -> &Keyspace {
+        &self.keyspace
+    }
+
+    /// The configuration (CONFIG GET/SET).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The connected clients.
+    pub fn clients(&self) -> &ClientRegistry {
+        &self.clients
+    }
+
+    /// The counters of INFO stats and commandstats.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Lua scripting: the interpreters, scripts, libraries, and the state
+    /// of the script in execution.
+    pub fn scripting(&self) -> &crate::scripting::Scripting {
+        &self.scripting
+    }
+
+    /// ACL users and the ACL log.
+    pub fn acl(&self) -> &crate::acl::Acl {
+        &self.acl
+    }
+
+    /// Pub/Sub subscriptions, and the keyspace notifications' settings.
+    pub fn pubsub(&self) -> &crate::pubsub::PubSub {
+        &self.pubsub
+    }
+
+    /// Snapshots, the append-only file, loading.
+    pub fn persist(&self) -> &crate::persist::Persistence {
+        &self.persist
+    }
+
+    /// CLIENT PAUSE.
+    pub fn pause(&self) -> &crate::pause::Pause {
+        &self.pause
+    }
+
+    /// MONITOR clients.
+    pub fn monitors(&self) -> &crate::monitor::Monitors {
+        &self.monitors
+    }
+
+    /// SLOWLOG's entries.
+    pub fn slowlog(&self) -> &crate::slowlog::SlowLog {
+        &self.slowlog
+    }
+
+    /// The latency monitor's events (LATENCY LATEST, HISTORY...).
+    pub fn latency(&self) -> &crate::latency::LatencyMonitor {
+        &self.latency
+    }
+
+    /// How long this engine has run (INFO's uptime).
+    pub fn uptime(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
+    /// INFO's run_id: random, this engine's for its life.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// When the last snapshot was saved or loaded (ms since the epoch).
+    pub fn last_save_ms(&self) -> u64 {
+        self.last_save_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn set_last_save_ms(&self, ms: u64) {
+        self.last_save_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Whether the cron expires keys (DEBUG SET-ACTIVE-EXPIRE).
+    pub fn active_expire_enabled(&self) -> bool {
+        self.active_expire_enabled.load(Ordering::Relaxed)
+    }
+
+    pub fn set_active_expire(&self, on: bool) {
+        self.active_expire_enabled.store(on, Ordering::Relaxed);
+    }
+
+    /// Expired keys counted before the last CONFIG RESETSTAT: INFO's
+    /// expired_keys is the count since.
+    pub fn expired_baseline(&self) -> u64 {
+        self.expired_baseline.load(Ordering::Relaxed)
+    }
+
+    /// The TCP port the server bound (INFO server); 0 in-process.
+    pub fn tcp_port(&self) -> u16 {
+        self.tcp_port.load(Ordering::Relaxed) as u16
+    }
+
+    pub fn set_tcp_port(&self, port: u16) {
+        self.tcp_port.store(port as u64, Ordering::Relaxed);
+    }
+
+    /// The config file the server was started with (INFO server, CONFIG
+    /// REWRITE); empty without one.
+    pub fn config_file(&self) -> String {
+        self.config_file.lock().clone()
+    }
+
+    pub fn set_config_file(&self, path: String) {
+        *self.config_file.lock() = path;
+    }
+
+    /// Whether any client WATCHes keys: while none does, writes skip the
+    /// WATCH check.
+    #[inline]
+    pub fn anyone_watching(&self) -> bool {
+        self.watching.load(Ordering::Relaxed) != 0
+    }
+
+    /// Counts a client that starts WATCHing (`unwatch_all` counts it out).
+    pub fn started_watching(&self) {
+        self.watching.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The requests to stop (SHUTDOWN, a signal): the server waits on them.
+    pub fn shutdown_requests(&self) -> tokio::sync::watch::Receiver<Option<ShutdownMode>> {
+        self.shutdown.subscribe()
+    }
+
+    /// Installs what rebinds the server's listening sockets to (bind, port)
+    /// on CONFIG SET bind / port; without it (in-process) they only change.
+    pub fn set_rebind(&self, rebind: Rebind) {
+        *self.listeners.lock() = Some(rebind);
     }
 
     /// This engine as an `Arc` (it always lives in one).

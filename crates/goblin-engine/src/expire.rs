@@ -30,12 +30,12 @@ pub struct CycleReport {
 /// Runs one cycle.
 pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
     let mut report = CycleReport::default();
-    if !engine.active_expire_enabled.load(Ordering::Relaxed) || engine.pause.expiry_paused() {
+    if !engine.active_expire_enabled() || engine.pause().expiry_paused() {
         return report;
     }
-    let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
+    let hz = engine.config().hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
     let effort = engine
-        .config
+        .config()
         .active_expire_effort
         .load(Ordering::Relaxed)
         .clamp(1, 10) as usize;
@@ -44,11 +44,11 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
     let budget = Duration::from_micros(1_000_000 / hz * (25 + 2 * (effort as u64 - 1)) / 100);
     let start = Instant::now();
     let mut deleted = 0;
-    for idx in 0..engine.keyspace.shard_count() {
-        let mut shard = engine.keyspace.lock(idx);
+    for idx in 0..engine.keyspace().shard_count() {
+        let mut shard = engine.keyspace().lock(idx);
         let held = Instant::now();
         // A CLIENT PAUSE may begin while the cycle runs.
-        if engine.pause.expiry_paused() {
+        if engine.pause().expiry_paused() {
             break;
         }
         let now = now_ms();
@@ -88,13 +88,13 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
         }
         expired_in(engine, &mut shard);
         report.busy += held.elapsed();
-        if engine.clients.blocked.load(Ordering::Relaxed) != 0 {
+        if engine.clients().blocked.load(Ordering::Relaxed) != 0 {
             // Expired streams end the waits of their XREADGROUP clients.
             let mut gone = Vec::new();
             crate::blocking::take_gone(&mut shard, &mut gone);
             drop(shard);
             if !gone.is_empty() {
-                engine.serve_ready(&engine.stats.local(), gone);
+                engine.serve_ready(&engine.stats().local(), gone);
             }
         }
     }
@@ -106,11 +106,11 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
 /// append-only file and published as keyspace notifications.
 fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
     crate::persist::log_expired(engine, shard);
-    if engine.keyspace.env().events_pending() {
+    if engine.keyspace().env().events_pending() {
         for (i, db) in shard.dbs.iter_mut().enumerate() {
             let events = db.take_events();
             if !events.is_empty() {
-                engine.pubsub.db_events(i, events, None);
+                engine.pubsub().db_events(i, events, None);
             }
         }
     }
@@ -136,7 +136,7 @@ mod tests {
         let (held, release) = (std::sync::Barrier::new(2), Duration::from_millis(300));
         std::thread::scope(|s| {
             s.spawn(|| {
-                let locks = engine.keyspace.lock_all();
+                let locks = engine.keyspace().lock_all();
                 held.wait();
                 std::thread::sleep(release);
                 drop(locks);
@@ -149,6 +149,6 @@ mod tests {
                 "the cycle waited"
             );
         });
-        assert_eq!(engine.latency.history(b"expire-cycle"), None);
+        assert_eq!(engine.latency().history(b"expire-cycle"), None);
     }
 }

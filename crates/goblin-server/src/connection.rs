@@ -59,10 +59,10 @@ const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis
 /// once while maxclients clients are connected).
 pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
-    let maxclients = engine.config.get_i64("maxclients") as usize;
-    if engine.clients.count() >= maxclients {
+    let maxclients = engine.config().get_i64("maxclients") as usize;
+    if engine.clients().count() >= maxclients {
         engine
-            .stats
+            .stats()
             .rejected_connections
             .fetch_add(1, Ordering::Relaxed);
         let _ = stream
@@ -129,7 +129,7 @@ impl Connection {
         session.out.buf.reserve(REPLY_CHUNK);
         let info = session.info().clone();
         let rbuf = BytesMut::with_capacity(IOBUF);
-        let parser = RequestParser::new(engine.config.proto_max_bulk_len.load(Ordering::Relaxed));
+        let parser = RequestParser::new(engine.config().proto_max_bulk_len.load(Ordering::Relaxed));
         Connection {
             parser,
             rbuf,
@@ -245,7 +245,7 @@ impl Connection {
     fn check_query_buffer(&mut self, turn: Turn) -> Turn {
         let limit = self
             .engine
-            .config
+            .config()
             .query_buffer_limit
             .load(Ordering::Relaxed) as usize;
         let turn = if self.rbuf.len() > limit {
@@ -362,10 +362,10 @@ impl Connection {
         if self.info.is_killed() {
             return Err(Closing);
         }
-        self.engine.stats.add_net_input(n);
+        self.engine.stats().add_net_input(n);
         self.parser.max_bulk_len = self
             .engine
-            .config
+            .config()
             .proto_max_bulk_len
             .load(Ordering::Relaxed);
         Ok(())
@@ -374,12 +374,12 @@ impl Connection {
     /// Waits while CLIENT PAUSE holds the client's command back, or until
     /// the client is killed.
     async fn wait_unpaused(&mut self) -> Result<(), Closing> {
-        self.engine.pause.waiting.fetch_add(1, Ordering::Relaxed);
+        self.engine.pause().waiting.fetch_add(1, Ordering::Relaxed);
         let gone = tokio::select! {
-            _ = self.engine.pause.wait() => false,
+            _ = self.engine.pause().wait() => false,
             _ = self.info.wake.notified() => self.info.is_killed(),
         };
-        self.engine.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+        self.engine.pause().waiting.fetch_sub(1, Ordering::Relaxed);
         if gone {
             return Err(Closing);
         }
@@ -421,8 +421,8 @@ impl Connection {
                     r = self.stream.read_buf(&mut self.rbuf) => match r {
                         Ok(0) | Err(_) => return Err(Closing),
                         Ok(n) => {
-                            self.engine.stats.add_net_input(n);
-                            let limit = &self.engine.config.query_buffer_limit;
+                            self.engine.stats().add_net_input(n);
+                            let limit = &self.engine.config().query_buffer_limit;
                             if self.rbuf.len() > limit.load(Ordering::Relaxed) as usize {
                                 return Err(Closing);
                             }
@@ -498,7 +498,7 @@ impl Connection {
     /// otherwise, as Redis writes its AOF buffer before it sends replies.
     async fn await_log(&self) {
         let logged = self.session.state.aof_offset;
-        let aof = &self.engine.persist.aof;
+        let aof = &self.engine.persist().aof;
         if logged > aof.synced() {
             if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
                 aof.wait_synced(logged).await;
@@ -530,7 +530,7 @@ impl Connection {
         loop {
             match self.stream.try_write(&self.session.out.buf[self.written..]) {
                 Ok(n) => {
-                    self.engine.stats.add_net_output(n);
+                    self.engine.stats().add_net_output(n);
                     self.written += n;
                     if self.written == self.session.out.buf.len() {
                         self.written_out();
@@ -551,7 +551,7 @@ impl Connection {
         }
         self.await_log().await;
         let out = &self.session.out.buf[self.written..];
-        self.engine.stats.add_net_output(out.len());
+        self.engine.stats().add_net_output(out.len());
         if !self.session.state.subscribed() {
             self.stream.write_all(out).await?;
         } else {
@@ -610,9 +610,9 @@ impl Connection {
             return true;
         }
         let [hard, soft, secs] = if self.session.state.subscribed() {
-            &self.engine.config.obuf_pubsub
+            &self.engine.config().obuf_pubsub
         } else {
-            &self.engine.config.obuf_normal
+            &self.engine.config().obuf_normal
         };
         let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
         if hard != 0 && used >= hard {

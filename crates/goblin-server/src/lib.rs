@@ -77,8 +77,8 @@ fn listen(bind: &str, port: u16) -> io::Result<Vec<std::net::TcpListener>> {
 impl Server {
     /// Binds every address of `bind` on `port` (port 0 picks a free one).
     pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
-        let port = engine.config.get_i64("port") as u16;
-        let bind = engine.config.get("bind");
+        let port = engine.config().get_i64("port") as u16;
+        let bind = engine.config().get("bind");
         let listeners = listen(&bind, port)?;
         if listeners.is_empty() {
             return Err(io::Error::new(
@@ -87,7 +87,7 @@ impl Server {
             ));
         }
         let port = listeners[0].local_addr()?.port();
-        engine.tcp_port.store(port as u64, Ordering::Relaxed);
+        engine.set_tcp_port(port);
         Ok(Server { engine, listeners })
     }
 
@@ -99,10 +99,10 @@ impl Server {
     pub async fn run(self) -> ShutdownMode {
         let engine = self.engine.clone();
         start_cron(engine.clone());
-        let mut shutdown = engine.shutdown.subscribe();
+        let mut shutdown = engine.shutdown_requests();
         let acceptors = Arc::new(std::sync::Mutex::new(Acceptors {
-            bind: engine.config.get("bind"),
-            port: engine.tcp_port.load(Ordering::Relaxed) as u16,
+            bind: engine.config().get("bind"),
+            port: engine.tcp_port(),
             tasks: Vec::new(),
         }));
         acceptors.lock().unwrap_or_else(|e| e.into_inner()).tasks =
@@ -191,7 +191,7 @@ fn valid_bind(bind: &str, port: u16) -> bool {
 fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptors>>) {
     let handle = tokio::runtime::Handle::current();
     let weak = Arc::downgrade(engine);
-    *engine.listeners.lock() = Some(Box::new(move |bind: &str, port: u16| {
+    engine.set_rebind(Box::new(move |bind: &str, port: u16| {
         let Some(engine) = weak.upgrade() else {
             return Err("server stopped".to_string());
         };
@@ -223,7 +223,7 @@ fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptor
         a.tasks = spawn_acceptors(&engine, opened);
         a.bind = bind.to_string();
         a.port = bound;
-        engine.tcp_port.store(bound as u64, Ordering::Relaxed);
+        engine.set_tcp_port(bound);
         Ok(())
     }));
 }
@@ -238,7 +238,7 @@ fn start_cron(engine: Arc<Engine>) {
         .name("goblin-cron".into())
         .spawn(move || loop {
             let Some(engine) = weak.upgrade() else { return };
-            let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
+            let hz = engine.config().hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
             engine.cron();
             drop(engine);
             std::thread::sleep(std::time::Duration::from_millis(1000 / hz));

@@ -69,7 +69,7 @@ fn main() {
     runtime.block_on(async move {
         let engine = Engine::new(config);
         if let Some(path) = &config_file {
-            *engine.config_file.lock() = path.clone();
+            engine.set_config_file(path.clone());
         }
         if let Err(e) = goblin_engine::commands::acl::load_at_startup(&engine) {
             log::warning(&e);
@@ -89,7 +89,7 @@ fn main() {
             goblin_engine::VERSION,
             std::process::id(),
             threads,
-            engine.keyspace.shard_count()
+            engine.keyspace().shard_count()
         ));
         // The data comes back before the first client is served; a file
         // that cannot be read stops the server rather than starting empty.

@@ -112,7 +112,7 @@ struct Inner {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("shards", &self.inner.engine.keyspace.shard_count())
+            .field("shards", &self.inner.engine.keyspace().shard_count())
             .finish_non_exhaustive()
     }
 }
@@ -226,7 +226,7 @@ impl Store {
         // server does: on disk under appendfsync always, handed to the
         // kernel otherwise.
         let logged = session.state.aof_offset;
-        let aof = &self.inner.engine.persist.aof;
+        let aof = &self.inner.engine.persist().aof;
         if logged > aof.synced() {
             if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
                 aof.wait_synced(logged).await;
@@ -370,7 +370,7 @@ fn start_cron(engine: &Arc<Engine>) {
         .name("goblin-cron".into())
         .spawn(move || loop {
             let Some(engine) = weak.upgrade() else { return };
-            let hz = engine.config.hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
+            let hz = engine.config().hz.load(Ordering::Relaxed).clamp(1, 500) as u64;
             engine.cron();
             drop(engine);
             std::thread::sleep(std::time::Duration::from_millis(1000 / hz));

@@ -99,7 +99,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     pub fn locate_in(&mut self, db: usize, key: &[u8]) -> (&mut Db, u64) {
         let h = hash_key(key);
-        let idx = self.engine.keyspace.shard_of(h);
+        let idx = self.engine.keyspace().shard_of(h);
         let writes = self.writes;
         let slice = &mut self.locks.shard(idx).dbs[db];
         // The one place where in-place changes of values are announced to
@@ -113,7 +113,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// Whether this command's changes are being logged.
     #[inline]
     pub fn logging(&self) -> bool {
-        self.engine.persist.aof.is_on() && !self.client.replaying
+        self.engine.persist().aof.is_on() && !self.client.replaying
     }
 
     /// Logs `argv` (in the current database) in place of this call; may be
@@ -142,7 +142,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// once; expired keys read as absent but are not deleted.
     pub fn peek(&self, key: &[u8]) -> Option<&Object> {
         let h = hash_key(key);
-        let idx = self.engine.keyspace.shard_of(h);
+        let idx = self.engine.keyspace().shard_of(h);
         self.locks.shard_ref(idx).dbs[self.client.db].peek(h, key, self.now_ms)
     }
 
@@ -187,7 +187,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
             return (None, &mut *self.out);
         }
         let h = hash_key(key);
-        let idx = self.engine.keyspace.shard_of(h);
+        let idx = self.engine.keyspace().shard_of(h);
         let now = self.now();
         let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, now);
         self.stats.hit(found.is_some());
@@ -198,7 +198,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     pub fn lookup_write_and_out(&mut self, key: &[u8]) -> (Option<&mut Object>, &mut ReplyWriter) {
         let h = hash_key(key);
-        let idx = self.engine.keyspace.shard_of(h);
+        let idx = self.engine.keyspace().shard_of(h);
         let now = self.now();
         let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, now);
         (found, &mut *self.out)
@@ -378,12 +378,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     fn modified_in(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
-        if self
-            .engine
-            .watching
-            .load(std::sync::atomic::Ordering::Relaxed)
-            != 0
-        {
+        if self.engine.anyone_watching() {
             let (slice, h) = self.locate_in(db, key);
             slice.touch_watched(h, key);
         }
@@ -403,7 +398,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     pub fn notifies(&self, class: u32) -> bool {
         self.engine
-            .pubsub
+            .pubsub()
             .notify_flags
             .load(std::sync::atomic::Ordering::Relaxed)
             & class
@@ -415,7 +410,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn notify_in(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
         let flags = self
             .engine
-            .pubsub
+            .pubsub()
             .notify_flags
             .load(std::sync::atomic::Ordering::Relaxed);
         if flags & class != 0 {
@@ -435,7 +430,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
             out: &mut *self.out,
         });
         self.engine
-            .pubsub
+            .pubsub()
             .keyspace_event(flags, db, event, key, publisher);
     }
 
@@ -444,7 +439,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// command, and when it ends.
     #[inline]
     pub(crate) fn publish_db_events(&mut self) {
-        if self.engine.keyspace.env().events_pending() {
+        if self.engine.keyspace().env().events_pending() {
             self.publish_pending_db_events();
         }
     }
@@ -465,7 +460,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
                     info: &client.info,
                     out: &mut *out,
                 });
-                engine.pubsub.db_events(i, events, publisher);
+                engine.pubsub().db_events(i, events, publisher);
             }
         }
     }
@@ -482,7 +477,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     pub fn signal_ready_in(&mut self, db: usize, key: &[u8]) {
         if self
             .engine
-            .clients
+            .clients()
             .blocked
             .load(std::sync::atomic::Ordering::Relaxed)
             == 0
@@ -558,7 +553,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
     }
 
     pub fn databases(&self) -> usize {
-        self.engine.keyspace.databases()
+        self.engine.keyspace().databases()
     }
 
     /// The running command's full name ("set", "config|get").

@@ -18,12 +18,12 @@ fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             "Usernames can't contain spaces or null characters",
         ));
     }
-    let before = ctx.engine.acl.user(name).map(|cell| cell.rules());
+    let before = ctx.engine.acl().user(name).map(|cell| cell.rules());
     ctx.engine
-        .acl
+        .acl()
         .set_user(name, &args[3..])
         .map_err(Error::err)?;
-    if let (Some(before), Some(cell)) = (before, ctx.engine.acl.user(name)) {
+    if let (Some(before), Some(cell)) = (before, ctx.engine.acl().user(name)) {
         kill_revoked_subscribers(ctx, name, &before, &cell.rules());
     }
     ctx.out.ok();
@@ -45,7 +45,7 @@ fn kill_revoked_subscribers(
     };
     let violating = ctx
         .engine
-        .pubsub
+        .pubsub()
         .subscribers_violating(name, &|channel, pattern| {
             crate::acl::channel_allowed(&allowed, channel, pattern)
         });
@@ -65,7 +65,7 @@ fn acl_deluser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let mut deleted = 0;
     for name in &args[2..] {
-        if ctx.engine.acl.delete_user(name).is_some() {
+        if ctx.engine.acl().delete_user(name).is_some() {
             disconnect_user(ctx, name);
             deleted += 1;
         }
@@ -78,12 +78,12 @@ fn acl_deluser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// gone are closed; the current one after its reply.
 fn disconnect_user(ctx: &mut Ctx, name: &[u8]) {
     let me = ctx.client.id();
-    for c in ctx.engine.clients.all() {
+    for c in ctx.engine.clients().all() {
         if *c.user.lock() != name {
             continue;
         }
         if c.id == me {
-            super::connection::set_user(ctx, ctx.engine.acl.default_user());
+            super::connection::set_user(ctx, ctx.engine.acl().default_user());
             ctx.client.authenticated = false;
             ctx.client.close_after_reply = true;
         } else {
@@ -93,7 +93,7 @@ fn disconnect_user(ctx: &mut Ctx, name: &[u8]) {
 }
 
 fn acl_getuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let Some(cell) = ctx.engine.acl.user(args[2]) else {
+    let Some(cell) = ctx.engine.acl().user(args[2]) else {
         ctx.out.null();
         return Ok(());
     };
@@ -130,7 +130,7 @@ fn acl_getuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn acl_list(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let users = ctx.engine.acl.users();
+    let users = ctx.engine.acl().users();
     ctx.out.array(users.len());
     for cell in users {
         ctx.out.bulk(&user_line(&cell));
@@ -148,7 +148,7 @@ fn user_line(cell: &crate::acl::UserCell) -> Vec<u8> {
 }
 
 fn acl_users(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let users = ctx.engine.acl.users();
+    let users = ctx.engine.acl().users();
     ctx.out.array(users.len());
     for cell in users {
         ctx.out.bulk(&cell.name);
@@ -237,7 +237,7 @@ fn parse_acl_log(args: &[&[u8]]) -> Result<AclLogRequest, Error> {
 fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let count = match parse_acl_log(args)? {
         AclLogRequest::Reset => {
-            ctx.engine.acl.log_reset();
+            ctx.engine.acl().log_reset();
             ctx.out.ok();
             return Ok(());
         }
@@ -245,7 +245,7 @@ fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let now = now_ms();
     let out = &mut *ctx.out;
-    ctx.engine.acl.log_entries(|log| {
+    ctx.engine.acl().log_entries(|log| {
         let n = count.min(log.len());
         out.array(n);
         for e in log.iter().take(n) {
@@ -279,7 +279,7 @@ fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let Some(cell) = ctx.engine.acl.user(args[2]) else {
+    let Some(cell) = ctx.engine.acl().user(args[2]) else {
         return Err(Error::err(format_args!(
             "User '{}' not found",
             String::from_utf8_lossy(args[2])
@@ -333,22 +333,22 @@ const NO_ACL_FILE: &str = "This Redis instance is not configured to use an ACL f
 /// The ACL file's path: `aclfile`, relative to `dir` unless absolute (Redis
 /// changes into `dir` before it reads the file).
 fn acl_file(engine: &Engine) -> Option<PathBuf> {
-    let name = engine.config.get("aclfile");
+    let name = engine.config().get("aclfile");
     if name.is_empty() {
         return None;
     }
-    Some(PathBuf::from(engine.config.get("dir")).join(name))
+    Some(PathBuf::from(engine.config().get("dir")).join(name))
 }
 
 fn acl_load(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let path = acl_file(ctx.engine).ok_or_else(|| Error::err(NO_ACL_FILE))?;
-    let default_before = ctx.engine.acl.default_user().rules();
+    let default_before = ctx.engine.acl().default_user().rules();
     let gone = load_file(ctx.engine, &path).map_err(Error::err)?;
     for name in gone {
         disconnect_user(ctx, &name);
     }
     // The default user keeps its connections, with its new rules.
-    let default_after = ctx.engine.acl.default_user().rules();
+    let default_after = ctx.engine.acl().default_user().rules();
     kill_revoked_subscribers(ctx, b"default", &default_before, &default_after);
     ctx.out.ok();
     Ok(())
@@ -357,7 +357,7 @@ fn acl_load(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// Installs the users of the configuration's `user` directives, or of the
 /// ACL file (Redis's ACLLoadUsersAtStartup); both at once is an error.
 pub fn load_at_startup(engine: &Engine) -> Result<(), String> {
-    let configured = engine.config.users.lock().clone();
+    let configured = engine.config().users.lock().clone();
     let file = acl_file(engine);
     if !configured.is_empty() && file.is_some() {
         return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".to_string());
@@ -370,7 +370,7 @@ pub fn load_at_startup(engine: &Engine) -> Result<(), String> {
         }
         rules.extend(user[1..].iter().map(|r| r.as_bytes()));
         engine
-            .acl
+            .acl()
             .set_user(name, &rules)
             .map_err(|e| format!("Error in user declaration '{}': {e}", user[0]))?;
     }
@@ -386,7 +386,7 @@ pub fn config_lines(engine: &Engine) -> Vec<Vec<u8>> {
     if acl_file(engine).is_some() {
         return Vec::new();
     }
-    engine.acl.users().iter().map(|c| user_line(c)).collect()
+    engine.acl().users().iter().map(|c| user_line(c)).collect()
 }
 
 /// Redis's ACLLoadFromFile: every line "user <name> <rules...>" (blank
@@ -436,7 +436,7 @@ fn load_file(engine: &Engine, path: &std::path::Path) -> Result<Vec<Vec<u8>>, St
         users.push((argv[1].clone(), argv[2..].to_vec()));
     }
     let staged = crate::acl::Acl::new();
-    staged.set_pubsub_default(engine.config.get("acl-pubsub-default") == "allchannels");
+    staged.set_pubsub_default(engine.config().get("acl-pubsub-default") == "allchannels");
     for (name, rules) in &users {
         let rules: Vec<&[u8]> = rules.iter().map(|r| r.as_slice()).collect();
         if name != b"default" {
@@ -451,13 +451,13 @@ fn load_file(engine: &Engine, path: &std::path::Path) -> Result<Vec<Vec<u8>>, St
         errors.pop();
         return Err(errors);
     }
-    Ok(engine.acl.replace_all(staged))
+    Ok(engine.acl().replace_all(staged))
 }
 
 fn acl_save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let path = acl_file(ctx.engine).ok_or_else(|| Error::err(NO_ACL_FILE))?;
     let mut text = Vec::new();
-    for cell in ctx.engine.acl.users() {
+    for cell in ctx.engine.acl().users() {
         text.extend_from_slice(&user_line(&cell));
         text.push(b'\n');
     }

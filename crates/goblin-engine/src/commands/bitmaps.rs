@@ -532,7 +532,7 @@ pub fn parse_bitfield(args: &[&[u8]], max_bulk_len: u64) -> Result<Vec<BitfieldO
 
 fn max_bulk_len(ctx: &Ctx) -> u64 {
     ctx.engine
-        .config
+        .config()
         .proto_max_bulk_len
         .load(std::sync::atomic::Ordering::Relaxed)
 }

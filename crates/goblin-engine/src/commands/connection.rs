@@ -55,17 +55,17 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.client.multi = None;
     ctx.client.info.in_multi.store(false, Ordering::Relaxed);
     ctx.engine.unwatch_all(ctx.client, Some(ctx.locks));
-    ctx.engine.pubsub.leave_all(ctx.client, Some(ctx.out));
+    ctx.engine.pubsub().leave_all(ctx.client, Some(ctx.out));
     ctx.client.set_db(0);
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
     *ctx.client.info.name.lock() = None;
     if ctx.client.info.monitor.swap(false, Ordering::Relaxed) {
-        ctx.engine.monitors.remove(ctx.client.id());
+        ctx.engine.monitors().remove(ctx.client.id());
     }
-    set_user(ctx, ctx.engine.acl.default_user());
-    ctx.client.authenticated = !ctx.engine.acl.auth_required();
+    set_user(ctx, ctx.engine.acl().default_user());
+    ctx.client.authenticated = !ctx.engine.acl().auth_required();
     ctx.out.simple("RESET");
     Ok(())
 }
@@ -80,7 +80,7 @@ fn set_resp(ctx: &mut Ctx, resp: u8) {
 /// user's; a failure is recorded in the ACL log (the object is the command
 /// name as the client sent it).
 fn authenticate(ctx: &mut Ctx, cmd: &[u8], user: &[u8], pass: &[u8]) -> Result<(), Error> {
-    match ctx.engine.acl.authenticate(user, pass) {
+    match ctx.engine.acl().authenticate(user, pass) {
         Some(cell) => {
             set_user(ctx, cell);
             ctx.client.authenticated = true;
@@ -122,7 +122,7 @@ fn auth_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     } else {
         (args[1], args[2])
     };
-    if args.len() == 2 && ctx.engine.acl.default_user().rules().nopass() {
+    if args.len() == 2 && ctx.engine.acl().default_user().rules().nopass() {
         return Err(Error::err(
             "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
         ));
@@ -232,7 +232,7 @@ fn monitor_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("MONITOR isn't allowed for DENY BLOCKING client"));
     }
     if !ctx.client.info.monitor.swap(true, Ordering::Relaxed) {
-        ctx.engine.monitors.add(&ctx.client.info);
+        ctx.engine.monitors().add(&ctx.client.info);
     }
     ctx.out.ok();
     Ok(())
@@ -341,7 +341,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let ClientListOptions { ids, pubsub } = parse_client_list(args)?;
     let now = now_ms();
     let mut text = String::new();
-    for info in ctx.engine.clients.all() {
+    for info in ctx.engine.clients().all() {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id))
             || pubsub.is_some_and(|p| p != info.subscriptions.any())
             // Closed already, only not yet gone (Redis frees such clients
@@ -395,7 +395,7 @@ fn parse_client_kill(ctx: &Ctx, args: &[&[u8]]) -> Result<KillFilters, Error> {
         } else if a.flag("TYPE") {
             f.client_type = Some(ClientType::take(&mut a)?);
         } else if let Some(user) = a.option("USER") {
-            if ctx.engine.acl.user(user).is_none() {
+            if ctx.engine.acl().user(user).is_none() {
                 return Err(Error::err(format_args!(
                     "No such user '{}'",
                     String::from_utf8_lossy(user)
@@ -427,7 +427,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let addr = String::from_utf8_lossy(args[2]).into_owned();
         let target = ctx
             .engine
-            .clients
+            .clients()
             .all()
             .into_iter()
             .find(|c| c.addr == addr);
@@ -446,7 +446,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let f = parse_client_kill(ctx, args)?;
     let mut killed = 0;
-    for c in ctx.engine.clients.all() {
+    for c in ctx.engine.clients().all() {
         if f.id.is_some_and(|i| i != c.id)
             || f.addr.as_ref().is_some_and(|a| *a != c.addr)
             || f.laddr.as_ref().is_some_and(|a| *a != c.laddr)
@@ -528,7 +528,7 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ));
     };
     let id = arg_i64(args[2])?;
-    let unblocked = match ctx.engine.clients.get(id as u64) {
+    let unblocked = match ctx.engine.clients().get(id as u64) {
         Some(c) => ctx
             .engine
             .unblock_client(ctx.locks, ctx.stats, &c, with_error),
@@ -555,14 +555,14 @@ fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let now = now_ms();
     ctx.engine
-        .pause
+        .pause()
         .pause(mode, now.saturating_add(timeout as u64), now);
     ctx.out.ok();
     Ok(())
 }
 
 fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.engine.pause.unpause();
+    ctx.engine.pause().unpause();
     ctx.out.ok();
     Ok(())
 }

@@ -645,7 +645,7 @@ fn georadius_locks<'e>(
     _client: &crate::client::ClientState,
     args: &[&[u8]],
 ) -> ShardLocks<'e> {
-    let ks = &engine.keyspace;
+    let ks = &engine.keyspace();
     let mut shards: Vec<usize> = args
         .get(1)
         .map(|k| ks.shard_of_key(k))

@@ -42,7 +42,7 @@ fn read_hash<'c>(
     }
     let now = ctx.now();
     let h = hash_key(key);
-    let idx = ctx.engine.keyspace.shard_of(h);
+    let idx = ctx.engine.keyspace().shard_of(h);
     let dbi = ctx.client.db;
     // Field by field, so that the hash and the reply writer are borrowed
     // together.
@@ -65,7 +65,7 @@ fn access_hash<'c>(
 ) -> Result<(Option<&'c mut Hash>, &'c mut ReplyWriter), Error> {
     let now = ctx.now();
     let h = hash_key(key);
-    let idx = ctx.engine.keyspace.shard_of(h);
+    let idx = ctx.engine.keyspace().shard_of(h);
     let dbi = ctx.client.db;
     let slice = &mut ctx.locks.shard(idx).dbs[dbi];
     // A change follows: a running snapshot keeps the hash as it was.
@@ -84,7 +84,7 @@ fn access_hash<'c>(
 fn lookup_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> (HashLookup<'c>, usize) {
     let now = ctx.now();
     let h = hash_key(key);
-    let idx = ctx.engine.keyspace.shard_of(h);
+    let idx = ctx.engine.keyspace().shard_of(h);
     let dbi = ctx.client.db;
     let writes = ctx.writes;
     let slice = &mut ctx.locks.shard(idx).dbs[dbi];
@@ -162,7 +162,7 @@ fn remove_key(ctx: &mut Ctx, key: &[u8]) {
 }
 
 fn limits(ctx: &Ctx) -> HashLimits {
-    ctx.engine.config.hash_limits()
+    ctx.engine.config().hash_limits()
 }
 
 // ---------------------------------------------------------------------------

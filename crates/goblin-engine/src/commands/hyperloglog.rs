@@ -26,7 +26,7 @@ fn corrupt(_: hll::Corrupt) -> Error {
 
 fn sparse_max_bytes(ctx: &Ctx) -> usize {
     ctx.engine
-        .config
+        .config()
         .hll_sparse_max_bytes
         .load(std::sync::atomic::Ordering::Relaxed)
 }

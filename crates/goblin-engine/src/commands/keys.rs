@@ -219,7 +219,7 @@ fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let cursor = parse_cursor(args[1])?;
     let opts = parse_scan_options(&args[2..], true)?;
     let type_filter = opts.type_filter.map(ValueType::parse);
-    let nshards = ctx.engine.keyspace.shard_count();
+    let nshards = ctx.engine.keyspace().shard_count();
     let bits = nshards.trailing_zeros();
     let mut shard = (cursor & (nshards as u64 - 1)) as usize;
     let mut bucket = if bits == 0 { cursor } else { cursor >> bits };
@@ -524,7 +524,7 @@ const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time n
 const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 fn lfu_policy(ctx: &Ctx) -> bool {
-    ctx.engine.config.get("maxmemory-policy").ends_with("lfu")
+    ctx.engine.config().get("maxmemory-policy").ends_with("lfu")
 }
 
 fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -566,7 +566,7 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = ctx.now_ms;
-    let access = ctx.engine.keyspace.env().access();
+    let access = ctx.engine.keyspace().env().access();
     let Some(freq) = ctx
         .lookup_no_touch(args[2])
         .map(|o| o.lfu_frequency(access, now))

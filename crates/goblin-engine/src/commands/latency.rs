@@ -8,7 +8,7 @@ use crate::Error;
 use std::sync::atomic::Ordering;
 
 fn latency_latest(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let latest = ctx.engine.latency.latest();
+    let latest = ctx.engine.latency().latest();
     ctx.out.array(latest.len());
     for (event, time, latency, max) in latest {
         ctx.out.array(4);
@@ -21,7 +21,7 @@ fn latency_latest(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn latency_history(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let samples = ctx.engine.latency.history(args[2]).unwrap_or_default();
+    let samples = ctx.engine.latency().history(args[2]).unwrap_or_default();
     ctx.out.array(samples.len());
     for (time, latency) in samples {
         ctx.out.array(2);
@@ -32,7 +32,7 @@ fn latency_history(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let graph = ctx.engine.latency.graph(args[2]).ok_or_else(|| {
+    let graph = ctx.engine.latency().graph(args[2]).ok_or_else(|| {
         Error::err(format_args!(
             "No samples available for event '{}'",
             String::from_utf8_lossy(args[2])
@@ -43,25 +43,25 @@ fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn latency_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let c = &ctx.engine.config;
+    let c = &ctx.engine.config();
     let settings = crate::latency::DoctorSettings {
         threshold_ms: c.latency_monitor_threshold.load(Ordering::Relaxed),
         slowlog_slower_than: c.slowlog_log_slower_than.load(Ordering::Relaxed),
         hz: c.hz.load(Ordering::Relaxed),
         fsync_always: c.get("appendfsync") == "always",
     };
-    let report = ctx.engine.latency.doctor(&settings);
+    let report = ctx.engine.latency().doctor(&settings);
     ctx.out.verbatim(report.as_bytes(), "txt");
     Ok(())
 }
 
 fn latency_reset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = if args.len() == 2 {
-        ctx.engine.latency.reset(None)
+        ctx.engine.latency().reset(None)
     } else {
         args[2..]
             .iter()
-            .map(|e| ctx.engine.latency.reset(Some(e)))
+            .map(|e| ctx.engine.latency().reset(Some(e)))
             .sum()
     };
     ctx.out.int(n as i64);
@@ -107,7 +107,7 @@ fn latency_histogram(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let with_data: Vec<(usize, crate::latency::Merged)> = ids
         .into_iter()
-        .filter_map(|id| ctx.engine.stats.latency_histogram(id).map(|h| (id, h)))
+        .filter_map(|id| ctx.engine.stats().latency_histogram(id).map(|h| (id, h)))
         .collect();
     ctx.out.map(with_data.len());
     for (id, h) in &with_data {

@@ -135,7 +135,7 @@ pub fn parse_lpos_options(args: &[&[u8]]) -> Result<LposOptions, Error> {
 pub fn fill(ctx: &Ctx) -> Fill {
     Fill::new(
         ctx.engine
-            .config
+            .config()
             .list_max_listpack_size
             .load(Ordering::Relaxed),
     )

@@ -15,10 +15,10 @@ const BGSAVE_RUNNING: Error = Error::constant("ERR Background save already in pr
 
 fn save_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let engine = ctx.engine;
-    if engine.persist.running() == Some(JobKind::Rdb) {
+    if engine.persist().running() == Some(JobKind::Rdb) {
         return Err(BGSAVE_RUNNING);
     }
-    engine.persist.rdb_saves.fetch_add(1, Ordering::Relaxed);
+    engine.persist().rdb_saves.fetch_add(1, Ordering::Relaxed);
     persist::save_locked(engine, ctx.locks).map_err(|_| Error::constant("ERR"))?;
     ctx.out.ok();
     Ok(())
@@ -30,7 +30,7 @@ fn bgsave_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         [_, s] if s.eq_ignore_ascii_case(b"schedule") => true,
         _ => return Err(Error::SYNTAX),
     };
-    let p = &ctx.engine.persist;
+    let p = &ctx.engine.persist();
     match p.running() {
         Some(JobKind::Rdb) => return Err(BGSAVE_RUNNING),
         Some(JobKind::AofRewrite) => {
@@ -59,7 +59,7 @@ fn bgsave_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn bgrewriteaof_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let p = &ctx.engine.persist;
+    let p = &ctx.engine.persist();
     match p.running() {
         Some(JobKind::AofRewrite) => {
             return Err(Error::err(
@@ -91,8 +91,7 @@ fn bgrewriteaof_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn lastsave_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out
-        .int((ctx.engine.last_save_ms.load(Ordering::Relaxed) / 1000) as i64);
+    ctx.out.int((ctx.engine.last_save_ms() / 1000) as i64);
     Ok(())
 }
 
@@ -100,7 +99,7 @@ fn lastsave_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 // DUMP / RESTORE
 
 fn dump_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let opts = rdb::SaveOptions::from_config(&ctx.engine.config);
+    let opts = rdb::SaveOptions::from_config(ctx.engine.config());
     let payload = match ctx.lookup_read(args[1]) {
         Some(obj) => rdb::dump_payload(&obj.value, &opts),
         None => {
@@ -171,7 +170,7 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !rdb::verify_dump_payload(payload) {
         return Err(Error::err("DUMP payload version or checksum are wrong"));
     }
-    let limits = rdb::LoadLimits::from_config(&ctx.engine.config);
+    let limits = rdb::LoadLimits::from_config(ctx.engine.config());
     let Some(value) = rdb::read_dump_payload(payload, &limits) else {
         return Err(Error::err("Bad data format"));
     };
@@ -194,7 +193,7 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.ok();
         return Ok(());
     }
-    let access = ctx.engine.keyspace.env().access();
+    let access = ctx.engine.keyspace().env().access();
     let mut obj = Object::new(value, access, now);
     if access.lfu {
         if let Some(f) = o.freq {
@@ -330,7 +329,7 @@ fn resp_command(out: &mut Vec<u8>, argv: &[&[u8]]) {
 fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     use std::io::{BufRead, Write};
     let o = parse_migrate(args)?;
-    let opts = rdb::SaveOptions::from_config(&ctx.engine.config);
+    let opts = rdb::SaveOptions::from_config(ctx.engine.config());
     let now = ctx.now_ms;
     let mut batch: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
     for &i in &o.keys {

@@ -44,7 +44,7 @@ fn subscribe(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) -> CmdResult {
     let info = ctx.client.info.clone();
     let subs = ctx.client.pubsub.get_or_insert_with(Default::default);
     for name in names {
-        ctx.engine.pubsub.subscribe(&info, subs, kind, name);
+        ctx.engine.pubsub().subscribe(&info, subs, kind, name);
         confirm(
             ctx.out,
             kind.subscribe_word(),
@@ -72,7 +72,7 @@ fn unsubscribe(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     let leave = |subs: &mut crate::pubsub::Subscriptions, out: &mut ReplyWriter, name: &[u8]| {
-        let left = engine.pubsub.unsubscribe(&info, subs, kind, name);
+        let left = engine.pubsub().unsubscribe(&info, subs, kind, name);
         // Messages delivered before the subscription ended precede its
         // confirmation.
         info.mailbox.drain_into(out);
@@ -110,7 +110,9 @@ pub fn publish(ctx: &mut Ctx, kind: Kind, channel: &[u8], message: &[u8]) -> usi
     } else {
         None
     };
-    ctx.engine.pubsub.publish(kind, channel, message, publisher)
+    ctx.engine
+        .pubsub()
+        .publish(kind, channel, message, publisher)
 }
 
 fn subscribe_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -154,7 +156,7 @@ fn channel_list(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
     if args.len() > 3 {
         return Err(super::subcommand_syntax_error(args, "PUBSUB"));
     }
-    let names = ctx.engine.pubsub.channels(kind, args.get(2).copied());
+    let names = ctx.engine.pubsub().channels(kind, args.get(2).copied());
     ctx.out.array(names.len());
     for n in &names {
         ctx.out.bulk(n);
@@ -167,7 +169,7 @@ fn numsub(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
     ctx.out.array((args.len() - 2) * 2);
     for ch in &args[2..] {
         ctx.out.bulk(ch);
-        ctx.out.int(ctx.engine.pubsub.numsub(kind, ch) as i64);
+        ctx.out.int(ctx.engine.pubsub().numsub(kind, ch) as i64);
     }
     Ok(())
 }
@@ -189,7 +191,7 @@ fn pubsub_shardnumsub(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn pubsub_numpat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int(ctx.engine.pubsub.pattern_count() as i64);
+    ctx.out.int(ctx.engine.pubsub().pattern_count() as i64);
     Ok(())
 }
 

@@ -42,9 +42,9 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdRe
     }
     let numkeys = parse_numkeys(args, Error::NOT_INTEGER)?;
     let engine = ctx.engine;
-    let scripting = &engine.scripting;
+    let scripting = &engine.scripting();
     if !ctx.locks.holds_all() {
-        let mut vm = scripting.take_vm(&engine.clients);
+        let mut vm = scripting.take_vm(engine.clients());
         let r = eval_on(ctx, &mut vm, args, numkeys, evalsha, ro, true);
         scripting.give_back(vm);
         return r;
@@ -63,7 +63,7 @@ fn eval_on(
     ro: bool,
     keyed: bool,
 ) -> CmdResult {
-    let scripting = &ctx.engine.scripting;
+    let scripting = &ctx.engine.scripting();
     let sha = if evalsha {
         normalize_sha(args[1]).ok_or(NOSCRIPT)?
     } else {
@@ -119,7 +119,7 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
         return Err(not_from_script());
     }
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
+    let mut vms = engine.scripting().lock()?;
     let vms = &mut *vms;
     let f = vms
         .functions
@@ -162,7 +162,7 @@ fn eval_flags(_: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flags: u32
 fn evalsha_flags(engine: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flags: u32) -> u32 {
     args.get(1)
         .and_then(|target| normalize_sha(target))
-        .and_then(|sha| engine.scripting.script(&sha))
+        .and_then(|sha| engine.scripting().script(&sha))
         .map_or(cmd_flags, |s| s.flags.command_flags(cmd_flags))
 }
 
@@ -172,7 +172,7 @@ fn fcall_flags(engine: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flag
     let Some(target) = args.get(1) else {
         return cmd_flags;
     };
-    match engine.scripting.lock() {
+    match engine.scripting().lock() {
         Ok(vms) => vms
             .functions
             .find(target)
@@ -186,13 +186,13 @@ fn fcall_flags(engine: &crate::Engine, _: &ClientState, args: &[&[u8]], cmd_flag
 /// (`CommandSpec::keyed_fn`).
 fn eval_keyed(engine: &crate::Engine, args: &[&[u8]]) -> bool {
     args.get(1)
-        .is_some_and(|body| engine.scripting.runs_keyed(body, false))
+        .is_some_and(|body| engine.scripting().runs_keyed(body, false))
 }
 
 /// `eval_keyed` for EVALSHA.
 fn evalsha_keyed(engine: &crate::Engine, args: &[&[u8]]) -> bool {
     args.get(1)
-        .is_some_and(|sha| engine.scripting.runs_keyed(sha, true))
+        .is_some_and(|sha| engine.scripting().runs_keyed(sha, true))
 }
 
 // ---------------------------------------------------------------------------
@@ -200,15 +200,15 @@ fn evalsha_keyed(engine: &crate::Engine, args: &[&[u8]]) -> bool {
 
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
-    let (sha, _, _) = engine.scripting.create(&mut vms.eval, args[2])?;
-    engine.scripting.refresh_stats(&mut vms);
+    let mut vms = engine.scripting().lock()?;
+    let (sha, _, _) = engine.scripting().create(&mut vms.eval, args[2])?;
+    engine.scripting().refresh_stats(&mut vms);
     ctx.out.bulk(&sha);
     Ok(())
 }
 
 fn script_exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let scripting = &ctx.engine.scripting;
+    let scripting = &ctx.engine.scripting();
     ctx.out.array(args.len() - 2);
     for a in &args[2..] {
         // Redis looks the argument up as given (its dict ignores case).
@@ -226,14 +226,14 @@ fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("SCRIPT FLUSH only support SYNC|ASYNC option"));
     }
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
-    engine.scripting.flush_scripts(&mut vms, &engine.clients);
+    let mut vms = engine.scripting().lock()?;
+    engine.scripting().flush_scripts(&mut vms, engine.clients());
     ctx.out.ok();
     Ok(())
 }
 
 fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.engine.scripting.kill(true)?;
+    ctx.engine.scripting().kill(true)?;
     ctx.out.ok();
     Ok(())
 }
@@ -306,9 +306,9 @@ fn parse_function_load<'a>(args: &[&'a [u8]]) -> Result<FunctionLoad<'a>, Error>
 fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let o = parse_function_load(args)?;
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
+    let mut vms = engine.scripting().lock()?;
     let name = vms.functions.load(o.code, o.replace)?;
-    engine.scripting.refresh_stats(&mut vms);
+    engine.scripting().refresh_stats(&mut vms);
     ctx.add_dirty(1);
     ctx.out.bulk_str(&name);
     Ok(())
@@ -316,9 +316,9 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn function_delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
+    let mut vms = engine.scripting().lock()?;
     vms.functions.delete(args[2])?;
-    engine.scripting.refresh_stats(&mut vms);
+    engine.scripting().refresh_stats(&mut vms);
     ctx.add_dirty(1);
     ctx.out.ok();
     Ok(())
@@ -357,7 +357,7 @@ fn parse_function_list<'a>(args: &[&'a [u8]]) -> Result<FunctionList<'a>, Error>
 
 fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let FunctionList { with_code, pattern } = parse_function_list(args)?;
-    let vms = ctx.engine.scripting.lock()?;
+    let vms = ctx.engine.scripting().lock()?;
     let libs: Vec<_> = vms
         .functions
         .libraries
@@ -407,7 +407,7 @@ fn reply_flags(out: &mut crate::protocol::ReplyWriter, flags: ScriptFlags) {
 }
 
 fn function_dump(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let vms = ctx.engine.scripting.lock()?;
+    let vms = ctx.engine.scripting().lock()?;
     ctx.out.bulk(&vms.functions.dump());
     Ok(())
 }
@@ -429,9 +429,9 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ));
     };
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
+    let mut vms = engine.scripting().lock()?;
     let r = vms.functions.restore(args[2], policy);
-    engine.scripting.refresh_stats(&mut vms);
+    engine.scripting().refresh_stats(&mut vms);
     r?;
     ctx.add_dirty(1);
     ctx.out.ok();
@@ -449,16 +449,16 @@ fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("FUNCTION FLUSH only supports SYNC|ASYNC option"));
     }
     let engine = ctx.engine;
-    let mut vms = engine.scripting.lock()?;
+    let mut vms = engine.scripting().lock()?;
     vms.functions.flush();
-    engine.scripting.refresh_stats(&mut vms);
+    engine.scripting().refresh_stats(&mut vms);
     ctx.add_dirty(1);
     ctx.out.ok();
     Ok(())
 }
 
 fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let scripting = &ctx.engine.scripting;
+    let scripting = &ctx.engine.scripting();
     if scripting.running_eval() {
         return Err(crate::scripting::BUSY_EVAL);
     }
@@ -493,7 +493,7 @@ fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn function_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.engine.scripting.kill(false)?;
+    ctx.engine.scripting().kill(false)?;
     ctx.out.ok();
     Ok(())
 }

@@ -72,7 +72,7 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(&args[1..])?;
     // Redis's flushAllDataAndResetRDB: a snapshot being written is dropped,
     // and with save rules the (now empty) dataset is saved at once.
-    let persist = &ctx.engine.persist;
+    let persist = &ctx.engine.persist();
     if persist.running() == Some(crate::persist::JobKind::Rdb) {
         persist.cancel(Some(crate::persist::JobKind::Rdb));
         for shard in ctx.locks.held_mut() {
@@ -84,7 +84,7 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
     ctx.force_log();
-    let save_rules = !ctx.engine.config.get("save").trim().is_empty();
+    let save_rules = !ctx.engine.config().get("save").trim().is_empty();
     if !ctx.in_multi
         && save_rules
         && ctx.locks.holds_all()
@@ -148,7 +148,7 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // While a script runs too long only SHUTDOWN NOSAVE may stop the
     // server (its data may be half changed).
     if mode != ShutdownMode::NoSave {
-        if let Some(busy) = ctx.engine.scripting.busy_error() {
+        if let Some(busy) = ctx.engine.scripting().busy_error() {
             return Err(busy);
         }
     }
@@ -187,7 +187,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
 /// used_memory_vm_eval_keyed (Goblin's) is the interpreters that run keyed
 /// scripts on the worker threads. used_memory_vm_total counts them all.
 fn scripting_memory_info(engine: &crate::Engine) -> String {
-    let st = &engine.scripting.stats;
+    let st = &engine.scripting().stats;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let vm_eval = get(&st.eval_vm_memory);
     let vm_keyed = get(&st.pool_vm_memory);
@@ -240,7 +240,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
     let engine = ctx.engine;
     let mut out = String::new();
     let now = now_ms();
-    let uptime = engine.started.elapsed().as_secs();
+    let uptime = engine.uptime().as_secs();
     let mem = crate::memory::stats();
 
     if wants("server") {
@@ -262,32 +262,32 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             crate::VERSION,
             uname,
             std::process::id(),
-            engine.run_id,
-            engine.tcp_port.load(Ordering::Relaxed),
+            engine.run_id(),
+            engine.tcp_port(),
             now_us(),
             uptime,
             uptime / 86400,
-            engine.config.hz.load(Ordering::Relaxed),
-            engine.config.hz.load(Ordering::Relaxed),
+            engine.config().hz.load(Ordering::Relaxed),
+            engine.config().hz.load(Ordering::Relaxed),
             (now / 1000) & 0xFF_FFFF,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-            engine.config_file.lock(),
-            engine.keyspace.shard_count(),
+            engine.config_file(),
+            engine.keyspace().shard_count(),
         );
     }
     if wants("clients") {
         let _ = write!(
             out,
             "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
-            engine.clients.count(),
-            engine.config.get("maxclients"),
-            engine.clients.blocked.load(Ordering::Relaxed)
-                + engine.pause.waiting.load(Ordering::Relaxed),
-            engine.clients.blocked_with_timeout.load(Ordering::Relaxed),
+            engine.clients().count(),
+            engine.config().get("maxclients"),
+            engine.clients().blocked.load(Ordering::Relaxed)
+                + engine.pause().waiting.load(Ordering::Relaxed),
+            engine.clients().blocked_with_timeout.load(Ordering::Relaxed),
         );
     }
     if wants("memory") {
-        let maxmemory = engine.config.maxmemory.load(Ordering::Relaxed);
+        let maxmemory = engine.config().maxmemory.load(Ordering::Relaxed);
         let peak = crate::memory::peak(mem.allocated);
         let overhead: usize = ctx
             .locks
@@ -321,7 +321,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             scripting_memory_info(engine),
             maxmemory,
             human_bytes(maxmemory),
-            engine.config.get("maxmemory-policy"),
+            engine.config().get("maxmemory-policy"),
             if mem.allocated > 0 { mem.active as f64 / mem.allocated as f64 } else { 1.0 },
             mem.active.saturating_sub(mem.allocated),
             if mem.active > 0 { mem.resident as f64 / mem.active as f64 } else { 1.0 },
@@ -336,13 +336,13 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         out.push_str(&engine.persistence_info());
     }
     if wants("stats") {
-        let t = engine.stats.totals();
+        let t = engine.stats().totals();
         let expired: u64 = ctx
             .locks
             .held()
             .map(|s| s.dbs.iter().map(|d| d.expired_keys).sum::<u64>())
             .sum::<u64>()
-            - engine.expired_baseline.load(Ordering::Relaxed);
+            - engine.expired_baseline();
         // Hash fields that expired (Redis 7.4's expired_subkeys); not reset
         // by CONFIG RESETSTAT.
         let expired_fields: u64 = ctx
@@ -350,7 +350,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             .held()
             .map(|s| s.dbs.iter().map(|d| d.expired_fields).sum::<u64>())
             .sum();
-        let s = &engine.stats;
+        let s = &engine.stats();
         let _ = write!(
             out,
             "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
@@ -364,9 +364,9 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             expired_fields,
             t.keyspace_hits,
             t.keyspace_misses,
-            engine.pubsub.channel_count(),
-            engine.pubsub.pattern_count(),
-            engine.pubsub.shard_channel_count(),
+            engine.pubsub().channel_count(),
+            engine.pubsub().pattern_count(),
+            engine.pubsub().shard_channel_count(),
             t.error_replies,
         );
     }
@@ -374,7 +374,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         let _ = write!(
             out,
             "\r\n# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-            engine.run_id
+            engine.run_id()
         );
     }
     if wants("cpu") {
@@ -391,7 +391,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
         out.push_str("\r\n# Commandstats\r\n");
         let t = table();
         for id in 0..t.len() {
-            let (calls, usec, rejected, failed) = engine.stats.command(id);
+            let (calls, usec, rejected, failed) = engine.stats().command(id);
             if calls == 0 && rejected == 0 && failed == 0 {
                 continue;
             }
@@ -414,13 +414,13 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
     }
     if wants("errorstats") {
         out.push_str("\r\n# Errorstats\r\n");
-        for (code, n) in engine.stats.errors.lock().iter() {
+        for (code, n) in engine.stats().errors.lock().iter() {
             let _ = write!(out, "errorstat_{code}:count={n}\r\n");
         }
     }
     if wants("latencystats") {
         out.push_str("\r\n# Latencystats\r\n");
-        if engine.config.latency_tracking.load(Ordering::Relaxed) {
+        if engine.config().latency_tracking.load(Ordering::Relaxed) {
             latency_stats(engine, &mut out);
         }
     }
@@ -429,7 +429,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
     }
     if wants("keyspace") {
         out.push_str("\r\n# Keyspace\r\n");
-        for db in 0..engine.keyspace.databases() {
+        for db in 0..engine.keyspace().databases() {
             let (keys, expires): (usize, usize) = ctx.locks.held().fold((0, 0), |(k, e), s| {
                 (k + s.dbs[db].len(), e + s.dbs[db].volatile_len())
             });
@@ -449,14 +449,14 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
 /// fillPercentileDistributionLatencies).
 fn latency_stats(engine: &crate::Engine, out: &mut String) {
     let percentiles: Vec<f64> = engine
-        .config
+        .config()
         .get("latency-tracking-info-percentiles")
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect();
     let t = table();
     for id in 0..t.len() {
-        let Some(h) = engine.stats.latency_histogram(id) else {
+        let Some(h) = engine.stats().latency_histogram(id) else {
             continue;
         };
         let _ = write!(out, "latency_percentiles_usec_{}:", t.get(id).fullname);
@@ -489,7 +489,7 @@ fn info_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // CONFIG
 
 fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let pairs = ctx.engine.config.matching(&args[2..]);
+    let pairs = ctx.engine.config().matching(&args[2..]);
     ctx.out.map(pairs.len());
     for (name, value) in pairs {
         ctx.out.bulk_str(name);
@@ -520,13 +520,13 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let backup: Vec<(&str, String)> = pairs
         .iter()
         .filter_map(|(n, _)| crate::config::spec(n))
-        .map(|s| (s.name, ctx.engine.config.get(s.name)))
+        .map(|s| (s.name, ctx.engine.config().get(s.name)))
         .collect();
-    match ctx.engine.config.set_many(&pairs) {
+    match ctx.engine.config().set_many(&pairs) {
         Ok(()) => {
             if let Err((name, reason)) = ctx.engine.apply_listeners(&backup) {
                 for (n, v) in &backup {
-                    let _ = ctx.engine.config.set_initial(n, v);
+                    let _ = ctx.engine.config().set_initial(n, v);
                 }
                 ctx.engine.apply_config();
                 return Err(Error::err(format_args!(
@@ -554,12 +554,12 @@ fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let path = ctx.engine.config_file.lock().clone();
+    let path = ctx.engine.config_file();
     if path.is_empty() {
         return Err(Error::err("The server is running without a config file"));
     }
     let mut text = String::from("# Written by CONFIG REWRITE\n");
-    for (name, value) in ctx.engine.config.all() {
+    for (name, value) in ctx.engine.config().all() {
         if crate::config::spec(name).is_some_and(|s| s.name == name) {
             let quoted = if value.is_empty() || value.contains(' ') {
                 format!("\"{value}\"")
@@ -1022,7 +1022,7 @@ fn hex(d: &[u8]) -> String {
 }
 
 fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let allowed = match ctx.engine.config.get("enable-debug-command").as_str() {
+    let allowed = match ctx.engine.config().get("enable-debug-command").as_str() {
         "yes" => true,
         "local" => {
             ctx.client.info.addr.starts_with("127.")
@@ -1060,9 +1060,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         (b"set-active-expire", 3) => {
             let on = arg_i64(args[2])? != 0;
-            ctx.engine
-                .active_expire_enabled
-                .store(on, Ordering::Relaxed);
+            ctx.engine.set_active_expire(on);
             ctx.out.ok();
         }
         (b"sleep", 3) => {
@@ -1078,7 +1076,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let now = ctx.now_ms;
             let fill = ctx
                 .engine
-                .config
+                .config()
                 .list_max_listpack_size
                 .load(Ordering::Relaxed);
             // Redis reads the table directly: an expired key not yet
@@ -1150,7 +1148,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         (b"set-disable-deny-scripts", 3) => {
             let on = crate::util::number::parse_i64(args[2]).unwrap_or(0) != 0;
             ctx.engine
-                .scripting
+                .scripting()
                 .disable_deny_script
                 .store(on, std::sync::atomic::Ordering::Relaxed);
             ctx.out.ok();
@@ -1197,7 +1195,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         (b"aof-flush-sleep", 3) => {
             let us = arg_i64(args[2])?.max(0) as u64;
             ctx.engine
-                .persist
+                .persist()
                 .aof
                 .flush_sleep_us
                 .store(us, Ordering::Relaxed);

@@ -87,7 +87,7 @@ fn remove_key(ctx: &mut Ctx, key: &[u8]) {
 
 /// set-max-intset-entries.
 fn max_intset(ctx: &Ctx) -> usize {
-    ctx.engine.config.set_max_intset_entries.load(Relaxed)
+    ctx.engine.config().set_max_intset_entries.load(Relaxed)
 }
 
 fn reply_member(out: &mut ReplyWriter, m: Member<'_>) {

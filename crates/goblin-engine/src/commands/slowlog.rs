@@ -21,7 +21,7 @@ fn parse_count(args: &[&[u8]]) -> Result<Option<usize>, Error> {
 fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let count = parse_count(args)?.unwrap_or(usize::MAX);
     let out = &mut *ctx.out;
-    ctx.engine.slowlog.with_newest(count, |entries| {
+    ctx.engine.slowlog().with_newest(count, |entries| {
         let entries: Vec<_> = entries.collect();
         out.array(entries.len());
         for e in entries {
@@ -41,12 +41,12 @@ fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn slowlog_len(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int(ctx.engine.slowlog.len() as i64);
+    ctx.out.int(ctx.engine.slowlog().len() as i64);
     Ok(())
 }
 
 fn slowlog_reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.engine.slowlog.reset();
+    ctx.engine.slowlog().reset();
     ctx.out.ok();
     Ok(())
 }

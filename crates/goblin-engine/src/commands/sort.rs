@@ -106,16 +106,16 @@ fn sort_locks<'e>(
     args: &[&[u8]],
 ) -> ShardLocks<'e> {
     if uses_patterns(args) {
-        return engine.keyspace.lock_all();
+        return engine.keyspace().lock_all();
     }
-    let mut shards = vec![engine.keyspace.shard_of_key(args[1])];
+    let mut shards = vec![engine.keyspace().shard_of_key(args[1])];
     shards.extend(
         sort_keys(args)
             .into_iter()
             .skip(1)
-            .map(|(i, _)| engine.keyspace.shard_of_key(args[i])),
+            .map(|(i, _)| engine.keyspace().shard_of_key(args[i])),
     );
-    engine.keyspace.lock_set(shards)
+    engine.keyspace().lock_set(shards)
 }
 
 /// Redis's sortGetKeys: the sorted key (read), and the last STORE

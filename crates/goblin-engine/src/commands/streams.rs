@@ -56,8 +56,8 @@ type Propagated = Vec<Vec<Vec<u8>>>;
 /// The node limits from the configuration.
 pub fn node_limits(engine: &Engine) -> NodeLimits {
     NodeLimits {
-        max_bytes: engine.config.stream_node_max_bytes.load(Relaxed),
-        max_entries: engine.config.stream_node_max_entries.load(Relaxed),
+        max_bytes: engine.config().stream_node_max_bytes.load(Relaxed),
+        max_entries: engine.config().stream_node_max_entries.load(Relaxed),
     }
 }
 

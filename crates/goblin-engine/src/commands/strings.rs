@@ -657,7 +657,7 @@ pub fn increx(ctx: &mut Ctx, key: &[u8], opts: &IncrExOptions) -> Result<IncrExO
 fn check_string_length(ctx: &Ctx, size: u64, append: u64) -> Result<(), Error> {
     let max = ctx
         .engine
-        .config
+        .config()
         .proto_max_bulk_len
         .load(std::sync::atomic::Ordering::Relaxed);
     match size.checked_add(append) {
@@ -949,7 +949,7 @@ fn append_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, tail) = (args[1], args[2]);
     let max = ctx
         .engine
-        .config
+        .config()
         .proto_max_bulk_len
         .load(std::sync::atomic::Ordering::Relaxed);
     let len = match ctx.write_string(key)? {
@@ -1124,7 +1124,7 @@ fn lcs_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let cells = (alen as u64 + 1) * (blen as u64 + 1);
     let max = ctx
         .engine
-        .config
+        .config()
         .proto_max_bulk_len
         .load(std::sync::atomic::Ordering::Relaxed);
     if cells * 4 > max {

@@ -23,7 +23,7 @@ const EXECABORT: Error =
 /// the watched keys; all of them if a queued command needs the whole
 /// keyspace or its keys cannot be determined.
 fn exec_locks<'e>(engine: &'e Engine, client: &ClientState, _args: &[&[u8]]) -> ShardLocks<'e> {
-    let ks = &engine.keyspace;
+    let ks = &engine.keyspace();
     let mut shards = Vec::new();
     if let Some(multi) = &client.multi {
         for q in &multi.commands {
@@ -46,7 +46,7 @@ fn watched_shards(engine: &Engine, client: &ClientState) -> Vec<usize> {
     client.watching.as_ref().map_or_else(Vec::new, |w| {
         w.keys
             .iter()
-            .map(|(_, k)| engine.keyspace.shard_of_key(k))
+            .map(|(_, k)| engine.keyspace().shard_of_key(k))
             .collect()
     })
 }
@@ -57,7 +57,7 @@ pub fn watch_locks<'e>(
     client: &ClientState,
     _args: &[&[u8]],
 ) -> ShardLocks<'e> {
-    engine.keyspace.lock_set(watched_shards(engine, client))
+    engine.keyspace().lock_set(watched_shards(engine, client))
 }
 
 fn end_multi(ctx: &mut Ctx) {
@@ -95,7 +95,7 @@ fn watched_key_expired(ctx: &mut Ctx) -> bool {
     let now = ctx.now_ms;
     watching.keys.iter().any(|(db, key)| {
         let h = hash_key(key);
-        let slice = &ctx.locks.shard_ref(ctx.engine.keyspace.shard_of(h)).dbs[*db];
+        let slice = &ctx.locks.shard_ref(ctx.engine.keyspace().shard_of(h)).dbs[*db];
         slice.is_expired_key(h, key, now) && !slice.watchers.watched_expired(key, &watching.state)
     })
 }
@@ -167,7 +167,7 @@ fn watch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             state: WatchState::new(ctx.client.id()),
             keys: Vec::new(),
         });
-        ctx.engine.watching.fetch_add(1, Ordering::Relaxed);
+        ctx.engine.started_watching();
     }
     for key in &args[1..] {
         let watching = ctx.client.watching.as_mut().expect("set above");
@@ -181,7 +181,7 @@ fn watch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         watching.keys.push((db, key.to_vec()));
         let state = watching.state.clone();
         let h = hash_key(key);
-        let slice = &mut ctx.locks.shard(ctx.engine.keyspace.shard_of(h)).dbs[db];
+        let slice = &mut ctx.locks.shard(ctx.engine.keyspace().shard_of(h)).dbs[db];
         let expired = slice.is_expired_key(h, key, now);
         slice.watchers.add(key, &state, expired);
     }

@@ -49,8 +49,8 @@ const REPLY_HARD_LIMIT: usize = 512 << 20;
 /// The packed-form limits from the configuration.
 pub fn zset_limits(engine: &Engine) -> Limits {
     Limits {
-        entries: engine.config.zset_max_listpack_entries.load(Relaxed),
-        value: engine.config.zset_max_listpack_value.load(Relaxed),
+        entries: engine.config().zset_max_listpack_entries.load(Relaxed),
+        value: engine.config().zset_max_listpack_value.load(Relaxed),
     }
 }
 

@@ -716,8 +716,8 @@ fn persist_manifest_file(dir: &Path, name: &str, m: &Manifest) -> io::Result<()>
 /// Where the log lives: `dir/appenddirname`, files named after
 /// `appendfilename`.
 pub fn paths(engine: &Engine) -> (PathBuf, String) {
-    let dir = PathBuf::from(engine.config.get("dir")).join(engine.config.get("appenddirname"));
-    (dir, engine.config.get("appendfilename"))
+    let dir = PathBuf::from(engine.config().get("dir")).join(engine.config().get("appenddirname"));
+    (dir, engine.config().get("appendfilename"))
 }
 
 /// Reads the manifest from disk (empty when there is none).
@@ -742,11 +742,11 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     let (dir, name) = paths(engine);
     std::fs::create_dir_all(&dir)?;
     let mut manifest = read_manifest(&dir, &name).map_err(io::Error::other)?;
-    let aof = &engine.persist.aof;
+    let aof = &engine.persist().aof;
     // A base is created only for a log that has no file at all (Redis
     // does the same: a log of incr files alone stays as it is).
     if manifest.base.is_none() && manifest.incrs.is_empty() {
-        let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
+        let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
         let seq = manifest.base_seq + 1;
         let base = format!(
             "{name}.{seq}.base.{}",
@@ -755,7 +755,7 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
         log::notice(&format!("Creating AOF base file {base} on server start"));
         let tmp = dir.join(format!("temp-{base}"));
         {
-            let mut locks = engine.keyspace.lock_all();
+            let mut locks = engine.keyspace().lock_all();
             let mut file = io::BufWriter::new(File::create(&tmp)?);
             super::write_base(engine, &mut locks, &mut file, rdb_format)?;
             let file = file.into_inner().map_err(|e| e.into_error())?;
@@ -797,10 +797,10 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     let total = base_size + manifest.incrs.iter().map(|i| size_of(&i.name)).sum::<u64>();
     aof.base_size.store(base_size, Ordering::Relaxed);
     aof.current_size.store(total, Ordering::Relaxed);
-    aof.set_policy(Fsync::parse(&engine.config.get("appendfsync")));
-    aof.set_timestamps(engine.config.get_bool("aof-timestamp-enabled"));
+    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
+    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
     aof.start(
-        engine.keyspace.env(),
+        engine.keyspace().env(),
         Files {
             dir,
             manifest_name: name,
@@ -842,12 +842,12 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
         .write(true)
         .truncate(true)
         .open(dir.join(&incr_name))?;
-    let aof = &engine.persist.aof;
+    let aof = &engine.persist().aof;
     aof.current_size.store(0, Ordering::Relaxed);
-    aof.set_policy(Fsync::parse(&engine.config.get("appendfsync")));
-    aof.set_timestamps(engine.config.get_bool("aof-timestamp-enabled"));
+    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
+    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
     aof.start(
-        engine.keyspace.env(),
+        engine.keyspace().env(),
         Files {
             dir,
             manifest_name: name,
@@ -1099,7 +1099,7 @@ impl<'e> Replayer<'e> {
         if !t.get(id).spec.arity_ok(argv.len()) {
             return Err(String::from_utf8_lossy(argv[0]).into_owned());
         }
-        let stats = self.engine.stats.local();
+        let stats = self.engine.stats().local();
         self.engine.call(
             &mut self.session.state,
             &mut self.session.out,
@@ -1304,7 +1304,7 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
     let (dir, name) = paths(engine);
     let mut manifest = read_manifest(&dir, &name).map_err(LoadFailure)?;
     // An AOF from Redis 6 or older: one file in `dir`, no directory.
-    let old_style = PathBuf::from(engine.config.get("dir")).join(&name);
+    let old_style = PathBuf::from(engine.config().get("dir")).join(&name);
     if manifest.is_empty() && old_style.is_file() {
         std::fs::create_dir_all(&dir).map_err(|e| LoadFailure(e.to_string()))?;
         std::fs::rename(&old_style, dir.join(&name)).map_err(|e| LoadFailure(e.to_string()))?;
@@ -1333,7 +1333,7 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
             )));
         }
     }
-    let truncate_ok = engine.config.get_bool("aof-load-truncated");
+    let truncate_ok = engine.config().get_bool("aof-load-truncated");
     let mut replayer = Replayer::new(engine);
     let count = files.len();
     for (i, f) in files.iter().enumerate() {
@@ -1393,7 +1393,7 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
     }
     // The replay ran without a clock: give every key the current access time.
     let word = engine
-        .keyspace
+        .keyspace()
         .env()
         .access()
         .initial(crate::util::time::now_ms());
@@ -1407,5 +1407,5 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
 
 /// Limits used when a base file holds RDB data.
 pub fn limits(engine: &Engine) -> LoadLimits {
-    LoadLimits::from_config(&engine.config)
+    LoadLimits::from_config(engine.config())
 }

@@ -36,8 +36,8 @@ use std::sync::Arc;
 pub fn log_expired(engine: &Engine, shard: &mut crate::keyspace::Shard) {
     let mut records = Vec::new();
     collect_expired(shard, &mut records);
-    if !records.is_empty() && engine.persist.aof.is_on() {
-        engine.persist.aof.append(&records);
+    if !records.is_empty() && engine.persist().aof.is_on() {
+        engine.persist().aof.append(&records);
     }
 }
 
@@ -142,12 +142,12 @@ impl Persistence {
 
 /// `dir/dbfilename`.
 pub fn rdb_path(engine: &Engine) -> PathBuf {
-    PathBuf::from(engine.config.get("dir")).join(engine.config.get("dbfilename"))
+    PathBuf::from(engine.config().get("dir")).join(engine.config().get("dbfilename"))
 }
 
 fn temp_path(engine: &Engine, what: &str) -> PathBuf {
-    let n = engine.persist.serial.fetch_add(1, Ordering::Relaxed);
-    PathBuf::from(engine.config.get("dir"))
+    let n = engine.persist().serial.fetch_add(1, Ordering::Relaxed);
+    PathBuf::from(engine.config().get("dir"))
         .join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
 }
 
@@ -187,14 +187,15 @@ pub fn write_base(
     out: &mut dyn Write,
     rdb_format: bool,
 ) -> io::Result<()> {
-    let databases = engine.keyspace.databases();
-    let functions = engine.scripting.library_codes();
+    let databases = engine.keyspace().databases();
+    let functions = engine.scripting().library_codes();
     if rdb_format {
-        let mut fmt = snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
+        let mut fmt =
+            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), true);
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
     } else {
         let mut fmt = aof::AofFormat {
-            timestamp: engine.config.get_bool("aof-timestamp-enabled"),
+            timestamp: engine.config().get_bool("aof-timestamp-enabled"),
         };
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
     }
@@ -205,19 +206,22 @@ pub fn write_base(
 pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()> {
     let path = rdb_path(engine);
     let tmp = temp_path(engine, "save");
-    let databases = engine.keyspace.databases();
-    let functions = engine.scripting.library_codes();
+    let databases = engine.keyspace().databases();
+    let functions = engine.scripting().library_codes();
     let result = save_file(&path, &tmp, |w| {
         let mut fmt =
-            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), false);
         snapshot::write_locked(locks, databases, &functions, &mut fmt, w)
     });
     match &result {
         Ok(()) => {
             log::notice("DB saved on disk");
             engine.reset_dirty();
-            engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
-            engine.persist.last_bgsave_ok.store(true, Ordering::Relaxed);
+            engine.set_last_save_ms(now_ms());
+            engine
+                .persist()
+                .last_bgsave_ok
+                .store(true, Ordering::Relaxed);
         }
         Err(e) => {
             log::warning(&format!("Failed saving the DB: {e}"));
@@ -234,7 +238,7 @@ pub fn start_job(
     locks: &mut ShardLocks<'_>,
     kind: JobKind,
 ) -> io::Result<()> {
-    let p = &engine.persist;
+    let p = &engine.persist();
     let mut slot = p.job.lock();
     if slot.is_some() {
         return Err(io::Error::other("a background job is running"));
@@ -249,11 +253,11 @@ pub fn start_job(
     } else {
         None
     };
-    engine.keyspace.env().reset_snapshot_copied();
+    engine.keyspace().env().reset_snapshot_copied();
     let walk = snapshot::begin(
         locks,
-        engine.keyspace.databases(),
-        engine.scripting.library_codes(),
+        engine.keyspace().databases(),
+        engine.scripting().library_codes(),
     );
     let job = Arc::new(Job {
         kind,
@@ -278,15 +282,15 @@ pub fn start_job(
 }
 
 fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
-    let delay = engine.config.get_i64("rdb-key-save-delay").max(0) as u64;
-    let p = &engine.persist;
+    let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
+    let p = &engine.persist();
     let result = match job.kind {
         JobKind::Rdb => {
             let path = rdb_path(&engine);
             let tmp = temp_path(&engine, "bgsave");
             save_file(&path, &tmp, |w| {
                 let mut fmt =
-                    snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), false);
+                    snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), false);
                 snapshot::write(&engine, &job.walk, &mut fmt, w, delay)
             })
         }
@@ -297,7 +301,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
         snapshot::abandon(&engine);
     }
     let secs = (now_ms().saturating_sub(job.started_ms) / 1000) as i64;
-    let copied = engine.keyspace.env().snapshot_copied();
+    let copied = engine.keyspace().env().snapshot_copied();
     match job.kind {
         JobKind::Rdb => p.last_copied.store(copied, Ordering::Relaxed),
         JobKind::AofRewrite => p.last_aof_copied.store(copied, Ordering::Relaxed),
@@ -309,7 +313,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                 Ok(()) => {
                     let before = p.dirty_at_start.load(Ordering::Relaxed);
                     engine.discount_dirty(before);
-                    engine.last_save_ms.store(now_ms(), Ordering::Relaxed);
+                    engine.set_last_save_ms(now_ms());
                     p.last_bgsave_ok.store(true, Ordering::Relaxed);
                     p.rdb_saves.fetch_add(1, Ordering::Relaxed);
                     log::notice("Background saving terminated with success");
@@ -352,8 +356,8 @@ fn rewrite_job(
     delay: u64,
     keep_incr: Option<String>,
 ) -> io::Result<()> {
-    let p = &engine.persist;
-    let rdb_format = engine.config.get_bool("aof-use-rdb-preamble");
+    let p = &engine.persist();
+    let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
     let (dir, _) = aof::paths(engine);
     std::fs::create_dir_all(&dir)?;
     let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
@@ -361,11 +365,11 @@ fn rewrite_job(
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         if rdb_format {
             let mut fmt =
-                snapshot::RdbFormat::new(rdb::SaveOptions::from_config(&engine.config), true);
+                snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), true);
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         } else {
             let mut fmt = aof::AofFormat {
-                timestamp: engine.config.get_bool("aof-timestamp-enabled"),
+                timestamp: engine.config().get_bool("aof-timestamp-enabled"),
             };
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         }
@@ -427,18 +431,18 @@ fn rewrite_job(
 /// BGSAVE / the save rules: starts a background snapshot, locking every
 /// shard for the start.
 pub fn bgsave(engine: &Arc<Engine>) -> io::Result<()> {
-    let mut locks = engine.keyspace.lock_all();
+    let mut locks = engine.keyspace().lock_all();
     start_job(engine, &mut locks, JobKind::Rdb)
 }
 
 pub fn bgrewriteaof(engine: &Arc<Engine>) -> io::Result<()> {
-    let mut locks = engine.keyspace.lock_all();
+    let mut locks = engine.keyspace().lock_all();
     start_job(engine, &mut locks, JobKind::AofRewrite)
 }
 
 /// Waits for the running background job to end (SHUTDOWN, tests).
 pub fn wait_job(engine: &Engine) {
-    while engine.persist.job.lock().is_some() {
+    while engine.persist().job.lock().is_some() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
@@ -446,7 +450,7 @@ pub fn wait_job(engine: &Engine) {
 /// The periodic checks (Redis's serverCron part): the save rules, the
 /// scheduled jobs, automatic AOF rewrites.
 pub fn cron(engine: &Arc<Engine>) {
-    let p = &engine.persist;
+    let p = &engine.persist();
     if p.loading.load(Ordering::Relaxed) {
         return;
     }
@@ -476,10 +480,10 @@ pub fn cron(engine: &Arc<Engine>) {
     // save <seconds> <changes>: after a failure, retry only after 5 seconds
     // (CONFIG_BGSAVE_RETRY_DELAY).
     let dirty = engine.dirty();
-    let last_save = engine.last_save_ms.load(Ordering::Relaxed);
+    let last_save = engine.last_save_ms();
     let retry_ok = p.last_bgsave_ok.load(Ordering::Relaxed)
         || now.saturating_sub(p.last_bgsave_try_ms.load(Ordering::Relaxed)) > 5000;
-    let rules = engine.config.get("save");
+    let rules = engine.config().get("save");
     let nums: Vec<u64> = rules
         .split_whitespace()
         .filter_map(|s| s.parse().ok())
@@ -496,8 +500,8 @@ pub fn cron(engine: &Arc<Engine>) {
     }
     // auto-aof-rewrite-percentage / min-size.
     if p.aof.is_on() {
-        let pct = engine.config.get_i64("auto-aof-rewrite-percentage");
-        let min = engine.config.get_i64("auto-aof-rewrite-min-size").max(0) as u64;
+        let pct = engine.config().get_i64("auto-aof-rewrite-percentage");
+        let min = engine.config().get_i64("auto-aof-rewrite-min-size").max(0) as u64;
         let size = p.aof.current_size.load(Ordering::Relaxed);
         let base = p.aof.base_size.load(Ordering::Relaxed).max(1);
         if pct > 0 && size > min {
@@ -533,19 +537,19 @@ pub fn load_rdb_stream(
     aof_base: bool,
     merge: bool,
 ) -> Result<Loaded, rdb::LoadError> {
-    let limits = rdb::LoadLimits::from_config(&engine.config);
+    let limits = rdb::LoadLimits::from_config(engine.config());
     let mut reader = rdb::FileReader::new(input, limits)?;
     let now = now_ms();
-    let access = engine.keyspace.env().access();
-    let databases = engine.keyspace.databases();
-    let shards = engine.keyspace.shard_count();
+    let access = engine.keyspace().env().access();
+    let databases = engine.keyspace().databases();
+    let shards = engine.keyspace().shard_count();
     let mut db = 0usize;
     let mut loaded = Loaded {
         offset: 0,
         keys: 0,
         expired: 0,
     };
-    let key_delay = engine.config.get_i64("key-load-delay");
+    let key_delay = engine.config().get_i64("key-load-delay");
     loop {
         match reader.next()? {
             rdb::Record::Eof => break,
@@ -574,7 +578,7 @@ pub fn load_rdb_stream(
             rdb::Record::Function(code) => {
                 // rdbFunctionLoad: a library that exists already fails the
                 // load unless it is a merge (DEBUG RELOAD MERGE).
-                if let Err(e) = engine.scripting.load_library(&code, merge) {
+                if let Err(e) = engine.scripting().load_library(&code, merge) {
                     let msg = format!("Failed loading library, {}", e.text());
                     log::warning(&msg);
                     return reader.input.err(msg);
@@ -615,7 +619,7 @@ pub fn load_rdb_stream(
                     }
                 }
                 let h = hash_key(&key);
-                let idx = engine.keyspace.shard_of(h);
+                let idx = engine.keyspace().shard_of(h);
                 let d = &mut locks.shard(idx).dbs[db];
                 if d.contains(h, &key) && !merge {
                     return reader.input.err(format!(
@@ -656,7 +660,7 @@ pub fn load_rdb_file(
     };
     let size = file.metadata().map(|m| m.len()).ok();
     let started = std::time::Instant::now();
-    let p = &engine.persist;
+    let p = &engine.persist();
     p.loading.store(true, Ordering::Relaxed);
     let result = load_rdb_stream(engine, locks, rdb::Input::new(file, size), false, merge);
     p.loading.store(false, Ordering::Relaxed);
@@ -696,15 +700,15 @@ pub fn load_rdb_file(
 /// the snapshot otherwise) and opens the AOF. An error is fatal: the
 /// server must not start with less data than it was given.
 pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
-    let aof_on = engine.config.get_bool("appendonly");
+    let aof_on = engine.config().get_bool("appendonly");
     let started = std::time::Instant::now();
     let mut from_aof = false;
     {
-        let mut locks = engine.keyspace.lock_all();
+        let mut locks = engine.keyspace().lock_all();
         if aof_on {
-            engine.persist.loading.store(true, Ordering::Relaxed);
+            engine.persist().loading.store(true, Ordering::Relaxed);
             let r = aof::load_all(engine, &mut locks);
-            engine.persist.loading.store(false, Ordering::Relaxed);
+            engine.persist().loading.store(false, Ordering::Relaxed);
             match r {
                 Ok(true) => {
                     from_aof = true;
@@ -734,7 +738,7 @@ pub fn config_changed(
     names: &[&str],
     holds_shards: bool,
 ) -> Result<(), String> {
-    let p = &engine.persist;
+    let p = &engine.persist();
     for name in names {
         if *name == "appendonly" && holds_shards {
             // Switching needs every shard (and may wait for a running
@@ -745,12 +749,12 @@ pub fn config_changed(
         match *name {
             "appendfsync" => p
                 .aof
-                .set_policy(aof::Fsync::parse(&engine.config.get("appendfsync"))),
+                .set_policy(aof::Fsync::parse(&engine.config().get("appendfsync"))),
             "aof-timestamp-enabled" => p
                 .aof
-                .set_timestamps(engine.config.get_bool("aof-timestamp-enabled")),
+                .set_timestamps(engine.config().get_bool("aof-timestamp-enabled")),
             "appendonly" => {
-                let want = engine.config.get_bool("appendonly");
+                let want = engine.config().get_bool("appendonly");
                 if want && !p.aof.is_on() {
                     // startAppendOnly: a rewrite writes the base while the
                     // log already collects every later command.
@@ -758,17 +762,17 @@ pub fn config_changed(
                         p.cancel(None);
                         wait_job(engine);
                     }
-                    let mut locks = engine.keyspace.lock_all();
+                    let mut locks = engine.keyspace().lock_all();
                     aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
                     if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
                         drop(locks);
-                        p.aof.stop(engine.keyspace.env());
+                        p.aof.stop(engine.keyspace().env());
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
-                    p.aof.stop(engine.keyspace.env());
+                    p.aof.stop(engine.keyspace().env());
                 }
             }
             _ => {}
@@ -804,7 +808,7 @@ pub fn debug_reload(
         }
         if flush {
             flush_held(locks);
-            engine.scripting.flush_functions();
+            engine.scripting().flush_functions();
         }
         if let Err(e) = load_rdb_file(engine, locks, merge) {
             log::warning(&e);
@@ -812,14 +816,18 @@ pub fn debug_reload(
         }
         log::warning("DB reloaded by DEBUG RELOAD");
     } else {
-        if engine.persist.aof.is_on() {
-            engine.persist.aof.flush_now().map_err(|e| e.to_string())?;
+        if engine.persist().aof.is_on() {
+            engine
+                .persist()
+                .aof
+                .flush_now()
+                .map_err(|e| e.to_string())?;
         }
         flush_held(locks);
-        engine.scripting.flush_functions();
-        engine.persist.loading.store(true, Ordering::Relaxed);
+        engine.scripting().flush_functions();
+        engine.persist().loading.store(true, Ordering::Relaxed);
         let r = aof::load_all(engine, locks);
-        engine.persist.loading.store(false, Ordering::Relaxed);
+        engine.persist().loading.store(false, Ordering::Relaxed);
         r.map_err(|aof::LoadFailure(m)| m)?;
         log::warning("Append Only File loaded by DEBUG LOADAOF");
     }
@@ -839,7 +847,7 @@ fn flush_held(locks: &mut ShardLocks<'_>) {
 /// SHUTDOWN and SIGTERM: stop background work, write the log to disk,
 /// save a snapshot when asked to or when save rules exist.
 pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), String> {
-    let p = &engine.persist;
+    let p = &engine.persist();
     if p.running().is_some() {
         log::warning("There is a child saving an .rdb. Killing it!");
         p.cancel(None);
@@ -849,17 +857,17 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), 
         log::notice("Calling fsync() on the AOF file.");
         p.aof.flush_now().map_err(|e| e.to_string())?;
     }
-    let save = save.unwrap_or_else(|| !engine.config.get("save").trim().is_empty());
+    let save = save.unwrap_or_else(|| !engine.config().get("save").trim().is_empty());
     if save {
         log::notice("Saving the final RDB snapshot before exiting.");
-        let mut locks = engine.keyspace.lock_all();
+        let mut locks = engine.keyspace().lock_all();
         if let Err(e) = save_locked(engine, &mut locks) {
             log::warning(&format!("Error trying to save the DB, can't exit: {e}"));
             return Err("Errors trying to SHUTDOWN. Check logs.".into());
         }
     }
     if p.aof.is_on() {
-        p.aof.stop(engine.keyspace.env());
+        p.aof.stop(engine.keyspace().env());
     }
     Ok(())
 }
@@ -867,7 +875,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), 
 /// INFO persistence.
 pub fn info(engine: &Engine) -> String {
     use std::fmt::Write as _;
-    let p = &engine.persist;
+    let p = &engine.persist();
     let job = p.job.lock().clone();
     let now = now_ms();
     let (rdb_running, aof_running) = match job.as_ref().map(|j| j.kind) {
@@ -882,7 +890,7 @@ pub fn info(engine: &Engine) -> String {
         )
     });
     let copied = if job.is_some() {
-        engine.keyspace.env().snapshot_copied()
+        engine.keyspace().env().snapshot_copied()
     } else {
         0
     };
@@ -900,7 +908,7 @@ pub fn info(engine: &Engine) -> String {
         p.loading.load(Ordering::Relaxed) as u8,
         if total > 0 { processed as f64 * 100.0 / total as f64 } else { 0.0 },
         engine.dirty(),
-        engine.last_save_ms.load(Ordering::Relaxed) / 1000,
+        engine.last_save_ms() / 1000,
         ok(p.last_bgsave_ok.load(Ordering::Relaxed)),
         p.last_bgsave_secs.load(Ordering::Relaxed),
         current_secs(JobKind::Rdb),

@@ -71,8 +71,8 @@ pub fn begin(locks: &mut ShardLocks<'_>, databases: usize, functions: Vec<Vec<u8
 
 /// Clears every mark (an abandoned snapshot), locking each shard in turn.
 pub fn abandon(engine: &Engine) {
-    for i in 0..engine.keyspace.shard_count() {
-        let mut shard = engine.keyspace.lock(i);
+    for i in 0..engine.keyspace().shard_count() {
+        let mut shard = engine.keyspace().lock(i);
         for db in shard.dbs.iter_mut() {
             db.end_snapshot();
         }
@@ -185,8 +185,8 @@ pub fn write(
     for (db, &(keys, expires)) in walk.sizes.iter().enumerate() {
         if keys == 0 {
             // Nothing to write, but the marks must go.
-            for i in 0..engine.keyspace.shard_count() {
-                let mut shard = engine.keyspace.lock(i);
+            for i in 0..engine.keyspace().shard_count() {
+                let mut shard = engine.keyspace().lock(i);
                 if let Some(d) = shard
                     .dbs
                     .iter_mut()
@@ -198,12 +198,12 @@ pub fn write(
             continue;
         }
         fmt.begin_db(&mut out, db, keys, expires);
-        for i in 0..engine.keyspace.shard_count() {
+        for i in 0..engine.keyspace().shard_count() {
             loop {
                 if walk.cancel.load(Ordering::Relaxed) {
                     return Err(cancelled());
                 }
-                let mut shard = engine.keyspace.lock(i);
+                let mut shard = engine.keyspace().lock(i);
                 let Some(d) = shard
                     .dbs
                     .iter_mut()

@@ -177,7 +177,7 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                 // What SCRIPT KILL reads of the tracked script (a keyed
                 // one is not tracked, and need not write a shared line).
                 if !run.keyed {
-                    engine.scripting.run.wrote.store(true, Ordering::Release);
+                    engine.scripting().run.wrote.store(true, Ordering::Release);
                 }
             }
             host.out.buf.clear();
@@ -257,7 +257,7 @@ fn take_undeclared<'a>(
 ) -> Result<(), &'static str> {
     const BUSY: &str = "ERR a script that holds only the shards of its declared keys \
                         touched another key whose shard is in use; pass every key in KEYS";
-    let ks = &engine.keyspace;
+    let ks = &engine.keyspace();
     if spec.has(flag::ALL_SHARDS) || spec.locks_fn.is_some() {
         return Err(BUSY);
     }
@@ -291,7 +291,12 @@ fn check_command(
             "Wrong number of args calling Redis command from script".to_string(),
         ));
     }
-    if spec.has(flag::NOSCRIPT) && !engine.scripting.disable_deny_script.load(Ordering::Relaxed) {
+    if spec.has(flag::NOSCRIPT)
+        && !engine
+            .scripting()
+            .disable_deny_script
+            .load(Ordering::Relaxed)
+    {
         return Err((
             Some(id),
             "This Redis command is not allowed from script".to_string(),
@@ -334,7 +339,7 @@ fn check_command(
         && !run.wrote
         && run.oom_at_start
         && spec.has(flag::DENYOOM)
-        && engine.config.maxmemory.load(Ordering::Relaxed) != 0
+        && engine.config().maxmemory.load(Ordering::Relaxed) != 0
     {
         return Err((
             Some(id),

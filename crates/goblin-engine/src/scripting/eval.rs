@@ -279,7 +279,7 @@ fn check_flags(ctx: &Ctx, inv: &Invocation) -> Result<(), Error> {
         }
     }
     if ctx.client.pre_command_oom
-        && ctx.engine.config.maxmemory.load(Ordering::Relaxed) != 0
+        && ctx.engine.config().maxmemory.load(Ordering::Relaxed) != 0
         && !inv
             .flags
             .has(ScriptFlags::ALLOW_OOM | ScriptFlags::NO_WRITES)
@@ -306,7 +306,7 @@ pub unsafe fn run(
 ) -> Result<(), Error> {
     check_flags(ctx, &inv)?;
     let engine = ctx.engine;
-    let scripting = &engine.scripting;
+    let scripting = &engine.scripting();
     let is_eval = (*hp).kind == VmKind::Eval;
     let tracked = !inv.keyed;
     let compat = inv.flags.compat();
@@ -349,7 +349,7 @@ pub unsafe fn run(
     }
     (*hp).run = &mut run;
     let threshold = if tracked {
-        engine.config.busy_reply_threshold.load(Ordering::Relaxed)
+        engine.config().busy_reply_threshold.load(Ordering::Relaxed)
     } else {
         0
     };
@@ -469,14 +469,14 @@ unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug
     }
     let run = &mut *(*host).run;
     let engine = &*run.engine;
-    let state = &engine.scripting.run;
+    let state = &engine.scripting().run;
     if !run.released && run.start.elapsed() >= RELEASE_AFTER {
         run.released = true;
         crate::util::blocking::release_worker();
     }
     if !state.timed_out.load(Ordering::Relaxed) {
         let elapsed = run.start.elapsed().as_millis() as i64;
-        let threshold = engine.config.busy_reply_threshold.load(Ordering::Relaxed);
+        let threshold = engine.config().busy_reply_threshold.load(Ordering::Relaxed);
         if elapsed < threshold {
             return;
         }

@@ -261,7 +261,7 @@ async fn a_client_that_disconnects_while_blocked_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blmove_between_keys_on_different_shards() {
     let s = start().await;
-    let ks = &s.engine.keyspace;
+    let ks = &s.engine.keyspace();
     // Three keys, each on its own shard.
     let mut keys: Vec<String> = Vec::new();
     for i in 0.. {
