@@ -1096,6 +1096,12 @@ impl Acl {
         !self.default_open.load(Ordering::Relaxed)
     }
 
+    /// Whether the default user has no password (protected mode refuses
+    /// clients from other hosts then).
+    pub fn default_nopass(&self) -> bool {
+        self.default_user.rules().nopass()
+    }
+
     pub fn set_pubsub_default(&self, allchannels: bool) {
         self.pubsub_all.store(allchannels, Ordering::Relaxed);
     }

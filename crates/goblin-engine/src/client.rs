@@ -75,6 +75,15 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
+    /// Whether the client connects from this host, as Redis's
+    /// islocalClient sees it: from 127.0.0.1 or ::1 exactly, or in-process
+    /// (no address; Redis's unix socket).
+    pub fn is_local(&self) -> bool {
+        self.addr.is_empty()
+            || self.addr.starts_with("127.0.0.1:")
+            || self.addr.starts_with("[::1]:")
+    }
+
     /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
     pub fn line(&self, now: u64) -> String {
         let info = self;
@@ -169,6 +178,28 @@ impl ClientInfo {
 
     pub fn name(&self) -> Option<Vec<u8>> {
         self.name.lock().clone()
+    }
+
+    /// Redis's clientsCronHandleTimeout: with `timeout` set (`max_idle`
+    /// seconds), a client idle for longer is closed, unless it waits in a
+    /// blocking command, is subscribed, or is a MONITOR; in-process
+    /// sessions have no connection to close. Whether it was closed.
+    pub fn cron_timeout(&self, now_ms: u64, max_idle: u64) -> bool {
+        if max_idle == 0
+            || self.addr.is_empty()
+            || self.blocked.load(Ordering::Relaxed)
+            || self.subscriptions.any()
+            || self.monitor.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        let last = self.last_interaction_ms.load(Ordering::Relaxed) / 1000;
+        if (now_ms / 1000).saturating_sub(last) <= max_idle {
+            return false;
+        }
+        crate::log::verbose("Closing idle client");
+        self.kill();
+        true
     }
 
     /// The query buffer size the cron asked for, once.

@@ -37,6 +37,14 @@ pub enum Kind {
     /// A size in bytes or a percentage of maxmemory ("10%"), Redis's
     /// PERCENT_CONFIG memory parameters (maxmemory-clients).
     MemoryOrPercent,
+    /// A file or directory name inside `dir`, never a path (Redis's
+    /// isValidDBfilename, isValidAOFfilename, isValidAOFdirname): the
+    /// error for one with a `/` or `\\`, and the error for an empty one
+    /// (None: empty is allowed).
+    FileName {
+        path_error: &'static str,
+        empty_error: Option<&'static str>,
+    },
 }
 
 pub const IMMUTABLE: u32 = 1;
@@ -44,6 +52,9 @@ pub const SENSITIVE: u32 = 2;
 /// Left out of CONFIG GET patterns; returned when asked for by name
 /// (Redis's HIDDEN_CONFIG).
 pub const HIDDEN: u32 = 4;
+/// Set by CONFIG SET only when enable-protected-configs allows it (Redis's
+/// PROTECTED_CONFIG): where files are written.
+pub const PROTECTED: u32 = 8;
 
 pub struct ParamSpec {
     pub name: &'static str,
@@ -151,7 +162,12 @@ pub static PARAMS: &[ParamSpec] = &[
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
     imm("unixsocket", Kind::Str, ""),
+    // Protected actions (Redis's allowProtectedAction): no, yes, or local
+    // (from 127.0.0.1, ::1, or in-process).
+    imm("enable-protected-configs", Kind::Enum(YESNO_LOCAL), "no"),
     imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
+    // There is no MODULE command: accepted for Redis's config files.
+    imm("enable-module-command", Kind::Enum(YESNO_LOCAL), "no"),
     // Threads and shards (Goblin's own; 0 = one per core, or automatic).
     // Hidden from CONFIG GET patterns, which tools expect to list Redis's
     // parameters only.
@@ -285,18 +301,41 @@ pub static PARAMS: &[ParamSpec] = &[
         alias: None,
         kind: Kind::Dir,
         default: "./data",
-        flags: 0,
+        flags: PROTECTED,
     },
     p("save", Kind::Save, "3600 1 300 100 60 10000"),
-    p("dbfilename", Kind::Str, "dump.rdb"),
+    ParamSpec {
+        name: "dbfilename",
+        alias: None,
+        kind: Kind::FileName {
+            path_error: "dbfilename can't be a path, just a filename",
+            empty_error: None,
+        },
+        default: "dump.rdb",
+        flags: PROTECTED,
+    },
     p("rdbcompression", BOOL, "yes"),
     imm("rdbchecksum", BOOL, "yes"),
     p("stop-writes-on-bgsave-error", BOOL, "yes"),
     hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     p("appendonly", BOOL, "yes"),
-    imm("appendfilename", Kind::Str, "appendonly.aof"),
-    imm("appenddirname", Kind::Str, "appendonlydir"),
+    imm(
+        "appendfilename",
+        Kind::FileName {
+            path_error: "appendfilename can't be a path, just a filename",
+            empty_error: Some("appendfilename can't be empty"),
+        },
+        "appendonly.aof",
+    ),
+    imm(
+        "appenddirname",
+        Kind::FileName {
+            path_error: "appenddirname can't be a path, just a dirname",
+            empty_error: Some("appenddirname can't be empty"),
+        },
+        "appendonlydir",
+    ),
     p(
         "appendfsync",
         Kind::Enum(&["always", "everysec", "no"]),
@@ -440,6 +479,24 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
                     options.join(", ")
                 ))
             }
+        }
+        Kind::FileName {
+            path_error,
+            empty_error,
+        } => {
+            if let (Some(e), true) = (empty_error, value.is_empty()) {
+                return Err(e.into());
+            }
+            if value.contains(['/', '\\']) {
+                return Err(path_error.into());
+            }
+            canonical(
+                &ParamSpec {
+                    kind: Kind::Str,
+                    ..*spec
+                },
+                value,
+            )
         }
         Kind::Str => {
             if value.contains('\n') || value.contains('\r') {
@@ -706,19 +763,35 @@ impl Config {
     }
 
     /// CONFIG SET of several parameters, all or nothing (Redis 7 semantics).
-    /// The error names the parameter at fault.
-    pub fn set_many(&self, pairs: &[(&str, &str)]) -> Result<(), (String, ConfigError)> {
-        let mut staged: Vec<(&'static str, String)> = Vec::new();
-        for (name, value) in pairs {
+    /// The error names the parameter at fault. `protected`: whether the
+    /// client may set PROTECTED parameters (enable-protected-configs).
+    pub fn set_many(
+        &self,
+        pairs: &[(&str, &str)],
+        protected: bool,
+    ) -> Result<(), (String, ConfigError)> {
+        // Every name first, as Redis's configSetCommand: the first one at
+        // fault is the error; values are read only once all names pass.
+        let mut specs: Vec<&'static ParamSpec> = Vec::with_capacity(pairs.len());
+        for (name, _) in pairs {
+            let refuse = |reason: &str| Err((name.to_string(), reason.into()));
             let Some(spec) = spec(name) else {
-                return Err((name.to_string(), "unknown".into()));
+                return refuse("unknown");
             };
-            if staged.iter().any(|(n, _)| *n == spec.name) {
-                return Err((name.to_string(), "duplicate parameter".into()));
-            }
             if spec.flags & IMMUTABLE != 0 {
-                return Err((name.to_string(), "can't set immutable config".into()));
+                return refuse("can't set immutable config");
             }
+            if spec.flags & PROTECTED != 0 && !protected {
+                return refuse("can't set protected config");
+            }
+            if specs.iter().any(|s| s.name == spec.name) {
+                return refuse("duplicate parameter");
+            }
+            specs.push(spec);
+        }
+        let mut staged: Vec<(&'static str, String)> = Vec::new();
+        for (spec, (_, value)) in specs.into_iter().zip(pairs) {
+            let name = spec.name;
             let mut v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
             if matches!(spec.kind, Kind::ObufLimits) {
                 // The classes not named keep their limits.
@@ -793,9 +866,12 @@ mod tests {
     #[test]
     fn set_is_all_or_nothing() {
         let c = Config::new();
-        assert!(c.set_many(&[("hz", "20"), ("maxmemory", "bad")]).is_err());
+        assert!(c
+            .set_many(&[("hz", "20"), ("maxmemory", "bad")], false)
+            .is_err());
         assert_eq!(c.get("hz"), "10");
-        c.set_many(&[("hz", "20"), ("maxmemory", "1mb")]).unwrap();
+        c.set_many(&[("hz", "20"), ("maxmemory", "1mb")], false)
+            .unwrap();
         assert_eq!(c.get("maxmemory"), "1048576");
         assert_eq!(c.get("hash-max-ziplist-entries"), "512");
     }

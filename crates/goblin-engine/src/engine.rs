@@ -188,9 +188,12 @@ impl Engine {
         let n = (self.clients.count() / hz).max(5);
         let now = now_ms();
         let after = self.clients_cron_cursor.load(Ordering::Relaxed);
-        let last = self
-            .clients
-            .visit_some(after, n, |c| c.cron_query_buffer(now));
+        let max_idle = self.config.get_i64("timeout").max(0) as u64;
+        let last = self.clients.visit_some(after, n, |c| {
+            if !c.cron_timeout(now, max_idle) {
+                c.cron_query_buffer(now);
+            }
+        });
         self.clients_cron_cursor.store(last, Ordering::Relaxed);
     }
 

@@ -20,30 +20,85 @@ pub fn usage() -> &'static str {
     "Usage: goblin-server [/path/to/goblin.conf] [options] [-]\n       goblin-server - (read config from stdin)\n       goblin-server -v or --version\n       goblin-server -h or --help\n\nExamples:\n       goblin-server (run the server with default config: 127.0.0.1:6379, data in ./data)\n       goblin-server /etc/goblin/6379.conf\n       goblin-server --port 7777\n       goblin-server /etc/mygoblin.conf --loglevel verbose\n"
 }
 
-/// Applies the directives of a config text (file contents).
-pub fn apply_text(config: &Config, text: &str, origin: &str) -> Result<(), String> {
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
+/// Redis's report of a configuration line it cannot apply
+/// (loadServerConfigFromString), printed before the server exits.
+fn fatal(lineno: usize, line: &str, err: &str) -> String {
+    format!(
+        "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\n\
+         Reading the configuration file, at line {lineno}\n>>> '{line}'\n{err}",
+        goblin_engine::REDIS_VERSION
+    )
+}
+
+/// A command-line argument quoted as Redis quotes it into the
+/// configuration text (sdscatrepr).
+fn repr(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b if b.is_ascii_graphic() || b == b' ' => out.push(b as char),
+            b => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A directive failed: its line's report, or an included file's.
+enum DirectiveError {
+    Here(String),
+    Reported(String),
+}
+
+impl From<String> for DirectiveError {
+    fn from(e: String) -> DirectiveError {
+        DirectiveError::Here(e)
+    }
+}
+
+impl From<&str> for DirectiveError {
+    fn from(e: &str) -> DirectiveError {
+        DirectiveError::Here(e.to_string())
+    }
+}
+
+/// Applies the directives of a config text (file contents); the first
+/// line counts as line `first_line`.
+fn apply_lines(config: &Config, text: &str, first_line: usize) -> Result<(), String> {
+    for (n, line) in text.split('\n').enumerate() {
+        let line = line.trim_matches([' ', '\t', '\r', '\n']);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        let lineno = first_line + n;
         let args = split_args(line.as_bytes())
-            .ok_or_else(|| format!("{origin}:{}: unbalanced quotes", lineno + 1))?;
+            .ok_or_else(|| fatal(lineno, line, "Unbalanced quotes in configuration line"))?;
         let args: Vec<String> = args
             .into_iter()
             .map(|a| String::from_utf8_lossy(&a).into_owned())
             .collect();
-        apply_directive(config, &args).map_err(|e| {
-            format!(
-                "*** FATAL CONFIG FILE ERROR ***\n>>> '{line}'\n{e} ({origin}:{})",
-                lineno + 1
-            )
-        })?;
+        match apply_directive(config, &args) {
+            Ok(()) => {}
+            Err(DirectiveError::Here(e)) => return Err(fatal(lineno, line, &e)),
+            Err(DirectiveError::Reported(e)) => return Err(e),
+        }
     }
     Ok(())
 }
 
-fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
+/// Applies the directives of a config text (file contents).
+pub fn apply_text(config: &Config, text: &str, _origin: &str) -> Result<(), String> {
+    apply_lines(config, text, 1)
+}
+
+fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveError> {
     let Some((name, values)) = args.split_first() else {
         return Ok(());
     };
@@ -52,13 +107,19 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
         let path = values.first().ok_or("include needs a path")?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
-        return apply_text(config, &text, path);
+        return apply_text(config, &text, path).map_err(DirectiveError::Reported);
     }
     if name == "user" {
-        return config.add_user(values);
+        return Ok(config.add_user(values)?);
     }
     if IGNORED_DIRECTIVES.contains(&name.as_str()) {
         return Ok(());
+    }
+    if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == name) {
+        return match values {
+            [v] if v.eq_ignore_ascii_case(off) => Ok(()),
+            _ => Err(DirectiveError::Here(why.to_string())),
+        };
     }
     // Multi-word values (save, bind, client-output-buffer-limit) are joined;
     // Redis also lets `save` appear several times, each adding a rule.
@@ -70,31 +131,141 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), String> {
         }
         mark_save_seen(config);
     }
-    config
-        .set_initial(&name, &value)
-        .map_err(|e| format!("Bad directive or wrong number of arguments: {e}"))
+    Ok(config.set_initial(&name, &value)?)
 }
 
-/// Redis directives that configure what Goblin does not have (replication,
-/// modules, protected configs): accepted in config files so that a Redis
-/// configuration (and the Redis test suite's) starts Goblin, and ignored.
+/// Redis 7.0 directives that configure what Goblin does not have or does
+/// its own way: accepted in config files and on the command line, so that
+/// a Redis configuration (and the Redis test suite's) starts Goblin, and
+/// ignored. docs/CONFIG.md lists them.
 const IGNORED_DIRECTIVES: &[&str] = &[
+    // Replication (Goblin has none yet).
     "repl-diskless-sync",
     "repl-diskless-sync-delay",
+    "repl-diskless-sync-max-replicas",
     "repl-diskless-load",
     "repl-ping-replica-period",
+    "repl-ping-slave-period",
     "repl-timeout",
     "repl-backlog-size",
+    "repl-backlog-ttl",
+    "repl-disable-tcp-nodelay",
     "slave-serve-stale-data",
     "replica-serve-stale-data",
     "slave-read-only",
     "replica-read-only",
     "slaveof",
     "replicaof",
-    "enable-protected-configs",
-    "enable-module-command",
+    "masterauth",
+    "masteruser",
+    "bind-source-addr",
+    "replica-announce-ip",
+    "replica-announce-port",
+    "replica-announced",
+    "replica-ignore-disk-write-errors",
+    "replica-ignore-maxmemory",
+    "replica-lazy-flush",
+    "replica-priority",
+    "slave-announce-ip",
+    "slave-announce-port",
+    "slave-ignore-maxmemory",
+    "slave-lazy-flush",
+    "slave-priority",
+    "min-replicas-to-write",
+    "min-replicas-max-lag",
+    "min-slaves-to-write",
+    "min-slaves-max-lag",
     "propagation-error-behavior",
+    // Cluster mode (the module brings the GOBLIN.* family to a Redis
+    // Cluster; goblin-server has no cluster mode): cluster-enabled is
+    // refused unless "no", below.
+    "cluster-allow-pubsubshard-when-down",
+    "cluster-allow-reads-when-down",
+    "cluster-allow-replica-migration",
+    "cluster-announce-bus-port",
+    "cluster-announce-hostname",
+    "cluster-announce-ip",
+    "cluster-announce-port",
+    "cluster-announce-tls-port",
+    "cluster-config-file",
+    "cluster-link-sendbuf-limit",
+    "cluster-migration-barrier",
+    "cluster-node-timeout",
+    "cluster-port",
+    "cluster-preferred-endpoint-type",
+    "cluster-replica-no-failover",
+    "cluster-replica-validity-factor",
+    "cluster-require-full-coverage",
+    "cluster-slave-no-failover",
+    "cluster-slave-validity-factor",
+    // TLS: tls-port is refused unless 0, below; the rest configures it.
+    "tls-auth-clients",
+    "tls-ca-cert-dir",
+    "tls-ca-cert-file",
+    "tls-cert-file",
+    "tls-ciphers",
+    "tls-ciphersuites",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-client-key-file-pass",
+    "tls-cluster",
+    "tls-dh-params-file",
+    "tls-key-file",
+    "tls-key-file-pass",
+    "tls-prefer-server-ciphers",
+    "tls-protocols",
+    "tls-replication",
+    "tls-session-cache-size",
+    "tls-session-cache-timeout",
+    "tls-session-caching",
+    // Redis's threads and memory housekeeping, which Goblin does its own
+    // way (worker threads, jemalloc's own purging).
+    "io-threads",
+    "io-threads-do-reads",
+    "activedefrag",
+    "active-defrag-cycle-max",
+    "active-defrag-cycle-min",
+    "active-defrag-ignore-bytes",
+    "active-defrag-max-scan-fields",
+    "active-defrag-threshold-lower",
+    "active-defrag-threshold-upper",
+    "disable-thp",
+    "aof-disable-auto-gc",
+    "aof-rewrite-incremental-fsync",
+    "rdb-save-incremental-fsync",
+    "rdb-del-sync-files",
     "loading-process-events-interval-bytes",
+    "maxmemory-eviction-tenacity",
+    "tracking-table-max-keys",
+    "lua-enable-deprecated-api",
+    // The process and its surroundings.
+    "supervised",
+    "syslog-enabled",
+    "syslog-facility",
+    "syslog-ident",
+    "proc-title-template",
+    "oom-score-adj",
+    "oom-score-adj-values",
+    "crash-memcheck-enabled",
+    "use-exit-on-panic",
+    "watchdog-period",
+    "ignore-warnings",
+    "socket-mark-id",
+    "unixsocketperm",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
+/// Directives of features Goblin does not have, accepted with the value
+/// that leaves them off and refused with any other: starting without them
+/// would not be what the configuration asks for.
+const OFF_ONLY_DIRECTIVES: &[(&str, &str, &str)] = &[
+    ("tls-port", "0", "TLS is not supported by this server"),
+    (
+        "cluster-enabled",
+        "no",
+        "cluster mode is not supported by this server (the GOBLIN.* module runs on a Redis Cluster)",
+    ),
 ];
 
 thread_local! {
@@ -114,6 +285,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let config = Config::new();
     let mut i = 0;
     let mut config_file = None;
+    // The command line's directives follow the file's lines, as Redis
+    // appends them to its text: their line numbers in reports count on.
+    let mut next_line = 2;
     if let Some(first) = args.first() {
         match first.as_str() {
             "-v" | "--version" => return Ok(Invocation::Version),
@@ -131,6 +305,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
                     .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?
             };
             apply_text(&config, &text, first)?;
+            next_line += text.matches('\n').count();
             if first != "-" {
                 config_file = Some(
                     std::fs::canonicalize(first)
@@ -158,9 +333,18 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
             values.push(args[i].clone());
             i += 1;
         }
+        let line = std::iter::once(name.to_string())
+            .chain(values.iter().map(|v| repr(v)))
+            .collect::<Vec<_>>()
+            .join(" ");
         let mut directive = vec![name.to_string()];
         directive.extend(values);
-        apply_directive(&config, &directive)?;
+        match apply_directive(&config, &directive) {
+            Ok(()) => {}
+            Err(DirectiveError::Here(e)) => return Err(fatal(next_line, &line, &e)),
+            Err(DirectiveError::Reported(e)) => return Err(e),
+        }
+        next_line += 1;
     }
     Ok(Invocation::Run {
         config: Box::new(config),
@@ -217,5 +401,262 @@ mod tests {
     fn bad_directive_is_fatal() {
         assert!(parse_args(&["--no-such-thing".into(), "1".into()]).is_err());
         assert!(parse_args(&["--port".into(), "notaport".into()]).is_err());
+    }
+
+    /// A bad directive is reported as Redis reports it: the line (the
+    /// command line's follow the file's), the directive, the reason once.
+    #[test]
+    fn a_bad_directive_is_named() {
+        let err = |args: &[&str]| match parse_args(
+            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("{args:?} accepted"),
+        };
+        assert_eq!(
+            err(&["--port", "7000", "--no-such-thing", "4"]),
+            format!(
+                "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, at line 3\n>>> 'no-such-thing \"4\"'\nBad directive or wrong number of arguments",
+                goblin_engine::REDIS_VERSION
+            )
+        );
+        assert!(
+            err(&["--port", "notaport"]).ends_with(
+                "at line 2\n>>> 'port \"notaport\"'\nargument couldn't be parsed into an integer"
+            ),
+            "{}",
+            err(&["--port", "notaport"])
+        );
+    }
+
+    /// Every directive of Redis 7.0.15's config table (config.c's
+    /// standard configs and their aliases).
+    const REDIS_DIRECTIVES: &[&str] = &[
+        "acl-pubsub-default",
+        "aclfile",
+        "acllog-max-len",
+        "active-defrag-cycle-max",
+        "active-defrag-cycle-min",
+        "active-defrag-ignore-bytes",
+        "active-defrag-max-scan-fields",
+        "active-defrag-threshold-lower",
+        "active-defrag-threshold-upper",
+        "active-expire-effort",
+        "activedefrag",
+        "activerehashing",
+        "always-show-logo",
+        "aof-disable-auto-gc",
+        "aof-load-truncated",
+        "aof-rewrite-incremental-fsync",
+        "aof-timestamp-enabled",
+        "aof-use-rdb-preamble",
+        "appenddirname",
+        "appendfilename",
+        "appendfsync",
+        "appendonly",
+        "auto-aof-rewrite-percentage",
+        "bind",
+        "bind-source-addr",
+        "busy-reply-threshold",
+        "client-output-buffer-limit",
+        "client-query-buffer-limit",
+        "cluster-allow-pubsubshard-when-down",
+        "cluster-allow-reads-when-down",
+        "cluster-allow-replica-migration",
+        "cluster-announce-bus-port",
+        "cluster-announce-hostname",
+        "cluster-announce-ip",
+        "cluster-announce-port",
+        "cluster-announce-tls-port",
+        "cluster-config-file",
+        "cluster-enabled",
+        "cluster-link-sendbuf-limit",
+        "cluster-migration-barrier",
+        "cluster-node-timeout",
+        "cluster-port",
+        "cluster-preferred-endpoint-type",
+        "cluster-replica-no-failover",
+        "cluster-replica-validity-factor",
+        "cluster-require-full-coverage",
+        "cluster-slave-no-failover",
+        "cluster-slave-validity-factor",
+        "crash-log-enabled",
+        "crash-memcheck-enabled",
+        "daemonize",
+        "databases",
+        "dbfilename",
+        "dir",
+        "disable-thp",
+        "dynamic-hz",
+        "enable-debug-command",
+        "enable-module-command",
+        "enable-protected-configs",
+        "hash-max-listpack-entries",
+        "hash-max-listpack-value",
+        "hash-max-ziplist-entries",
+        "hash-max-ziplist-value",
+        "hll-sparse-max-bytes",
+        "hz",
+        "ignore-warnings",
+        "io-threads",
+        "io-threads-do-reads",
+        "jemalloc-bg-thread",
+        "key-load-delay",
+        "latency-monitor-threshold",
+        "latency-tracking",
+        "latency-tracking-info-percentiles",
+        "lazyfree-lazy-eviction",
+        "lazyfree-lazy-expire",
+        "lazyfree-lazy-server-del",
+        "lazyfree-lazy-user-del",
+        "lazyfree-lazy-user-flush",
+        "lfu-decay-time",
+        "lfu-log-factor",
+        "list-compress-depth",
+        "list-max-listpack-size",
+        "list-max-ziplist-size",
+        "logfile",
+        "loglevel",
+        "lua-enable-deprecated-api",
+        "lua-time-limit",
+        "masterauth",
+        "masteruser",
+        "maxclients",
+        "maxmemory",
+        "maxmemory-clients",
+        "maxmemory-eviction-tenacity",
+        "maxmemory-policy",
+        "maxmemory-samples",
+        "min-replicas-max-lag",
+        "min-replicas-to-write",
+        "min-slaves-max-lag",
+        "min-slaves-to-write",
+        "no-appendfsync-on-rewrite",
+        "notify-keyspace-events",
+        "oom-score-adj",
+        "oom-score-adj-values",
+        "pidfile",
+        "port",
+        "proc-title-template",
+        "propagation-error-behavior",
+        "protected-mode",
+        "proto-max-bulk-len",
+        "rdb-del-sync-files",
+        "rdb-key-save-delay",
+        "rdb-save-incremental-fsync",
+        "rdbchecksum",
+        "rdbcompression",
+        "repl-backlog-size",
+        "repl-backlog-ttl",
+        "repl-disable-tcp-nodelay",
+        "repl-diskless-load",
+        "repl-diskless-sync",
+        "repl-diskless-sync-delay",
+        "repl-diskless-sync-max-replicas",
+        "repl-ping-replica-period",
+        "repl-ping-slave-period",
+        "repl-timeout",
+        "replica-announce-ip",
+        "replica-announce-port",
+        "replica-announced",
+        "replica-ignore-disk-write-errors",
+        "replica-ignore-maxmemory",
+        "replica-lazy-flush",
+        "replica-priority",
+        "replica-read-only",
+        "replica-serve-stale-data",
+        "replicaof",
+        "requirepass",
+        "sanitize-dump-payload",
+        "save",
+        "set-max-intset-entries",
+        "set-proc-title",
+        "shutdown-on-sigint",
+        "shutdown-on-sigterm",
+        "shutdown-timeout",
+        "slave-announce-ip",
+        "slave-announce-port",
+        "slave-ignore-maxmemory",
+        "slave-lazy-flush",
+        "slave-priority",
+        "slave-read-only",
+        "slave-serve-stale-data",
+        "slaveof",
+        "slowlog-log-slower-than",
+        "slowlog-max-len",
+        "socket-mark-id",
+        "stop-writes-on-bgsave-error",
+        "stream-node-max-bytes",
+        "stream-node-max-entries",
+        "supervised",
+        "syslog-enabled",
+        "syslog-facility",
+        "syslog-ident",
+        "tcp-backlog",
+        "tcp-keepalive",
+        "timeout",
+        "tls-auth-clients",
+        "tls-ca-cert-dir",
+        "tls-ca-cert-file",
+        "tls-cert-file",
+        "tls-ciphers",
+        "tls-ciphersuites",
+        "tls-client-cert-file",
+        "tls-client-key-file",
+        "tls-client-key-file-pass",
+        "tls-cluster",
+        "tls-dh-params-file",
+        "tls-key-file",
+        "tls-key-file-pass",
+        "tls-port",
+        "tls-prefer-server-ciphers",
+        "tls-protocols",
+        "tls-replication",
+        "tls-session-cache-size",
+        "tls-session-cache-timeout",
+        "tls-session-caching",
+        "tracking-table-max-keys",
+        "unixsocket",
+        "unixsocketperm",
+        "use-exit-on-panic",
+        "watchdog-period",
+        "zset-max-listpack-entries",
+        "zset-max-listpack-value",
+        "zset-max-ziplist-entries",
+        "zset-max-ziplist-value",
+    ];
+
+    /// A Redis 7.0 configuration starts Goblin: every directive is a
+    /// parameter of Goblin's, or one it accepts and ignores.
+    #[test]
+    fn every_redis_directive_is_accepted() {
+        let unknown: Vec<&str> = REDIS_DIRECTIVES
+            .iter()
+            .copied()
+            .filter(|n| {
+                goblin_engine::config::spec(n).is_none()
+                    && !IGNORED_DIRECTIVES.contains(n)
+                    && !OFF_ONLY_DIRECTIVES.iter().any(|(o, _, _)| o == n)
+            })
+            .collect();
+        assert!(unknown.is_empty(), "not accepted: {unknown:?}");
+        // Those of features Goblin lacks start it only when off.
+        assert!(parse_args(&[
+            "--tls-port".into(),
+            "0".into(),
+            "--cluster-enabled".into(),
+            "no".into()
+        ])
+        .is_ok());
+        for (name, value) in [("--tls-port", "6380"), ("--cluster-enabled", "yes")] {
+            match parse_args(&[name.into(), value.into()]) {
+                Err(e) => assert!(
+                    e.ends_with("is not supported by this server")
+                        || e.contains("cluster mode is not supported"),
+                    "{e}"
+                ),
+                Ok(_) => panic!("{name} {value} accepted"),
+            }
+        }
     }
 }

@@ -59,6 +59,7 @@ const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis
 /// once while maxclients clients are connected).
 pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
+    keep_alive(&stream, engine.config().get_i64("tcp-keepalive"));
     let maxclients = engine.config().get_i64("maxclients") as usize;
     if engine.clients().count() >= maxclients {
         engine
@@ -70,7 +71,68 @@ pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr)
             .await;
         return;
     }
+    if in_protected_mode(&engine) && !is_loopback(peer) {
+        engine
+            .stats()
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let _ = stream.write_all(PROTECTED_MODE_DENIED).await;
+        return;
+    }
     Connection::new(engine, stream, peer).run().await;
+}
+
+/// Redis's refusal of a client from another host in protected mode.
+const PROTECTED_MODE_DENIED: &[u8] =
+    b"-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Setup a an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";
+
+/// Protected mode (Redis's clientAcceptHandler): on, while the default
+/// user has no password.
+fn in_protected_mode(engine: &Engine) -> bool {
+    engine.config().get("protected-mode") == "yes" && engine.acl().default_nopass()
+}
+
+/// A client of this host, as Redis's islocalClient sees one: from
+/// 127.0.0.1 or ::1 exactly.
+fn is_loopback(peer: SocketAddr) -> bool {
+    match peer.ip() {
+        std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
+    }
+}
+
+/// TCP keepalive as Redis's anetKeepAlive sets it for tcp-keepalive
+/// seconds (0: off): the first probe after `secs` idle, then every third
+/// of it, three probes before the peer is dead.
+fn keep_alive(stream: &TcpStream, secs: i64) {
+    if secs <= 0 {
+        return;
+    }
+    let idle = std::time::Duration::from_secs(secs as u64);
+    let every = std::time::Duration::from_secs((secs as u64 / 3).max(1));
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(idle)
+        .with_interval(every)
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
 }
 
 /// How the commands of a turn ended: what the connection waits for before

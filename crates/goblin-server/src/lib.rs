@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod limits;
 pub mod log;
 
 use goblin_engine::{Engine, ShutdownMode};
@@ -47,12 +48,49 @@ fn addresses(bind: &str, port: u16) -> Vec<(bool, String)> {
         .collect()
 }
 
+/// A listening socket on `addr` (a name is resolved, and each of its
+/// addresses tried in turn, as std's TcpListener::bind does) with a queue
+/// of `backlog` connections, SO_REUSEADDR, and IPV6_V6ONLY for IPv6 (Redis's
+/// anetTcpServer).
+fn listen_on(addr: &str, backlog: i32) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let mut last = io::Error::new(io::ErrorKind::InvalidInput, "no address to listen on");
+    for a in std::net::ToSocketAddrs::to_socket_addrs(addr)? {
+        let socket = Socket::new(Domain::for_address(a), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        if a.is_ipv6() {
+            socket.set_only_v6(true)?;
+        }
+        match socket.bind(&a.into()).and_then(|()| socket.listen(backlog)) {
+            Ok(()) => return Ok(socket.into()),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Warns, as Redis's checkTcpBacklogSettings does, when the kernel caps
+/// the listen queue below tcp-backlog.
+fn check_backlog(backlog: i64) {
+    let Ok(text) = std::fs::read_to_string("/proc/sys/net/core/somaxconn") else {
+        return;
+    };
+    if let Ok(somaxconn) = text.trim().parse::<i64>() {
+        if somaxconn < backlog {
+            log::warning(&format!(
+                "WARNING: The TCP backlog setting of {backlog} cannot be enforced because \
+                 /proc/sys/net/core/somaxconn is set to the lower value of {somaxconn}."
+            ));
+        }
+    }
+}
+
 /// Binds every address of `bind` on `port`; an optional address that
 /// fails is left out with a warning, any other failure fails the whole.
-fn listen(bind: &str, port: u16) -> io::Result<Vec<std::net::TcpListener>> {
+fn listen(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::TcpListener>> {
     let mut listeners = Vec::new();
     for (optional, addr) in addresses(bind, port) {
-        match std::net::TcpListener::bind(&addr) {
+        match listen_on(&addr, backlog) {
             Ok(l) => {
                 l.set_nonblocking(true)?;
                 listeners.push(l);
@@ -79,7 +117,9 @@ impl Server {
     pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
         let port = engine.config().get_i64("port") as u16;
         let bind = engine.config().get("bind");
-        let listeners = listen(&bind, port)?;
+        let backlog = engine.config().get_i64("tcp-backlog");
+        check_backlog(backlog);
+        let listeners = listen(&bind, port, backlog.clamp(0, i32::MAX as i64) as i32)?;
         if listeners.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::AddrNotAvailable,
@@ -136,6 +176,10 @@ fn spawn_acceptors(
         .map(|listener| {
             let engine = engine.clone();
             tokio::spawn(async move {
+                // Accept errors repeat while their cause lasts (out of file
+                // descriptors): one log line a second at most.
+                let mut last_logged: Option<std::time::Instant> = None;
+                let mut unlogged = 0u64;
                 loop {
                     match listener.accept().await {
                         Ok((stream, peer)) => {
@@ -147,7 +191,20 @@ fn spawn_acceptors(
                         Err(e) => {
                             // Out of file descriptors and similar: back off
                             // briefly rather than spin.
-                            log::warning(&format!("Accepting client connection: {e}"));
+                            let now = std::time::Instant::now();
+                            if last_logged
+                                .is_none_or(|t| now - t >= std::time::Duration::from_secs(1))
+                            {
+                                let more = match unlogged {
+                                    0 => String::new(),
+                                    n => format!(" ({n} more since the last)"),
+                                };
+                                log::warning(&format!("Accepting client connection: {e}{more}"));
+                                last_logged = Some(now);
+                                unlogged = 0;
+                            } else {
+                                unlogged += 1;
+                            }
                             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                         }
                     }
@@ -195,10 +252,14 @@ fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptor
         let Some(engine) = weak.upgrade() else {
             return Err("server stopped".to_string());
         };
+        let backlog = engine
+            .config()
+            .get_i64("tcp-backlog")
+            .clamp(0, i32::MAX as i64) as i32;
         let _runtime = handle.enter();
         let mut a = acceptors.lock().unwrap_or_else(|e| e.into_inner());
         let opened = if bind == a.bind {
-            let fresh = listen(bind, port).map_err(|e| e.to_string())?;
+            let fresh = listen(bind, port, backlog).map_err(|e| e.to_string())?;
             stop_acceptors(std::mem::take(&mut a.tasks));
             fresh
         } else {
@@ -206,10 +267,10 @@ fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptor
                 return Err("invalid address".to_string());
             }
             stop_acceptors(std::mem::take(&mut a.tasks));
-            match listen(bind, port) {
+            match listen(bind, port, backlog) {
                 Ok(fresh) => fresh,
                 Err(e) => {
-                    if let Ok(old) = listen(&a.bind, a.port) {
+                    if let Ok(old) = listen(&a.bind, a.port, backlog) {
                         a.tasks = spawn_acceptors(&engine, old);
                     }
                     return Err(e.to_string());

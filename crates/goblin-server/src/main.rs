@@ -52,6 +52,10 @@ fn main() {
         std::process::exit(1);
     }
     goblin_server::install_jemalloc_stats();
+    if let Err(e) = goblin_server::limits::adjust_open_files_limit(&config) {
+        log::warning(&e);
+        std::process::exit(1);
+    }
 
     let threads = match config.get_i64("threads") {
         0 => std::thread::available_parallelism()
@@ -62,6 +66,9 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .thread_name("goblin-io")
+        // Scripts run on these threads: the stack they need, so that they
+        // run on it directly rather than on a segment of their own.
+        .thread_stack_size(goblin_engine::scripting::lua::THREAD_STACK)
         .enable_all()
         .build()
         .expect("tokio runtime");

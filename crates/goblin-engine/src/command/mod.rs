@@ -79,6 +79,17 @@ pub struct Effects {
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {
+    /// Whether this client may take a protected action (Redis's
+    /// allowProtectedAction): `setting` (enable-protected-configs,
+    /// enable-debug-command...) is yes, or local and the client is.
+    pub fn allows_protected(&self, setting: &str) -> bool {
+        match self.engine.config().get(setting).as_str() {
+            "yes" => true,
+            "local" => self.client.internal || self.client.info.is_local(),
+            _ => false,
+        }
+    }
+
     /// How this command's look-ups treat keys: its clock, and whether an
     /// expired key stays (CLIENT PAUSE).
     #[inline]

@@ -315,6 +315,11 @@ pub struct CommandSpec {
     pub flags: u32,
     /// Extra ACL categories beyond those the flags and group imply.
     pub acl: &'static [&'static str],
+    /// Whether the group implies its category (@keyspace for a generic
+    /// command, @list for a list command...); false where Redis gives a
+    /// command other categories than its group's (SORT: @set, @sortedset,
+    /// @list, no @keyspace).
+    pub group_acl: bool,
     pub keys: &'static [KeySpec],
     /// Notes of key specs, by index in `keys` (COMMAND INFO's "notes").
     pub key_spec_notes: &'static [(usize, &'static str)],
@@ -352,6 +357,7 @@ impl CommandSpec {
         arity: 1,
         flags: 0,
         acl: &[],
+        group_acl: true,
         keys: &[],
         key_spec_notes: &[],
         channels: None,
@@ -464,7 +470,7 @@ impl CommandSpec {
         if let Some(c) = self
             .group
             .acl_category()
-            .filter(|_| self.subcommands.is_empty())
+            .filter(|_| self.subcommands.is_empty() && self.group_acl)
         {
             add(c);
         }

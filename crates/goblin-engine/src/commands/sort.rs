@@ -376,6 +376,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "sort",
         arity: -2,
         flags: flag::WRITE | flag::DENYOOM,
+        // BY and GET read any key: @dangerous, as in Redis 7.0.
+        acl: &["set", "sortedset", "list", "dangerous"],
+        group_acl: false,
         keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
         keys_fn: Some(sort_keys),
         locks_fn: Some(sort_locks),
@@ -390,6 +393,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "sort_ro",
         arity: -2,
         flags: flag::READONLY,
+        acl: &["set", "sortedset", "list", "dangerous"],
+        group_acl: false,
         keys: &[KeySpec::at(1, kflag::RO | kflag::ACCESS)],
         keys_fn: Some(sort_ro_keys),
         locks_fn: Some(sort_locks),

@@ -153,7 +153,7 @@ impl Manifest {
             };
             let args = crate::protocol::split_args(line.as_bytes())
                 .ok_or_else(|| err("Invalid AOF manifest file format"))?;
-            if args.len() % 2 != 0 || args.is_empty() {
+            if args.len() < 6 || args.len() % 2 != 0 {
                 return Err(err("Invalid AOF manifest file format"));
             }
             let mut name = None;
@@ -162,7 +162,14 @@ impl Manifest {
             for kv in args.chunks(2) {
                 let v = String::from_utf8_lossy(&kv[1]).into_owned();
                 match kv[0].as_slice() {
-                    b"file" => name = Some(v),
+                    b"file" => {
+                        // A name in the log's directory, never a path out
+                        // of it (Redis's pathIsBaseName).
+                        if v.contains(['/', '\\']) {
+                            return Err(err("File can't be a path, just a filename"));
+                        }
+                        name = Some(v)
+                    }
                     b"seq" => seq = v.parse::<u64>().ok(),
                     b"type" => {
                         kind = match v.as_str() {

@@ -229,7 +229,11 @@ impl RequestParser {
 
     fn parse_inline(&mut self, buf: &[u8]) -> Parsed {
         let rest = &buf[self.pos..];
-        let Some(nl) = memchr::memchr(b'\n', rest) else {
+        // Redis looks for the line's end with strchr, which stops at a NUL:
+        // past one, no line ends, and the request grows until it is too
+        // big.
+        let searched = memchr::memchr(0, rest).unwrap_or(rest.len());
+        let Some(nl) = memchr::memchr(b'\n', &rest[..searched]) else {
             if rest.len() > INLINE_MAX {
                 return Parsed::Error("Protocol error: too big inline request".into());
             }
@@ -359,7 +363,9 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             } else {
                 match c {
                     None => break,
-                    Some(c) if is_space(c) => break,
+                    // A word ends at these only (sdssplitargs), not at
+                    // every isspace() byte: \v and \f are part of it.
+                    Some(b' ' | b'\t' | b'\n' | b'\r') => break,
                     Some(b'"') => inq = true,
                     Some(b'\'') => insq = true,
                     Some(other) => current.push(other),
@@ -504,5 +510,20 @@ mod tests {
             vec![b"set".to_vec(), b"a".to_vec()]
         );
         assert_eq!(split_args(b"   ").unwrap().len(), 0);
+    }
+
+    /// sdssplitargs skips every isspace() byte between words, but ends a
+    /// word only at a space, tab, CR or LF: \v and \f inside a word are
+    /// part of it.
+    #[test]
+    fn split_args_ends_words_as_sdssplitargs() {
+        assert_eq!(
+            split_args(b"\x0c\x0bset a\x0cb\x0b c").unwrap(),
+            vec![b"set".to_vec(), b"a\x0cb\x0b".to_vec(), b"c".to_vec()]
+        );
+        assert_eq!(
+            split_args(b"\"a\"\x0cb").unwrap(),
+            vec![b"a".to_vec(), b"b".to_vec()]
+        );
     }
 }

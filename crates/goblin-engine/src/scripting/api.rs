@@ -701,7 +701,7 @@ const READONLY: &str = "Attempt to modify a readonly table";
 /// Installs a wrapper of `tbl[name]` (the globals when `tbl` is None)
 /// with upvalues: the original function, the read-only registry table and
 /// the visible-metatables table.
-unsafe fn wrap(l: *mut lua_State, tbl: Option<&str>, name: &str, f: lua_CFunction) {
+pub(super) unsafe fn wrap(l: *mut lua_State, tbl: Option<&str>, name: &str, f: lua_CFunction) {
     let t = match tbl {
         Some(lib) => {
             rawget_str(l, ffi::LUA_GLOBALSINDEX, lib);
@@ -746,6 +746,7 @@ pub unsafe fn install_builtin_wrappers(l: *mut lua_State) {
     wrap(l, Some("table"), "remove", refuse_readonly_first_arg);
     wrap(l, Some("table"), "sort", refuse_readonly_first_arg);
     wrap(l, Some("table"), "setn", refuse_readonly_first_arg);
+    super::patterns::install(l);
 }
 
 #[inline]

@@ -304,6 +304,20 @@ pub unsafe fn run(
     inv: Invocation,
     argv: &[&[u8]],
 ) -> Result<(), Error> {
+    // SAFETY: as this function's.
+    with_script_stack(|| unsafe { run_here(ctx, hp, inv, argv) })
+}
+
+/// `run`, on the stack it runs on.
+///
+/// # Safety
+/// As `run`'s.
+unsafe fn run_here(
+    ctx: &mut Ctx,
+    hp: *mut Host,
+    inv: Invocation,
+    argv: &[&[u8]],
+) -> Result<(), Error> {
     check_flags(ctx, &inv)?;
     let engine = ctx.engine;
     let scripting = &engine.scripting();
@@ -373,10 +387,29 @@ pub unsafe fn run(
             set_real_global(l, (*hp).globals_ref, "ARGV");
         }
         let nargs = if is_eval { 0 } else { 2 };
+        let before = (*hp).state.memory();
         let status = ffi::lua_pcall(l, nargs, 1, errh);
 
         (*hp).gc_count += 1;
-        if (*hp).gc_count == 50 {
+        if (*hp).state.memory() > 2 * before + GC_AFTER_GROWTH {
+            // The script left far more than the interpreter held before
+            // it, most likely garbage (a table built and dropped): collect
+            // it now, since this interpreter may sit idle in the pool and
+            // Lua's next cycle only comes with its next allocations. Each
+            // full collection also halves Lua's concatenation buffer
+            // (checkSizes), which a long string left as long as itself:
+            // collect again while that gives memory back.
+            let mut last = u64::MAX;
+            for _ in 0..32 {
+                ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+                let now = (*hp).state.memory();
+                if now >= last || now <= before + GC_AFTER_GROWTH / 8 {
+                    break;
+                }
+                last = now;
+            }
+            (*hp).gc_count = 0;
+        } else if (*hp).gc_count == 50 {
             ffi::lua_gc(l, ffi::LUA_GCSTEP, 50);
             (*hp).gc_count = 0;
         }
@@ -436,6 +469,10 @@ pub unsafe fn run(
     }
     Ok(())
 }
+
+/// How much a script may grow its interpreter's memory (beyond doubling
+/// it) before a full collection follows the script.
+const GC_AFTER_GROWTH: u64 = 8 << 20;
 
 unsafe fn push_array(l: *mut lua_State, items: &[&[u8]]) {
     ffi::lua_createtable(l, items.len().min(1 << 20) as c_int, 0);

@@ -198,6 +198,11 @@ impl FunctionVm {
 
     /// Runs a library's code to collect its functions (luaEngineCreate).
     fn compile(&mut self, code: &[u8], meta: &Metadata) -> Result<Library, Error> {
+        super::lua::with_script_stack(|| self.compile_here(code, meta))
+    }
+
+    /// `compile`, on the stack it runs on.
+    fn compile_here(&mut self, code: &[u8], meta: &Metadata) -> Result<Library, Error> {
         // The library's code calls redis.register_function, which reaches
         // the host through the pointer stored in the interpreter: use a raw
         // pointer here too, so no reference to the host is held across

@@ -21,6 +21,27 @@ use std::ffi::{c_char, c_int, CStr};
 
 pub use mlua::ffi::lua_CFunction;
 
+/// The C stack a script runs with. Lua bounds its own C recursion: 200
+/// nested C calls or syntax levels (LUAI_MAXCCALLS), and 8,000 stack
+/// slots (LUAI_MAXCSTACK), which bound how deep cjson and cmsgpack nest;
+/// at up to a few KiB a level, 16 MiB covers them with room. Pattern
+/// matching, which Lua does not bound, sizes its own stack
+/// (`scripting::patterns`).
+pub const SCRIPT_STACK: usize = 16 << 20;
+
+/// The stack of threads that run commands, scripts included: the script's
+/// stack and the frames of the command path above it. The server's I/O
+/// threads are started with it, so that scripts run on them directly.
+pub const THREAD_STACK: usize = SCRIPT_STACK + (4 << 20);
+
+/// Runs `f` with at least `SCRIPT_STACK` of C stack: on the current one
+/// when it has that much left, else on a fresh segment (an embedded
+/// `Store` runs scripts on its caller's thread, whose stack may be 2 MiB).
+/// No Lua error may leave `f` (it runs Lua under `lua_pcall`).
+pub fn with_script_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(SCRIPT_STACK, SCRIPT_STACK + (1 << 20), f)
+}
+
 /// An owned Lua state (closed on drop).
 pub struct LuaState(*mut lua_State);
 

@@ -57,6 +57,7 @@ pub mod host;
 pub mod keyed;
 pub mod libs;
 pub mod lua;
+pub mod patterns;
 pub mod rand;
 pub mod sandbox;
 

@@ -31,4 +31,5 @@ mod protocol;
 mod pubsub;
 mod scripting;
 mod scripting_libs;
+mod security;
 mod streams;

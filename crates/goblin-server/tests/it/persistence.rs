@@ -756,6 +756,35 @@ fn a_snapshot_with_a_wrong_checksum_is_refused() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A manifest that names a path, not a file of the log's directory, is
+/// refused as Redis refuses it: loaded, it was appended to, and a rewrite
+/// deleted it.
+#[test]
+fn a_manifest_naming_a_path_is_refused() {
+    let dir = temp_dir("manifest-path");
+    let outside = dir.join("outside.aof");
+    let set = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    std::fs::write(&outside, set).unwrap();
+    let aof_dir = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof_dir).unwrap();
+    std::fs::write(
+        aof_dir.join("appendonly.aof.manifest"),
+        "file ../outside.aof seq 1 type i\n",
+    )
+    .unwrap();
+    let log = refused(&dir, &["--appendonly", "yes", "--save", ""]);
+    assert!(
+        log.contains("File can't be a path, just a filename"),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        set,
+        "the file outside is untouched"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------
 // What the log replays
 

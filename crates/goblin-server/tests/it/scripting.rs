@@ -252,6 +252,44 @@ fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
     assert_eq!(memory_field(&mut c, "used_memory_vm_eval_keyed"), 0);
 }
 
+/// The garbage a script leaves is collected after it, in whichever
+/// interpreter ran it: keyed scripts run on pooled interpreters that may
+/// run nothing else for a long time.
+#[test]
+fn a_script_s_garbage_is_collected_after_it() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let lua = |c: &mut redis::Connection| {
+        memory_field(c, "used_memory_lua") + memory_field(c, "used_memory_vm_eval_keyed")
+    };
+    let before = lua(&mut c);
+    // On the main interpreter (a loop: not keyed), then on a pooled one
+    // (keyed).
+    let scripts = [
+        (
+            "local t = {} for i = 1, 1000000 do t[i] = tostring(i) .. 'garbage' end return #t",
+            0,
+        ),
+        (
+            "local s = string.rep('garbage', 10000000) redis.call('set', KEYS[1], #s) return #s",
+            1,
+        ),
+    ];
+    for (script, keys) in scripts {
+        let _: i64 = redis::cmd("EVAL")
+            .arg(script)
+            .arg(keys)
+            .arg("k")
+            .query(&mut c)
+            .unwrap();
+        let after = lua(&mut c);
+        assert!(
+            after < before + (16 << 20),
+            "{after} bytes left after a script that dropped tens of MB ({before} before): {script}"
+        );
+    }
+}
+
 #[test]
 fn evalsha_of_unknown_script_is_noscript() {
     let s = TestServer::start();

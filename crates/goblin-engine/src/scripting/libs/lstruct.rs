@@ -143,6 +143,29 @@ unsafe fn format_arg<'a>(l: *mut lua_State) -> Option<&'a [u8]> {
     Some(&f[..memchr::memchr(0, f).unwrap_or(f.len())])
 }
 
+/// lua_struct.c's putinteger conversion, `n < 0 ? (Uinttype)(Inttype)n :
+/// (Uinttype)n`, with the values x86-64 gives where C leaves the result
+/// undefined: a number out of range (or NaN) converts to the "integer
+/// indefinite" 0x8000000000000000, and a conversion to unsigned of one at
+/// or above 2^63 subtracts 2^63 first and flips the top bit back (so
+/// 1e300 packs as 0, where a saturating conversion gives all ones).
+fn c_integer(n: f64) -> u64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const INDEFINITE: u64 = 1 << 63;
+    let cvttsd2si = |x: f64| {
+        if (-TWO_63..TWO_63).contains(&x) {
+            x as i64 as u64
+        } else {
+            INDEFINITE
+        }
+    };
+    if n < TWO_63 {
+        cvttsd2si(n)
+    } else {
+        cvttsd2si(n - TWO_63) ^ INDEFINITE
+    }
+}
+
 unsafe fn pack(l: *mut lua_State) -> Result<Vec<u8>, Fail> {
     let fmt = format_arg(l).ok_or(Fail::CheckString(1))?;
     let mut h = Header::new();
@@ -162,7 +185,7 @@ unsafe fn pack(l: *mut lua_State) -> Result<Vec<u8>, Fail> {
                 }
                 let n = ffi::lua_tonumber(l, arg);
                 arg += 1;
-                let mut value: u64 = if n < 0.0 { n as i64 as u64 } else { n as u64 };
+                let mut value = c_integer(n);
                 let mut buf = [0u8; MAXINTSIZE];
                 match h.endian {
                     Endian::Little => {

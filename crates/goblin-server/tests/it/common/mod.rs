@@ -89,6 +89,30 @@ impl RawClient {
         RawClient { stream }
     }
 
+    /// Connects to `addr` from the loopback address `source` (127.0.0.2,
+    /// say): a client the server sees as coming from another host.
+    pub fn connect_from(addr: SocketAddr, source: std::net::IpAddr) -> RawClient {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        let stream = runtime
+            .block_on(async {
+                let socket = match source {
+                    std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                    std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+                };
+                socket.bind(SocketAddr::new(source, 0))?;
+                socket.connect(addr).await?.into_std()
+            })
+            .unwrap();
+        stream.set_nonblocking(false).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        RawClient { stream }
+    }
+
     pub fn send(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).unwrap();
     }

@@ -39,6 +39,12 @@ impl Proc {
     /// then exits, or the other one answers in its place. Either way it is
     /// started again on another port.
     pub fn spawn(program: &str, dir: &Path, args: &[&str]) -> Proc {
+        Proc::spawn_limited(program, dir, args, None)
+    }
+
+    /// `spawn`, with the process's open files limit (soft and hard) set to
+    /// `nofile` when given.
+    pub fn spawn_limited(program: &str, dir: &Path, args: &[&str], nofile: Option<u64>) -> Proc {
         for _ in 0..5 {
             let port = free_port();
             let log = dir.join(format!(
@@ -51,6 +57,23 @@ impl Proc {
                 .args(args)
                 .stdout(Stdio::from(out.try_clone().unwrap()))
                 .stderr(Stdio::from(out));
+            if let Some(n) = nofile {
+                use std::os::unix::process::CommandExt;
+                // SAFETY: setrlimit is async-signal-safe, and touches
+                // nothing of the parent's.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        let limit = libc::rlimit {
+                            rlim_cur: n,
+                            rlim_max: n,
+                        };
+                        if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == -1 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        Ok(())
+                    });
+                }
+            }
             let child = cmd
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
