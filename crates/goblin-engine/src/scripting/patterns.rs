@@ -61,8 +61,12 @@ unsafe extern "C-unwind" fn guarded_find(l: *mut lua_State) -> c_int {
     ffi::luaL_checklstring(l, 1, std::ptr::null_mut());
     let len = pattern_len(l);
     ffi::luaL_optinteger(l, 3, 1);
-    // A plain find compares bytes: no recursion.
-    let plain = ffi::lua_toboolean(l, 4) != 0;
+    // A plain find compares bytes: no recursion. str_find_aux finds
+    // plainly too when the pattern has none of the special characters
+    // (before a NUL: it looks with strpbrk).
+    let pattern = super::lua::to_bytes(l, 2).unwrap_or_default();
+    let pattern = &pattern[..memchr::memchr(0, pattern).unwrap_or(pattern.len())];
+    let plain = ffi::lua_toboolean(l, 4) != 0 || !pattern.iter().any(|c| b"^$*+?.([%-".contains(c));
     call_original(l, if plain { 0 } else { len })
 }
 

@@ -144,6 +144,9 @@ fn a_pattern_beyond_any_stack_is_too_complex() {
     }
     let plain = format!("return string.find('aaa', {long}, 1, true)");
     assert_eq!(g.cmd(&["EVAL", &plain, "0"]), Reply::Nil);
+    // A pattern without special characters is found plainly by Lua too.
+    let literal = "return string.find('aaa', string.rep('ab', 2500000))";
+    assert_eq!(g.cmd(&["EVAL", literal, "0"]), Reply::Nil);
     assert_eq!(g.cmd(&["PING"]), Reply::Status("PONG".into()));
 }
 
