@@ -1117,13 +1117,15 @@ impl Acl {
 
     /// Redis's ACLStringSetUser: applies the rules to a copy of the user
     /// (a new one when absent) and installs it only when all are valid.
-    /// The error is ACL SETUSER's text.
-    pub fn set_user(&self, name: &[u8], rules: &[&[u8]]) -> Result<(), String> {
+    /// The error is ACL SETUSER's text, with the rule as it was given.
+    pub fn set_user(&self, name: &[u8], rules: &[&[u8]]) -> Result<(), Vec<u8>> {
         let merged = merge_selector_args(rules).map_err(|at| {
-            format!(
-                "Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(at)
-            )
+            [
+                b"Unmatched parenthesis in acl selector starting at '",
+                crate::error::printf_s(at, usize::MAX),
+                b"'.",
+            ]
+            .concat()
         })?;
         let pubsub_all = self.pubsub_all.load(Ordering::Relaxed);
         let mut users = self.users.write();
@@ -1134,11 +1136,13 @@ impl Acl {
         };
         for op in &merged {
             user.apply(op, pubsub_all).map_err(|e| {
-                format!(
-                    "Error in ACL SETUSER modifier '{}': {}",
-                    String::from_utf8_lossy(op),
-                    e.text()
-                )
+                [
+                    b"Error in ACL SETUSER modifier '",
+                    crate::error::printf_s(op, usize::MAX),
+                    b"': ",
+                    e.text().as_bytes(),
+                ]
+                .concat()
             })?;
         }
         let user = user.finish();

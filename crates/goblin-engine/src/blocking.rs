@@ -401,7 +401,7 @@ impl Engine {
             .fetch_add(1, Ordering::Relaxed);
         if with_error {
             stats.error_replies.fetch_add(1, Ordering::Relaxed);
-            self.stats().record_error("UNBLOCKED");
+            self.stats().record_error(b"UNBLOCKED");
         }
         true
     }

@@ -10,6 +10,7 @@ use crate::command::keys::key_positions;
 use crate::command::spec::{flag, BeginSearch, CommandSpec, FindKeys};
 use crate::command::{table, Ctx};
 use crate::config::Config;
+use crate::error::printf_s;
 use crate::keyspace::{Keyspace, OwnedShard, ShardLocks};
 use crate::protocol::ReplyWriter;
 use crate::stats::{Stats, ThreadStats};
@@ -670,8 +671,8 @@ impl Engine {
         }
         stats.error_replies.fetch_add(1, Ordering::Relaxed);
         let code = match err.strip_prefix('-') {
-            Some(rest) => rest.split(' ').next().unwrap_or("ERR"),
-            None => "ERR",
+            Some(rest) => crate::protocol::reply::error_code(rest.as_bytes()),
+            None => b"ERR",
         };
         self.stats.record_error(code);
     }
@@ -744,7 +745,7 @@ impl Engine {
             self.feed_monitors(ctx.client, in_script, &entry.fullname, argv);
         }
         if let Err(e) = (entry.spec.handler)(&mut ctx, argv) {
-            ctx.out.error(e.text());
+            ctx.out.error(e.bytes());
         }
         ctx.publish_db_events();
         // Streams the command deleted or replaced under waiters: their
@@ -938,7 +939,7 @@ impl Engine {
         cmd_id: Option<usize>,
         err: &Error,
     ) {
-        out.error(err.text());
+        out.error(err.bytes());
         if let Some(id) = cmd_id {
             stats.commands[id].rejected.fetch_add(1, Ordering::Relaxed);
         }
@@ -1320,11 +1321,13 @@ impl Session {
         t.subcommand(id, argv[1]).ok_or_else(|| {
             unknown(
                 None,
-                Error::err(format_args!(
-                    "unknown subcommand '{}'. Try {} HELP.",
-                    truncate_for_error(argv[1]),
-                    spec.name.to_ascii_uppercase()
-                )),
+                Error::concat(&[
+                    b"ERR unknown subcommand '",
+                    printf_s(argv[1], 128),
+                    b"'. Try ",
+                    spec.name.to_ascii_uppercase().as_bytes(),
+                    b" HELP.",
+                ]),
             )
         })
     }
@@ -1422,10 +1425,8 @@ impl Session {
             self.state.info.in_multi.store(false, Ordering::Relaxed);
             self.state.info.multi_len.store(0, Ordering::Relaxed);
             engine.unwatch_all(&mut self.state, None);
-            let abort = Error::raw(format!(
-                "EXECABORT Transaction discarded because of: {}",
-                err.text()
-            ));
+            let abort =
+                Error::concat(&[b"EXECABORT Transaction discarded because of: ", err.bytes()]);
             engine.reject(stats, &mut self.out, Some(id), &abort);
             // Redis's execCommandAbort: monitors saw MULTI, now see EXEC.
             if engine.monitors.any() {
@@ -1477,25 +1478,21 @@ fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]
     }
 }
 
-/// Redis's "unknown command" text: the name and up to 128 bytes of arguments.
+/// Redis's "unknown command" text: the name and up to 128 bytes of
+/// arguments, as the client sent them (printf's `%.*s`: each up to a NUL).
 fn unknown_command(argv: &[&[u8]]) -> Error {
-    let mut args = String::new();
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(printf_s(argv[0], 128));
+    text.extend_from_slice(b"', with args beginning with: ");
+    let start = text.len();
     for a in &argv[1..] {
-        if args.len() >= 128 {
+        let len = text.len() - start;
+        if len >= 128 {
             break;
         }
-        let remaining = 128 - args.len();
-        let s = String::from_utf8_lossy(a);
-        let s: String = s.chars().take(remaining).collect();
-        args.push_str(&format!("'{s}' "));
+        text.push(b'\'');
+        text.extend_from_slice(printf_s(a, 128 - len));
+        text.extend_from_slice(b"' ");
     }
-    Error::err(format_args!(
-        "unknown command '{}', with args beginning with: {args}",
-        truncate_for_error(argv[0])
-    ))
-}
-
-fn truncate_for_error(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&b[..b.len().min(128)]);
-    s.into_owned()
+    Error::from_bytes(text)
 }

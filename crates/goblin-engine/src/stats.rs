@@ -118,7 +118,7 @@ pub struct Stats {
     pub rejected_connections: AtomicU64,
     pub expired_keys: AtomicU64,
     pub expired_stale_perc: AtomicU64,
-    pub errors: Mutex<BTreeMap<String, u64>>,
+    pub errors: Mutex<BTreeMap<Vec<u8>, u64>>,
 }
 
 /// Totals of the per-thread counters.
@@ -194,8 +194,14 @@ impl Stats {
             .sum()
     }
 
-    pub fn record_error(&self, code: &str) {
-        *self.errors.lock().entry(code.to_string()).or_default() += 1;
+    pub fn record_error(&self, code: &[u8]) {
+        let mut errors = self.errors.lock();
+        match errors.get_mut(code) {
+            Some(n) => *n += 1,
+            None => {
+                errors.insert(code.to_vec(), 1);
+            }
+        }
     }
 
     /// Per-command (calls, usec, rejected, failed) summed over threads.

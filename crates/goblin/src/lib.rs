@@ -38,7 +38,7 @@
 pub mod cache;
 mod store;
 
-pub use goblin_engine::protocol::Reply;
+pub use goblin_engine::protocol::{ErrorText, Reply};
 /// The configuration parameters of `goblin-server`, for [`Store::open_with_config`].
 pub use goblin_engine::Config;
 pub use store::{Error, Store};

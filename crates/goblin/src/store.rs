@@ -40,7 +40,7 @@
 //! while it waits gives the wait up, as a disconnect does.
 
 use goblin_engine::client::ReplyMode;
-use goblin_engine::protocol::Reply;
+use goblin_engine::protocol::{ErrorText, Reply};
 use goblin_engine::{Config, ConnInfo, Engine, Flow, Session};
 use parking_lot::Mutex;
 use std::path::Path;
@@ -53,9 +53,13 @@ use std::sync::Arc;
 pub enum Error {
     /// The command answered with an error reply; the text is Redis's, from
     /// the error code on (`ERR syntax error`, `WRONGTYPE Operation against
-    /// a key holding the wrong kind of value`...).
+    /// a key holding the wrong kind of value`...). It is bytes, as the
+    /// reply carries them: errors quote what the command was given (an
+    /// unknown command's name, a script's `redis.error_reply` text), which
+    /// need not be UTF-8. `Display` shows it with U+FFFD for such bytes;
+    /// [`ErrorText::as_bytes`] gives it unchanged.
     #[error("{0}")]
-    Reply(String),
+    Reply(ErrorText),
     /// The command wrote no reply: an empty command, CLIENT REPLY OFF,
     /// SHUTDOWN.
     #[error("the command gave no reply")]
@@ -333,7 +337,7 @@ async fn wait_blocked(session: &mut Session) {
 /// Decodes the reply (or replies) of one call.
 fn decode(buf: &[u8]) -> Result<Reply, Error> {
     let mut replies = Reply::decode_all(buf)
-        .map_err(|e| Error::Reply(format!("ERR undecodable reply ({e:?})")))?;
+        .map_err(|e| Error::Reply(format!("ERR undecodable reply ({e:?})").into()))?;
     let reply = if replies.len() == 1 {
         replies.pop().expect("one reply")
     } else {

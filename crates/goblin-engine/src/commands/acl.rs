@@ -6,6 +6,7 @@ use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::{table, Ctx};
 use crate::engine::Engine;
+use crate::error::printf_s;
 use crate::util::number::arg_i64;
 use crate::util::time::now_ms;
 use crate::Error;
@@ -22,7 +23,7 @@ fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.engine
         .acl()
         .set_user(name, &args[3..])
-        .map_err(Error::err)?;
+        .map_err(|e| Error::concat(&[b"ERR ", &e]))?;
     if let (Some(before), Some(cell)) = (before, ctx.engine.acl().user(name)) {
         kill_revoked_subscribers(ctx, name, &before, &cell.rules());
     }
@@ -177,10 +178,11 @@ fn acl_cat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         3 => {
             let Some(bit) = crate::acl::category_bit(args[2]) else {
-                return Err(Error::err(format_args!(
-                    "Unknown category '{}'",
-                    String::from_utf8_lossy(&args[2][..args[2].len().min(128)])
-                )));
+                return Err(Error::concat(&[
+                    b"ERR Unknown category '",
+                    printf_s(args[2], 128),
+                    b"'",
+                ]));
             };
             let names = crate::acl::commands_in_category(bit);
             ctx.out.array(names.len());
@@ -280,10 +282,11 @@ fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let Some(cell) = ctx.engine.acl().user(args[2]) else {
-        return Err(Error::err(format_args!(
-            "User '{}' not found",
-            String::from_utf8_lossy(args[2])
-        )));
+        return Err(Error::concat(&[
+            b"ERR User '",
+            printf_s(args[2], usize::MAX),
+            b"' not found",
+        ]));
     };
     let argv = &args[3..];
     let t = table();
@@ -294,10 +297,11 @@ fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     let Some(id) = id else {
-        return Err(Error::err(format_args!(
-            "Command '{}' not found",
-            String::from_utf8_lossy(argv[0])
-        )));
+        return Err(Error::concat(&[
+            b"ERR Command '",
+            printf_s(argv[0], usize::MAX),
+            b"' not found",
+        ]));
     };
     if !t.get(id).spec.arity_ok(argv.len()) {
         return Err(Error::err(format_args!(
@@ -309,20 +313,26 @@ fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Ok(()) => ctx.out.ok(),
         Err(denied) => {
             let text = match denied {
-                crate::acl::Denied::Command => format!(
-                    "This user has no permissions to run the '{}' command",
-                    t.get(id).fullname
-                ),
-                crate::acl::Denied::Key(i) => format!(
-                    "This user has no permissions to access the '{}' key",
-                    String::from_utf8_lossy(argv[i])
-                ),
-                crate::acl::Denied::Channel(i) => format!(
-                    "This user has no permissions to access the '{}' channel",
-                    String::from_utf8_lossy(argv[i])
-                ),
+                crate::acl::Denied::Command => [
+                    b"This user has no permissions to run the '".as_slice(),
+                    t.get(id).fullname.as_bytes(),
+                    b"' command",
+                ]
+                .concat(),
+                crate::acl::Denied::Key(i) => [
+                    b"This user has no permissions to access the '".as_slice(),
+                    printf_s(argv[i], usize::MAX),
+                    b"' key",
+                ]
+                .concat(),
+                crate::acl::Denied::Channel(i) => [
+                    b"This user has no permissions to access the '".as_slice(),
+                    printf_s(argv[i], usize::MAX),
+                    b"' channel",
+                ]
+                .concat(),
             };
-            ctx.out.bulk(text.as_bytes());
+            ctx.out.bulk(&text);
         }
     }
     Ok(())
@@ -369,10 +379,13 @@ pub fn load_at_startup(engine: &Engine) -> Result<(), String> {
             rules.push(b"reset");
         }
         rules.extend(user[1..].iter().map(|r| r.as_bytes()));
-        engine
-            .acl()
-            .set_user(name, &rules)
-            .map_err(|e| format!("Error in user declaration '{}': {e}", user[0]))?;
+        engine.acl().set_user(name, &rules).map_err(|e| {
+            format!(
+                "Error in user declaration '{}': {}",
+                user[0],
+                String::from_utf8_lossy(&e)
+            )
+        })?;
     }
     match file {
         Some(path) => load_file(engine, &path).map(|_| ()),
@@ -444,7 +457,11 @@ fn load_file(engine: &Engine, path: &std::path::Path) -> Result<Vec<Vec<u8>>, St
             let _ = staged.set_user(name, &[]);
         }
         if let Err(e) = staged.set_user(name, &rules) {
-            errors.push_str(&format!("{}: {}. ", String::from_utf8_lossy(name), e));
+            errors.push_str(&format!(
+                "{}: {}. ",
+                String::from_utf8_lossy(name),
+                String::from_utf8_lossy(&e)
+            ));
         }
     }
     if !errors.is_empty() {

@@ -5,6 +5,7 @@ use crate::client::ReplyMode;
 use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
+use crate::error::printf_s;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::util::time::now_ms;
 use crate::Error;
@@ -176,10 +177,11 @@ fn parse_hello<'a>(args: &[&'a [u8]]) -> Result<HelloOptions<'a>, Error> {
     }
     while let Some(opt) = a.peek() {
         let syntax_error = || {
-            Error::err(format_args!(
-                "Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(opt)
-            ))
+            Error::concat(&[
+                b"ERR Syntax error in HELLO option '",
+                printf_s(opt, usize::MAX),
+                b"'",
+            ])
         };
         if let Some(user) = a.option("AUTH") {
             // AUTH without both its values is the same syntax error.
@@ -281,10 +283,11 @@ impl ClientType {
         } else if a.flag("MASTER") || a.flag("REPLICA") || a.flag("SLAVE") {
             Ok(ClientType::Replication)
         } else {
-            Err(Error::err(format_args!(
-                "Unknown client type '{}'",
-                String::from_utf8_lossy(name)
-            )))
+            Err(Error::concat(&[
+                b"ERR Unknown client type '",
+                printf_s(name, usize::MAX),
+                b"'",
+            ]))
         }
     }
 
@@ -396,10 +399,11 @@ fn parse_client_kill(ctx: &Ctx, args: &[&[u8]]) -> Result<KillFilters, Error> {
             f.client_type = Some(ClientType::take(&mut a)?);
         } else if let Some(user) = a.option("USER") {
             if ctx.engine.acl().user(user).is_none() {
-                return Err(Error::err(format_args!(
-                    "No such user '{}'",
-                    String::from_utf8_lossy(user)
-                )));
+                return Err(Error::concat(&[
+                    b"ERR No such user '",
+                    printf_s(user, usize::MAX),
+                    b"'",
+                ]));
             }
             f.user = Some(user.to_vec());
         } else if let Some(addr) = a.option("ADDR") {
@@ -511,10 +515,7 @@ fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// end the target's wait on the spot, exclusively of serving and timeout.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 4 {
-        return Err(Error::err(format_args!(
-            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(args[1])
-        )));
+        return Err(super::subcommand_syntax_error(args, "CLIENT"));
     }
     // The reason is checked before the id, as Redis does.
     let mut a = Args::new(&args[3..]);

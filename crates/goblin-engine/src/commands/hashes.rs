@@ -1028,10 +1028,10 @@ pub fn parse_hsetex<'a>(ctx: &Ctx, args: &'a [&'a [u8]]) -> Result<HSetExOptions
             }
             existing = Some(fxx);
         } else {
-            return Err(Error::err(format_args!(
-                "unknown argument: {}",
-                String::from_utf8_lossy(a.next_arg()?)
-            )));
+            return Err(Error::concat(&[
+                b"ERR unknown argument: ",
+                crate::error::printf_s(a.next_arg()?, usize::MAX),
+            ]));
         }
     }
     Err(arity())

@@ -210,10 +210,11 @@ pub fn parse_debug(sub: &[u8]) -> Result<DebugOp, Error> {
     .find(|(n, _)| name.eq_ignore_ascii_case(n.as_bytes()))
     .map(|(_, d)| d)
     .ok_or_else(|| {
-        Error::err(format_args!(
-            "Unknown PFDEBUG subcommand '{}'",
-            String::from_utf8_lossy(name)
-        ))
+        Error::concat(&[
+            b"ERR Unknown PFDEBUG subcommand '",
+            crate::error::printf_s(name, usize::MAX),
+            b"'",
+        ])
     })
 }
 

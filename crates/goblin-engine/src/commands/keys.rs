@@ -39,10 +39,10 @@ pub fn parse_expire_condition(args: &[&[u8]]) -> Result<ExpireCondition, Error> 
         } else if a.flag("LT") {
             c.lt = true;
         } else {
-            return Err(Error::err(format_args!(
-                "Unsupported option {}",
-                String::from_utf8_lossy(opt)
-            )));
+            return Err(Error::concat(&[
+                b"ERR Unsupported option ",
+                crate::error::printf_s(opt, usize::MAX),
+            ]));
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {

@@ -33,10 +33,11 @@ fn latency_history(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let graph = ctx.engine.latency().graph(args[2]).ok_or_else(|| {
-        Error::err(format_args!(
-            "No samples available for event '{}'",
-            String::from_utf8_lossy(args[2])
-        ))
+        Error::concat(&[
+            b"ERR No samples available for event '",
+            crate::error::printf_s(args[2], usize::MAX),
+            b"'",
+        ])
     })?;
     ctx.out.verbatim(graph.as_bytes(), "txt");
     Ok(())

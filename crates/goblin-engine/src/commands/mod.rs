@@ -58,10 +58,13 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
 
 /// Redis's addReplySubcommandSyntaxError.
 pub fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> crate::Error {
-    let sub = String::from_utf8_lossy(&args[1][..args[1].len().min(128)]).into_owned();
-    crate::Error::err(format_args!(
-        "unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
-    ))
+    crate::Error::concat(&[
+        b"ERR unknown subcommand or wrong number of arguments for '",
+        crate::error::printf_s(args[1], 128),
+        b"'. Try ",
+        container.as_bytes(),
+        b" HELP.",
+    ])
 }
 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.

@@ -442,10 +442,10 @@ fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.log_nothing();
     }
     if let Some(err) = target_error {
-        return Err(Error::err(format_args!(
-            "Target instance replied with error: {}",
-            String::from_utf8_lossy(&err)
-        )));
+        return Err(Error::concat(&[
+            b"ERR Target instance replied with error: ",
+            crate::error::printf_s(&err, usize::MAX),
+        ]));
     }
     if let Some(e) = io_error {
         return Err(e);

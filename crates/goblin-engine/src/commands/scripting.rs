@@ -294,10 +294,10 @@ fn parse_function_load<'a>(args: &[&'a [u8]]) -> Result<FunctionLoad<'a>, Error>
         if a.flag("REPLACE") {
             replace = true;
         } else {
-            return Err(Error::err(format_args!(
-                "Unknown option given: {}",
-                String::from_utf8_lossy(opt)
-            )));
+            return Err(Error::concat(&[
+                b"ERR Unknown option given: ",
+                crate::error::printf_s(opt, usize::MAX),
+            ]));
         }
     }
     Ok(FunctionLoad { replace, code })
@@ -346,10 +346,10 @@ fn parse_function_list<'a>(args: &[&'a [u8]]) -> Result<FunctionList<'a>, Error>
                 .map_err(|_| Error::err("library name argument was not given"))?;
             o.pattern = Some(pattern);
         } else {
-            return Err(Error::err(format_args!(
-                "Unknown argument {}",
-                String::from_utf8_lossy(arg)
-            )));
+            return Err(Error::concat(&[
+                b"ERR Unknown argument ",
+                crate::error::printf_s(arg, usize::MAX),
+            ]));
         }
     }
     Ok(o)

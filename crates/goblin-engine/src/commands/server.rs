@@ -232,8 +232,9 @@ fn rusage() -> (f64, f64) {
     (t(ru.ru_stime), t(ru.ru_utime))
 }
 
-/// Builds the INFO text for the requested sections.
-pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
+/// Builds the INFO text for the requested sections. It is bytes: an error
+/// code in errorstats is what the error reply carried, UTF-8 or not.
+pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
     let all = sections.iter().any(|s| s == "all" || s == "everything");
     let default = sections.is_empty() || sections.iter().any(|s| s == "default");
     let wants = |name: &str| {
@@ -414,10 +415,16 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             );
         }
     }
+    // The sections before errorstats, which may hold bytes that are not
+    // UTF-8; `out` goes on with the ones after.
+    let mut text = Vec::new();
     if wants("errorstats") {
         out.push_str("\r\n# Errorstats\r\n");
+        text = std::mem::take(&mut out).into_bytes();
         for (code, n) in engine.stats().errors.lock().iter() {
-            let _ = write!(out, "errorstat_{code}:count={n}\r\n");
+            text.extend_from_slice(b"errorstat_");
+            text.extend_from_slice(code);
+            text.extend_from_slice(format!(":count={n}\r\n").as_bytes());
         }
     }
     if wants("latencystats") {
@@ -440,10 +447,11 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> String {
             }
         }
     }
-    if out.starts_with("\r\n") {
-        out.drain(..2);
+    text.extend_from_slice(out.as_bytes());
+    if text.starts_with(b"\r\n") {
+        text.drain(..2);
     }
-    out
+    text
 }
 
 /// INFO latencystats: the configured percentiles of every command's
@@ -483,7 +491,7 @@ fn info_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .collect();
     let text = info_text(ctx, &sections);
-    ctx.out.verbatim(text.as_bytes(), "txt");
+    ctx.out.verbatim(&text, "txt");
     Ok(())
 }
 
@@ -541,9 +549,21 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
             Ok(())
         }
-        Err((name, reason)) if reason == "unknown" => Err(Error::err(format_args!(
-            "Unknown option or number of arguments for CONFIG SET - '{name}'"
-        ))),
+        Err((_, reason)) if reason == "unknown" => {
+            // The name as the client sent it: the first that names no
+            // parameter (the names before it passed).
+            let name = args[2..]
+                .iter()
+                .step_by(2)
+                .find(|n| crate::config::spec(&String::from_utf8_lossy(n)).is_none())
+                .copied()
+                .unwrap_or_default();
+            Err(Error::concat(&[
+                b"ERR Unknown option or number of arguments for CONFIG SET - '",
+                crate::error::printf_s(name, usize::MAX),
+                b"'",
+            ]))
+        }
         Err((name, reason)) => Err(Error::err(format_args!(
             "CONFIG SET failed (possibly related to argument '{name}') - {reason}"
         ))),
@@ -1231,12 +1251,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .debug_reload(ctx.locks, crate::persist::Reload::Aof)?;
             ctx.out.ok();
         }
-        _ => {
-            return Err(Error::err(format_args!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-                String::from_utf8_lossy(args[1])
-            )))
-        }
+        _ => return Err(super::subcommand_syntax_error(args, "DEBUG")),
     }
     Ok(())
 }

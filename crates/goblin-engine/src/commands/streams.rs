@@ -30,6 +30,7 @@ use crate::command::spec::{
 };
 use crate::command::Ctx;
 use crate::engine::Engine;
+use crate::error::printf_s;
 use crate::keyspace::stream::{
     AppendError, ConsumerGroup, EntryRef, NewId, NodeLimits, Stream, StreamId, Trim, TrimStrategy,
 };
@@ -987,11 +988,13 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
         let last_id = s.as_ref().map(|s| s.entries.last_id);
         if let Some((group, _)) = r.group {
             if !s.is_some_and(|s| s.groups.contains_key(group)) {
-                return Err(Error::raw(format!(
-                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                    lossy(key),
-                    lossy(group)
-                )));
+                return Err(Error::concat(&[
+                    b"NOGROUP No such key '",
+                    printf_s(key, usize::MAX),
+                    b"' or consumer group '",
+                    printf_s(group, usize::MAX),
+                    b"' in XREADGROUP with GROUP option",
+                ]));
             }
         }
         let raw_id = *id_arg;
@@ -1237,11 +1240,13 @@ fn xreadgroup_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // XGROUP and XSETID.
 
 fn nogroup_for_key(group: &[u8], key: &[u8]) -> Error {
-    Error::raw(format!(
-        "NOGROUP No such consumer group '{}' for key name '{}'",
-        lossy(group),
-        lossy(key)
-    ))
+    Error::concat(&[
+        b"NOGROUP No such consumer group '",
+        printf_s(group, usize::MAX),
+        b"' for key name '",
+        printf_s(key, usize::MAX),
+        b"'",
+    ])
 }
 
 /// CREATE's and SETID's ID argument: `$` (the stream's last ID) or an ID,
@@ -1487,11 +1492,13 @@ fn xsetid_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // XACK, XPENDING, XCLAIM, XAUTOCLAIM.
 
 fn nogroup(key: &[u8], group: &[u8]) -> Error {
-    Error::raw(format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        lossy(key),
-        lossy(group)
-    ))
+    Error::concat(&[
+        b"NOGROUP No such key '",
+        printf_s(key, usize::MAX),
+        b"' or consumer group '",
+        printf_s(group, usize::MAX),
+        b"'",
+    ])
 }
 
 /// XACK key group id...
@@ -1653,10 +1660,11 @@ fn parse_claim_options(args: &mut Args, now: i64) -> Result<ClaimOptions, Error>
         } else if let Some(id) = args.option("LASTID") {
             o.last_id = parse_strict_id(id, 0)?;
         } else {
-            return Err(Error::err(format_args!(
-                "Unrecognized XCLAIM option '{}'",
-                lossy(args.next_arg()?)
-            )));
+            return Err(Error::concat(&[
+                b"ERR Unrecognized XCLAIM option '",
+                printf_s(args.next_arg()?, usize::MAX),
+                b"'",
+            ]));
         }
     }
     // A delivery time in the future or before the epoch is taken as now:

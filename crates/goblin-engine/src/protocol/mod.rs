@@ -10,4 +10,4 @@ pub mod value;
 
 pub use parser::{split_args, Parsed, RequestParser};
 pub use reply::{Deferred, ReplyWriter};
-pub use value::{DecodeError, Reply};
+pub use value::{DecodeError, ErrorText, Reply};

@@ -23,8 +23,9 @@ pub enum Parsed {
     Empty,
     /// More bytes are needed.
     Incomplete,
-    /// A protocol error: reply with this text, then close the connection.
-    Error(String),
+    /// A protocol error: reply with this text (after "ERR "), then close
+    /// the connection. Bytes: it may quote a byte of the input.
+    Error(Vec<u8>),
 }
 
 #[derive(Default)]
@@ -199,10 +200,14 @@ impl RequestParser {
                         return Parsed::Incomplete;
                     }
                     if buf[self.pos] != b'$' {
-                        return Parsed::Error(format!(
-                            "Protocol error: expected '$', got '{}'",
-                            buf[self.pos] as char
-                        ));
+                        return Parsed::Error(
+                            [
+                                b"Protocol error: expected '$', got '",
+                                &buf[self.pos..=self.pos],
+                                b"'",
+                            ]
+                            .concat(),
+                        );
                     }
                     let len = match len {
                         Some(n) if n >= 0 && (n as u64) <= self.max_bulk_len => n as usize,
@@ -405,7 +410,7 @@ mod tests {
                 }
                 Parsed::Empty => {}
                 Parsed::Incomplete => return (cmds, None),
-                Parsed::Error(e) => return (cmds, Some(e)),
+                Parsed::Error(e) => return (cmds, Some(String::from_utf8_lossy(&e).into_owned())),
             }
         }
     }
@@ -436,6 +441,20 @@ mod tests {
             }
         }
         assert_eq!(found, 1);
+    }
+
+    #[test]
+    fn expected_dollar_quotes_the_byte_unchanged() {
+        let mut p = RequestParser::new(512 * 1024 * 1024);
+        let input = b"*1\r\n\xff3\r\nfoo\r\n";
+        let mut seen = None;
+        for _ in 0..4 {
+            if let Parsed::Error(e) = p.parse(input, false) {
+                seen = Some(e);
+                break;
+            }
+        }
+        assert_eq!(seen.unwrap(), b"Protocol error: expected '$', got '\xff'");
     }
 
     #[test]

@@ -23,12 +23,23 @@ pub struct ReplyWriter {
     /// into EXEC's reply and count them themselves, once.
     pub errors_noted: u64,
     pub uncounted_noted: u64,
-    /// The code of the last error (text up to the first space), for INFO errorstats.
-    pub last_error_code: Option<String>,
+    /// The code of the last error (see `error_code`), for INFO errorstats.
+    pub last_error_code: Option<Vec<u8>>,
     /// Ranges of `buf` written as pushes (Pub/Sub messages and
     /// confirmations) since the last `discard_from`: CLIENT REPLY OFF and
     /// SKIP drop a command's reply but never these (Redis's CLIENT_PUSHING).
     push_marks: Vec<(usize, usize)>,
+}
+
+/// The code an error text is counted under in INFO errorstats, as
+/// Redis's afterErrorReply finds it: the text up to its first space when
+/// that space is among the first 31 bytes (32 with the '-'), "ERR"
+/// otherwise. A '\r' or '\n' counts as the space it is written as.
+pub fn error_code(text: &[u8]) -> &[u8] {
+    match memchr::memchr3(b' ', b'\r', b'\n', &text[..text.len().min(31)]) {
+        Some(end) => &text[..end],
+        None => b"ERR",
+    }
 }
 
 /// A position in the buffer where an aggregate header will be inserted
@@ -74,47 +85,51 @@ impl ReplyWriter {
         self.buf.extend_from_slice(b"+OK\r\n");
     }
 
-    pub fn simple(&mut self, s: &str) {
+    pub fn simple(&mut self, s: impl AsRef<[u8]>) {
         self.buf.push(b'+');
-        self.line_text(s);
+        self.line_text(s.as_ref());
         self.buf.extend_from_slice(b"\r\n");
     }
 
     /// The text of a status or error line, which cannot carry newlines
     /// (Redis replaces them with spaces); copied whole when it has none,
-    /// the common case.
+    /// the common case. Every other byte goes out unchanged.
     #[inline]
-    fn line_text(&mut self, s: &str) {
-        if memchr::memchr2(b'\r', b'\n', s.as_bytes()).is_none() {
-            self.buf.extend_from_slice(s.as_bytes());
+    fn line_text(&mut self, s: &[u8]) {
+        if memchr::memchr2(b'\r', b'\n', s).is_none() {
+            self.buf.extend_from_slice(s);
         } else {
             self.buf.extend(
-                s.bytes()
-                    .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+                s.iter()
+                    .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
             );
         }
     }
 
     /// An error reply. `msg` is the whole text after the '-', starting with
     /// its code: "ERR syntax error", "WRONGTYPE Operation against...".
-    pub fn error(&mut self, msg: &str) {
+    pub fn error(&mut self, msg: impl AsRef<[u8]>) {
+        let msg = msg.as_ref();
         self.errors += 1;
         self.buf.push(b'-');
         self.line_text(msg);
         self.buf.extend_from_slice(b"\r\n");
-        let code = msg.split(' ').next().unwrap_or("ERR");
-        self.last_error_code = Some(code.to_string());
+        let code = error_code(msg);
+        match &mut self.last_error_code {
+            Some(last) => {
+                last.clear();
+                last.extend_from_slice(code);
+            }
+            None => self.last_error_code = Some(code.to_vec()),
+        }
     }
 
     /// An error reply already counted in the error statistics (see
     /// `errors_uncounted`).
-    pub fn error_uncounted(&mut self, msg: &str) {
+    pub fn error_uncounted(&mut self, msg: impl AsRef<[u8]>) {
         self.errors_uncounted += 1;
         self.buf.push(b'-');
-        self.buf.extend(
-            msg.bytes()
-                .map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.line_text(msg.as_ref());
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -327,5 +342,40 @@ impl ReplyWriter {
 
     pub fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_go_out_with_their_bytes_and_newlines_as_spaces() {
+        let mut w = ReplyWriter::new(2);
+        w.error(b"ERR \xff\xfe");
+        w.error(b"\xff\r\n\xfe x");
+        w.error_uncounted(b"ERR a\r\nb");
+        w.simple(b"\xff\n");
+        assert_eq!(
+            w.buf,
+            b"-ERR \xff\xfe\r\n-\xff  \xfe x\r\n-ERR a  b\r\n+\xff \r\n".as_slice()
+        );
+        assert_eq!(w.errors, 2);
+        assert_eq!(w.errors_uncounted, 1);
+        assert_eq!(w.last_error_code.as_deref(), Some(b"\xff".as_slice()));
+    }
+
+    #[test]
+    fn error_code_is_redis_s() {
+        assert_eq!(error_code(b"WRONGTYPE Operation"), b"WRONGTYPE");
+        assert_eq!(error_code(b"\xff\xfe x"), b"\xff\xfe");
+        assert_eq!(error_code(b"\xff\r\nx"), b"\xff");
+        assert_eq!(error_code(b"NOSPACE"), b"ERR");
+        assert_eq!(error_code(b" x"), b"");
+        // The space must be among the first 32 bytes of "-CODE ...".
+        let thirty = [b"B".repeat(30), b" x".to_vec()].concat();
+        assert_eq!(error_code(&thirty), &thirty[..30]);
+        let thirty_one = [b"C".repeat(31), b" x".to_vec()].concat();
+        assert_eq!(error_code(&thirty_one), b"ERR");
     }
 }

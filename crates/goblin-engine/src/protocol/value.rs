@@ -6,7 +6,7 @@ use std::fmt;
 #[derive(Clone, PartialEq)]
 pub enum Reply {
     Status(String),
-    Error(String),
+    Error(ErrorText),
     Int(i64),
     Bulk(Vec<u8>),
     /// RESP2 null bulk / null array, RESP3 null.
@@ -92,6 +92,131 @@ impl Reply {
     }
 }
 
+/// The text of an error reply after the '-', code first (`ERR syntax
+/// error`), exactly as the server sent it. It is usually UTF-8, but not
+/// always: Redis echoes a client's bytes into its errors unchanged (an
+/// unknown command's name, a script's `redis.error_reply` text), so the
+/// text is bytes. `Display` shows it with U+FFFD for bytes that are not
+/// UTF-8; [`ErrorText::as_bytes`] gives it whole.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct ErrorText(Vec<u8>);
+
+impl ErrorText {
+    pub fn new(text: impl Into<Vec<u8>>) -> ErrorText {
+        ErrorText(text.into())
+    }
+
+    /// The text as the server sent it.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The text when it is UTF-8.
+    pub fn to_str(&self) -> Result<&str, std::str::Utf8Error> {
+        std::str::from_utf8(&self.0)
+    }
+
+    /// The text, with U+FFFD for bytes that are not UTF-8.
+    pub fn to_string_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+
+    /// The error code: the text up to its first space (`ERR`, `WRONGTYPE`,
+    /// `NOSCRIPT`...).
+    pub fn code(&self) -> &[u8] {
+        let end = memchr::memchr(b' ', &self.0).unwrap_or(self.0.len());
+        &self.0[..end]
+    }
+
+    pub fn starts_with(&self, prefix: impl AsRef<[u8]>) -> bool {
+        self.0.starts_with(prefix.as_ref())
+    }
+
+    pub fn contains(&self, part: impl AsRef<[u8]>) -> bool {
+        let part = part.as_ref();
+        part.is_empty() || self.0.windows(part.len()).any(|w| w == part)
+    }
+}
+
+impl fmt::Display for ErrorText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_lossy())
+    }
+}
+
+impl fmt::Debug for ErrorText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_str() {
+            Ok(s) => write!(f, "{s:?}"),
+            Err(_) => write!(f, "b\"{}\"", self.0.escape_ascii()),
+        }
+    }
+}
+
+impl AsRef<[u8]> for ErrorText {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&str> for ErrorText {
+    fn from(s: &str) -> ErrorText {
+        ErrorText(s.as_bytes().to_vec())
+    }
+}
+
+impl From<String> for ErrorText {
+    fn from(s: String) -> ErrorText {
+        ErrorText(s.into_bytes())
+    }
+}
+
+impl From<Vec<u8>> for ErrorText {
+    fn from(b: Vec<u8>) -> ErrorText {
+        ErrorText(b)
+    }
+}
+
+impl From<&[u8]> for ErrorText {
+    fn from(b: &[u8]) -> ErrorText {
+        ErrorText(b.to_vec())
+    }
+}
+
+impl PartialEq<str> for ErrorText {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for ErrorText {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<String> for ErrorText {
+    fn eq(&self, other: &String) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<[u8]> for ErrorText {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&[u8]> for ErrorText {
+    fn eq(&self, other: &&[u8]) -> bool {
+        self.0 == *other
+    }
+}
+
 fn line<'a>(buf: &'a [u8], pos: &mut usize) -> Result<&'a [u8], DecodeError> {
     let start = *pos;
     let rel = memchr::memchr(b'\r', &buf[start..]).ok_or(DecodeError::Incomplete)?;
@@ -124,7 +249,7 @@ fn decode_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Reply, DecodeE
     let l = line(buf, pos)?;
     Ok(match kind {
         b'+' => Reply::Status(text(l)),
-        b'-' => Reply::Error(text(l)),
+        b'-' => Reply::Error(ErrorText(l.to_vec())),
         b':' => Reply::Int(int_of(l)?),
         b'_' => Reply::Nil,
         b'#' => Reply::Bool(l == b"t"),

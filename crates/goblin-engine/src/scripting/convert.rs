@@ -321,11 +321,10 @@ pub unsafe fn error_info(l: *mut lua_State) -> ErrorInfo {
 /// Writes an error reply "-<text>", newlines made spaces; `counted` errors
 /// were already counted by the command that raised them.
 pub fn write_error(out: &mut ReplyWriter, text: &[u8], counted: bool) {
-    let text = String::from_utf8_lossy(text);
     if counted {
-        out.error_uncounted(&text);
+        out.error_uncounted(text);
     } else {
-        out.error(&text);
+        out.error(text);
     }
 }
 
@@ -342,7 +341,7 @@ unsafe fn write_table(l: *mut lua_State, out: &mut ReplyWriter, resp: u8, depth:
     pop(l, 1);
     // Status reply.
     if rawget_str(l, t, "ok") == ffi::LUA_TSTRING {
-        out.simple(&String::from_utf8_lossy(to_bytes(l, -1).unwrap_or(b"")));
+        out.simple(to_bytes(l, -1).unwrap_or(b""));
         ffi::lua_settop(l, t - 1);
         return;
     }

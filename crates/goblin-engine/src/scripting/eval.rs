@@ -8,6 +8,7 @@ use super::lua::*;
 use super::{sandbox, RunInfo};
 use crate::client::ClientRegistry;
 use crate::command::Ctx;
+use crate::error::printf_s;
 use crate::Error;
 use mlua::ffi::{self, lua_State};
 use std::collections::HashMap;
@@ -70,30 +71,30 @@ impl ScriptFlags {
 
 /// Redis's evalExtractShebangFlags: the flags of a script and the length
 /// of its shebang line (0 without one).
-pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), Error> {
     if !body.starts_with(b"#!") {
         return Ok((ScriptFlags(ScriptFlags::EVAL_COMPAT_MODE), 0));
     }
     let Some(end) = memchr::memchr(b'\n', body) else {
-        return Err("Invalid script shebang".into());
+        return Err(Error::err("Invalid script shebang"));
     };
     let parts = match crate::protocol::split_args(&body[..end]) {
         Some(p) if !p.is_empty() => p,
-        _ => return Err("Invalid engine in script shebang".into()),
+        _ => return Err(Error::err("Invalid engine in script shebang")),
     };
     if parts[0] != b"#!lua" {
-        return Err(format!(
-            "Unexpected engine in script shebang: {}",
-            String::from_utf8_lossy(&parts[0])
-        ));
+        return Err(Error::concat(&[
+            b"ERR Unexpected engine in script shebang: ",
+            printf_s(&parts[0], usize::MAX),
+        ]));
     }
     let mut flags = 0;
     for part in &parts[1..] {
         let Some(list) = part.strip_prefix(b"flags=") else {
-            return Err(format!(
-                "Unknown lua shebang option: {}",
-                String::from_utf8_lossy(part)
-            ));
+            return Err(Error::concat(&[
+                b"ERR Unknown lua shebang option: ",
+                printf_s(part, usize::MAX),
+            ]));
         };
         if list.is_empty() {
             continue;
@@ -105,10 +106,10 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
             {
                 Some((f, _)) => flags |= f,
                 None => {
-                    return Err(format!(
-                        "Unexpected flag in script shebang: {}",
-                        String::from_utf8_lossy(name)
-                    ))
+                    return Err(Error::concat(&[
+                        b"ERR Unexpected flag in script shebang: ",
+                        printf_s(name, usize::MAX),
+                    ]))
                 }
             }
         }
@@ -131,7 +132,7 @@ impl Script {
     /// Reads a script's shebang and looks at its code; the code is not
     /// compiled here.
     pub fn new(body: &[u8]) -> Result<Script, Error> {
-        let (flags, shebang_len) = parse_shebang(body).map_err(Error::err)?;
+        let (flags, shebang_len) = parse_shebang(body)?;
         Ok(Script {
             body: body.to_vec(),
             flags,
@@ -189,10 +190,10 @@ impl EvalVm {
             // Keep the shebang's newline so line numbers stay right.
             let code = &script.body[script.shebang_len..];
             if let Err(msg) = load_text(l, code, c"@user_script") {
-                return Err(Error::err(format_args!(
-                    "Error compiling script (new function): {}",
-                    String::from_utf8_lossy(&msg)
-                )));
+                return Err(Error::concat(&[
+                    b"ERR Error compiling script (new function): ",
+                    printf_s(&msg, usize::MAX),
+                ]));
             }
             ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
         };
@@ -415,25 +416,29 @@ unsafe fn run_here(
         }
         if status != 0 {
             if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
-                let msg = to_bytes(l, -1)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| "execution failure".into());
-                let msg: String = msg.chars().take(100).collect();
-                ctx.out
-                    .error(&format!("ERR Error running script {}, {}", inv.name, msg));
+                // addReplyErrorFormat's "Error running script %s, %.100s\n",
+                // the newlines at the end trimmed.
+                let msg = to_bytes(l, -1).unwrap_or(b"execution failure");
+                let mut text = format!("ERR Error running script {}, ", inv.name).into_bytes();
+                text.extend_from_slice(printf_s(msg, 100));
+                while let Some(b'\r' | b'\n') = text.last() {
+                    text.pop();
+                }
+                ctx.out.error(&text);
             } else {
+                // "-%s script: %s, on %s:%s." of C strings: each part up
+                // to a NUL.
                 let info = convert::error_info(l);
-                let mut text = info.msg.unwrap_or_else(|| b"ERR unknown error".to_vec());
+                let msg = info.msg.unwrap_or_else(|| b"ERR unknown error".to_vec());
+                let mut text = printf_s(&msg, usize::MAX).to_vec();
                 if let (Some(source), Some(line)) = (&info.source, &info.line) {
-                    text.extend_from_slice(
-                        format!(
-                            " script: {}, on {}:{}.",
-                            inv.name,
-                            String::from_utf8_lossy(source),
-                            String::from_utf8_lossy(line)
-                        )
-                        .as_bytes(),
-                    );
+                    text.extend_from_slice(b" script: ");
+                    text.extend_from_slice(inv.name.as_bytes());
+                    text.extend_from_slice(b", on ");
+                    text.extend_from_slice(printf_s(source, usize::MAX));
+                    text.push(b':');
+                    text.extend_from_slice(printf_s(line, usize::MAX));
+                    text.push(b'.');
                 }
                 convert::write_error(ctx.out, &text, info.counted);
             }

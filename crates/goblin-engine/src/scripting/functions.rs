@@ -14,6 +14,7 @@ use super::host::{Host, VmKind};
 use super::lua::*;
 use super::sandbox;
 use crate::client::ClientRegistry;
+use crate::error::printf_s;
 use crate::Error;
 use mlua::ffi::{self, lua_State};
 use std::collections::HashMap;
@@ -220,10 +221,10 @@ impl FunctionVm {
         let result = unsafe {
             set_globals_index(l, (*hp).globals_mt_ref, (*hp).lib_api_ref);
             let r = match load_text(l, &code[meta.body_start..], c"@user_function") {
-                Err(msg) => Err(Error::err(format_args!(
-                    "Error compiling function: {}",
-                    String::from_utf8_lossy(&msg)
-                ))),
+                Err(msg) => Err(Error::concat(&[
+                    b"ERR Error compiling function: ",
+                    printf_s(&msg, usize::MAX),
+                ])),
                 Ok(()) => {
                     (*hp).loading = &mut load;
                     ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKCOUNT, 100_000);
@@ -233,10 +234,10 @@ impl FunctionVm {
                     if status != 0 {
                         let info = super::convert::error_info(l);
                         pop(l, 1);
-                        Err(Error::err(format_args!(
-                            "Error registering functions: {}",
-                            String::from_utf8_lossy(&info.msg.unwrap_or_default())
-                        )))
+                        Err(Error::concat(&[
+                            b"ERR Error registering functions: ",
+                            printf_s(&info.msg.unwrap_or_default(), usize::MAX),
+                        ]))
                     } else {
                         Ok(())
                     }
@@ -432,7 +433,7 @@ fn parse_metadata(code: &[u8]) -> Result<Metadata, Error> {
         Some(p) if !p.is_empty() => p,
         _ => return Err(Error::err("Invalid library metadata")),
     };
-    let engine = String::from_utf8_lossy(&parts[0][2..]).into_owned();
+    let engine = &parts[0][2..];
     let mut name: Option<Vec<u8>> = None;
     for part in &parts[1..] {
         if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
@@ -444,10 +445,10 @@ fn parse_metadata(code: &[u8]) -> Result<Metadata, Error> {
             name = Some(part[5..].to_vec());
             continue;
         }
-        return Err(Error::err(format_args!(
-            "Invalid metadata value given: {}",
-            String::from_utf8_lossy(part)
-        )));
+        return Err(Error::concat(&[
+            b"ERR Invalid metadata value given: ",
+            printf_s(part, usize::MAX),
+        ]));
     }
     let Some(name) = name else {
         return Err(Error::err("Library name was not given"));
@@ -455,8 +456,8 @@ fn parse_metadata(code: &[u8]) -> Result<Metadata, Error> {
     if !valid_name(&name) {
         return Err(Error::err(NAME_ERROR));
     }
-    if !engine.eq_ignore_ascii_case("lua") {
-        return Err(Error::err(format_args!("Engine '{engine}' not found")));
+    if !engine.eq_ignore_ascii_case(b"lua") {
+        return Err(Error::concat(&[b"ERR Engine '", engine, b"' not found"]));
     }
     Ok(Metadata {
         name: String::from_utf8_lossy(&name).into_owned(),

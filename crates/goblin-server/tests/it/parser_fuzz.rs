@@ -5,7 +5,7 @@ use crate::common::{resp, TestServer};
 use goblin_engine::protocol::{Parsed, RequestParser};
 use proptest::prelude::*;
 
-fn drive(parser: &mut RequestParser, input: &[u8]) -> Option<String> {
+fn drive(parser: &mut RequestParser, input: &[u8]) -> Option<Vec<u8>> {
     let mut pos_guard = 0;
     loop {
         pos_guard += 1;

@@ -32,12 +32,12 @@ impl Embedded {
             .call(argv, |buf| Reply::decode(buf).map(|(r, _)| r))
             .await
             .map_err(|e| match e {
-                StoreError::Reply(text) => Error::from_reply(&text),
+                StoreError::Reply(text) => Error::from_reply(&text.to_string_lossy()),
                 other => Error::Server(other.to_string()),
             })?
             .map_err(|e| Error::Server(format!("undecodable reply ({e:?})")))?;
         match decoded {
-            Reply::Error(text) => Err(Error::from_reply(&text)),
+            Reply::Error(text) => Err(Error::from_reply(&text.to_string_lossy())),
             reply => Ok(reply),
         }
     }

@@ -39,11 +39,9 @@ impl Raw {
                 }
                 match cmd.query_async::<redis::Value>(&mut conn).await {
                     Ok(v) => from_value(v),
-                    Err(e) if e.code().is_some() => Reply::Error(format!(
-                        "{} {}",
-                        e.code().unwrap(),
-                        e.detail().unwrap_or("")
-                    )),
+                    Err(e) if e.code().is_some() => Reply::Error(
+                        format!("{} {}", e.code().unwrap(), e.detail().unwrap_or("")).into(),
+                    ),
                     Err(e) => panic!("transport error: {e}"),
                 }
             }
