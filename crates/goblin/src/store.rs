@@ -100,6 +100,15 @@ const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
 /// // An error reply is an `Err`, with Redis's text.
 /// let err = store.execute(["INCR", "greeting"]).await.unwrap_err();
 /// assert_eq!(err.to_string(), "ERR value is not an integer or out of range");
+///
+/// // Its text is bytes: errors quote what they were given, as it was.
+/// match store.execute([b"\xff".as_slice()]).await {
+///     Err(goblin::Error::Reply(text)) => assert_eq!(
+///         text.as_bytes(),
+///         b"ERR unknown command '\xff', with args beginning with: "
+///     ),
+///     other => panic!("{other:?}"),
+/// }
 /// # Ok(())
 /// # }
 /// ```

@@ -16,6 +16,7 @@ mod goblin_support;
 mod acl;
 mod behaviour;
 mod blocking;
+mod error_bytes;
 mod geo;
 mod goblin_bad_input;
 mod goblin_differential;

@@ -1,7 +1,7 @@
 //! `Store::execute`: the server's semantics in-process, one fresh client
 //! per call, and blocking commands that wait without blocking the caller.
 
-use goblin::{Error, Reply, Store};
+use goblin::{Error, ErrorText, Reply, Store};
 use std::time::Duration;
 
 fn bulk(s: &str) -> Reply {
@@ -367,4 +367,41 @@ async fn a_store_that_stops_its_log_leaves_another_stores_expiries_logged() {
     drop((a, b));
     std::fs::remove_dir_all(&dir_a).unwrap();
     std::fs::remove_dir_all(&dir_b).unwrap();
+}
+
+#[tokio::test]
+async fn error_replies_keep_bytes_that_are_not_utf8() {
+    let store = Store::open_in_memory();
+    match store.execute([b"\xff".as_slice(), b"a\xfe"]).await {
+        Err(Error::Reply(text)) => {
+            assert_eq!(
+                text.as_bytes(),
+                b"ERR unknown command '\xff', with args beginning with: 'a\xfe' "
+            );
+            assert_eq!(text.code(), b"ERR");
+            assert!(text.to_str().is_err());
+            // Display is lossy.
+            assert_eq!(
+                text.to_string(),
+                "ERR unknown command '\u{fffd}', with args beginning with: 'a\u{fffd}' "
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // An error inside an array stays an element, with its bytes.
+    let reply = store
+        .execute([
+            b"EVAL".as_slice(),
+            b"return {1, redis.error_reply('\xff\xfe')}",
+            b"0",
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        reply,
+        Reply::Array(vec![
+            Reply::Int(1),
+            Reply::Error(ErrorText::new(b"ERR \xff\xfe".to_vec()))
+        ])
+    );
 }
