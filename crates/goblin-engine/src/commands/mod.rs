@@ -70,7 +70,7 @@ pub fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> crate::Error 
 /// Redis's addReplyHelp: a header line, the given lines, and HELP.
 pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
     ctx.out.array(lines.len() + 3);
-    ctx.out.simple(&format!(
+    ctx.out.simple(format!(
         "{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     ));
     for l in lines {

@@ -739,7 +739,7 @@ fn reply_command_info(ctx: &mut Ctx, id: usize) {
     let cats = spec.acl_categories();
     ctx.out.set(cats.len());
     for c in cats {
-        ctx.out.simple(&format!("@{c}"));
+        ctx.out.simple(format!("@{c}"));
     }
     ctx.out.set(spec.tips.len());
     for t in spec.tips {
@@ -1154,8 +1154,8 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             for key in keys {
                 let d = ctx.peek(key).map(value_digest);
                 match d {
-                    Some(d) => ctx.out.simple(&hex(&d)),
-                    None => ctx.out.simple(&"0".repeat(40)),
+                    Some(d) => ctx.out.simple(hex(&d)),
+                    None => ctx.out.simple("0".repeat(40)),
                 }
             }
         }

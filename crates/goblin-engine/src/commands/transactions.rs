@@ -138,7 +138,7 @@ fn exec_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
                     "no permission to access one of the channels used as arguments"
                 }
             };
-            ctx.out.error(&format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"));
+            ctx.out.error(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"));
             continue;
         }
         ctx.engine.call(
