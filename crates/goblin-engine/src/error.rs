@@ -55,6 +55,18 @@ impl Error {
         Error(Cow::Owned(parts.concat()))
     }
 
+    /// `Error::concat` for a text Redis writes with addReplyErrorFormat,
+    /// which trims the newlines at its end (a client's argument spliced
+    /// last may end with some); those inside become spaces as in any
+    /// error.
+    pub fn concat_trimmed(parts: &[&[u8]]) -> Error {
+        let mut text = parts.concat();
+        while let Some(b'\r' | b'\n') = text.last() {
+            text.pop();
+        }
+        Error(Cow::Owned(text))
+    }
+
     /// Redis's addReplyErrorArity text.
     pub fn arity(fullname: &str) -> Error {
         Error::err(format_args!(
@@ -134,6 +146,10 @@ mod tests {
             b"X \x00"
         );
         assert!(matches!(Error::WRONGTYPE.0, Cow::Borrowed(_)));
+        assert_eq!(
+            Error::concat_trimmed(&[b"ERR Unsupported option ", b"x\r\ny\n\r\n"]).bytes(),
+            b"ERR Unsupported option x\r\ny"
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub fn parse_expire_condition(args: &[&[u8]]) -> Result<ExpireCondition, Error> 
         } else if a.flag("LT") {
             c.lt = true;
         } else {
-            return Err(Error::concat(&[
+            return Err(Error::concat_trimmed(&[
                 b"ERR Unsupported option ",
                 crate::error::printf_s(opt, usize::MAX),
             ]));

@@ -442,7 +442,7 @@ fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.log_nothing();
     }
     if let Some(err) = target_error {
-        return Err(Error::concat(&[
+        return Err(Error::concat_trimmed(&[
             b"ERR Target instance replied with error: ",
             crate::error::printf_s(&err, usize::MAX),
         ]));

@@ -294,7 +294,7 @@ fn parse_function_load<'a>(args: &[&'a [u8]]) -> Result<FunctionLoad<'a>, Error>
         if a.flag("REPLACE") {
             replace = true;
         } else {
-            return Err(Error::concat(&[
+            return Err(Error::concat_trimmed(&[
                 b"ERR Unknown option given: ",
                 crate::error::printf_s(opt, usize::MAX),
             ]));

@@ -255,6 +255,29 @@ fn newlines_inside_an_error_text_become_spaces() {
 }
 
 #[test]
+fn newlines_ending_a_formatted_error_are_trimmed() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    // addReplyErrorFormat trims them...
+    exchange(
+        &mut c,
+        &resp(&[b"EXPIRE", b"k", b"10", b"x\r\n"]),
+        b"-ERR Unsupported option x\r\n",
+    );
+    exchange(
+        &mut c,
+        &resp(&[b"FUNCTION", b"LOAD", b"x\r\n", b"y"]),
+        b"-ERR Unknown option given: x\r\n",
+    );
+    // ... addReplyErrorSdsSafe does not.
+    exchange(
+        &mut c,
+        &resp(&[b"FUNCTION", b"LIST", b"x\r\n"]),
+        b"-ERR Unknown argument x  \r\n",
+    );
+}
+
+#[test]
 fn errorstats_count_codes_that_are_not_utf8() {
     let s = TestServer::start();
     let mut c = s.raw();
