@@ -1020,6 +1020,16 @@ impl Session {
         self.state.info.mailbox.drain_into(&mut self.out)
     }
 
+    /// Answers a protocol error, "ERR " and `text` (the parser's), before
+    /// the connection closes; counted in the error statistics, as Redis's
+    /// addReplyErrorFormat counts it.
+    pub fn protocol_error(&mut self, text: &[u8]) {
+        let stats = self.engine.stats.local();
+        self.out.error([b"ERR ".as_slice(), text].concat());
+        self.out.errors_noted = self.out.errors;
+        self.engine.note_errors(&stats, &self.out, 1);
+    }
+
     /// Whether the client must authenticate before running commands (the
     /// parser then applies Redis's stricter limits).
     pub fn auth_required(&self) -> bool {

@@ -281,7 +281,7 @@ impl Connection {
                     Parsed::Empty => {}
                     Parsed::Incomplete => break Turn::NeedInput { commands },
                     Parsed::Error(e) => {
-                        self.session.out.error([b"ERR ".as_slice(), &e].concat());
+                        self.session.protocol_error(&e);
                         break Turn::Close;
                     }
                 }

@@ -372,4 +372,11 @@ fn protocol_error_quotes_the_byte_it_found() {
         b"-ERR Protocol error: expected '$', got '\xff'\r\n",
     );
     assert!(c.is_closed());
+    // Counted as an error reply, as in Redis.
+    let mut c = s.raw();
+    exchange(
+        &mut c,
+        &resp(&[b"INFO", b"errorstats"]),
+        b"$37\r\n# Errorstats\r\nerrorstat_ERR:count=1\r\n\r\n",
+    );
 }
