@@ -17,7 +17,7 @@
 //! frame that a raise unwinds.
 
 use mlua::ffi::{self, lua_State};
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 pub use mlua::ffi::lua_CFunction;
 
@@ -42,8 +42,56 @@ pub fn with_script_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(SCRIPT_STACK, SCRIPT_STACK + (1 << 20), f)
 }
 
-/// An owned Lua state (closed on drop).
-pub struct LuaState(*mut lua_State);
+/// The most memory one interpreter may hold: an allocation that would take
+/// it past this fails, and Lua raises "not enough memory" in the script
+/// (a C function such as `string.rep` or `gsub` building gigabytes inside
+/// one call cannot be stopped any other way: no hook runs inside it).
+/// Redis has no such bound; 1 GiB is the bound Redis puts on one client's
+/// query buffer (client-query-buffer-limit), twice the largest value a
+/// command accepts (proto-max-bulk-len): a script may hold the largest
+/// value and build a copy of it. It also bounds how long a runaway call
+/// stalls the server: building 1 GiB one byte at a time takes seconds.
+pub const MEMORY_LIMIT: usize = 1 << 30;
+
+/// What an interpreter's allocator keeps (its `ud`): the bytes the state
+/// holds and its bound. The state is only ever used by one thread at a
+/// time, so plain fields.
+struct Budget {
+    used: usize,
+    limit: usize,
+}
+
+/// The interpreters' allocator (a `lua_Alloc`): the C library's, as
+/// `luaL_newstate`'s (so Lua's memory stays out of the server's allocator
+/// figures, as in Redis), counting what the state holds and refusing to
+/// grow it past its bound. Lua then raises its memory error (LUA_ERRMEM),
+/// which unwinds to the nearest `lua_pcall` like any error.
+unsafe extern "C" fn budget_alloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    let b = &mut *(ud as *mut Budget);
+    // Lua passes osize 0 with a null block.
+    let osize = if ptr.is_null() { 0 } else { osize };
+    if nsize == 0 {
+        libc::free(ptr);
+        b.used -= osize;
+        return std::ptr::null_mut();
+    }
+    if nsize > osize && nsize - osize > b.limit.saturating_sub(b.used) {
+        return std::ptr::null_mut();
+    }
+    let p = libc::realloc(ptr, nsize);
+    if !p.is_null() {
+        b.used = b.used - osize + nsize;
+    }
+    p
+}
+
+/// An owned Lua state (closed on drop) with its memory count and bound.
+pub struct LuaState(*mut lua_State, *mut Budget);
 
 // SAFETY: a Lua state has no thread affinity; the host only ever uses it
 // from one thread at a time (behind the scripting mutex).
@@ -57,11 +105,21 @@ impl Default for LuaState {
 
 impl LuaState {
     pub fn new() -> LuaState {
-        // SAFETY: luaL_newstate has no preconditions; a null return means
-        // out of memory at startup, where stopping is all one can do.
-        let l = unsafe { ffi::luaL_newstate() };
+        LuaState::with_limit(MEMORY_LIMIT)
+    }
+
+    /// A state that may hold at most `limit` bytes.
+    pub fn with_limit(limit: usize) -> LuaState {
+        let budget = Box::into_raw(Box::new(Budget { used: 0, limit }));
+        // SAFETY: the allocator and its data outlive the state (freed
+        // after lua_close). A null return means out of memory at startup,
+        // where stopping is all one can do.
+        let l = unsafe { ffi::lua_newstate(budget_alloc, budget.cast()) };
         assert!(!l.is_null(), "cannot create a Lua state");
-        LuaState(l)
+        // SAFETY: as luaL_newstate does: an error outside any lua_pcall
+        // reports and aborts rather than jumping nowhere.
+        unsafe { ffi::lua_atpanic(l, at_panic) };
+        LuaState(l, budget)
     }
 
     #[inline]
@@ -69,21 +127,54 @@ impl LuaState {
         self.0
     }
 
-    /// Bytes of memory the state uses (Redis's luaMemory).
+    /// Bytes of memory the state holds (Redis's luaMemory): the
+    /// allocator's count, read without entering Lua.
+    #[inline]
     pub fn memory(&self) -> u64 {
-        // SAFETY: the state is valid for self's lifetime.
-        unsafe {
-            ffi::lua_gc(self.0, ffi::LUA_GCCOUNT, 0) as u64 * 1024
-                + ffi::lua_gc(self.0, ffi::LUA_GCCOUNTB, 0) as u64
-        }
+        // SAFETY: the budget lives as long as self; the state is not
+        // running on another thread while self is borrowed.
+        unsafe { (*self.1).used as u64 }
     }
 }
 
 impl Drop for LuaState {
     fn drop(&mut self) {
-        // SAFETY: the state is owned and closed once.
-        unsafe { ffi::lua_close(self.0) }
+        // SAFETY: the state is owned and closed once; its allocator's data
+        // is freed after it.
+        unsafe {
+            ffi::lua_close(self.0);
+            drop(Box::from_raw(self.1));
+        }
     }
+}
+
+/// luaL_newstate's panic function.
+unsafe extern "C-unwind" fn at_panic(l: *mut lua_State) -> c_int {
+    let msg = to_bytes(l, -1).map(String::from_utf8_lossy).unwrap_or_default();
+    eprintln!("PANIC: unprotected error in call to Lua API ({msg})");
+    0
+}
+
+/// Raises Lua's memory error ("not enough memory", status LUA_ERRMEM),
+/// as an allocation past the state's bound would: a C function that
+/// knows its result cannot fit fails at once rather than after building
+/// most of it, and a memory error caught on a stack segment is raised
+/// again with its status. Must be the last thing a C function does.
+pub unsafe fn raise_memory_error(l: *mut lua_State) -> c_int {
+    let mut ud = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    let b = &*(ud as *const Budget);
+    // More than the state may still allocate: the allocator refuses it.
+    ffi::lua_newuserdata(l, b.limit.saturating_sub(b.used) + 1);
+    raise_plain(l, "not enough memory")
+}
+
+/// Whether a state may still allocate `n` more bytes.
+pub unsafe fn may_allocate(l: *mut lua_State, n: usize) -> bool {
+    let mut ud = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    let b = &*(ud as *const Budget);
+    n <= b.limit.saturating_sub(b.used)
 }
 
 /// Pushes a byte string.
