@@ -127,6 +127,13 @@ impl LuaState {
         self.0
     }
 
+    /// Changes the most memory the state may hold.
+    pub fn set_limit(&mut self, limit: usize) {
+        // SAFETY: the budget lives as long as self, which is borrowed
+        // mutably: the state is not running.
+        unsafe { (*self.1).limit = limit }
+    }
+
     /// Bytes of memory the state holds (Redis's luaMemory): the
     /// allocator's count, read without entering Lua.
     #[inline]
@@ -150,7 +157,9 @@ impl Drop for LuaState {
 
 /// luaL_newstate's panic function.
 unsafe extern "C-unwind" fn at_panic(l: *mut lua_State) -> c_int {
-    let msg = to_bytes(l, -1).map(String::from_utf8_lossy).unwrap_or_default();
+    let msg = to_bytes(l, -1)
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
     eprintln!("PANIC: unprotected error in call to Lua API ({msg})");
     0
 }
@@ -313,4 +322,110 @@ pub fn format_number(n: f64, out: &mut Vec<u8>) {
 #[inline]
 pub unsafe fn pop(l: *mut lua_State, n: c_int) {
     ffi::lua_settop(l, -n - 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ClientRegistry;
+    use crate::scripting::host::{Host, VmKind};
+
+    const LIMIT: usize = 16 << 20;
+
+    /// A sandboxed EVAL interpreter bounded at `LIMIT`.
+    fn host(clients: &ClientRegistry) -> Box<Host> {
+        let mut host = Host::new(VmKind::Eval, clients);
+        crate::scripting::sandbox::init(&mut host);
+        host.state.set_limit(LIMIT);
+        host
+    }
+
+    /// Runs `code` as a script runs: its status and its result or error
+    /// message as text.
+    fn run(host: &mut Host, code: &str) -> (c_int, String) {
+        let l = host.state.ptr();
+        // SAFETY: the state is ours; the stack is left as found.
+        unsafe {
+            load(l, code.as_bytes(), c"@user_script").unwrap();
+            let status = ffi::lua_pcall(l, 0, 1, 0);
+            let text =
+                to_bytes(l, -1).map_or("nil".into(), |b| String::from_utf8_lossy(b).into_owned());
+            pop(l, 1);
+            (status, text)
+        }
+    }
+
+    fn assert_out_of_memory(code: &str) {
+        let clients = ClientRegistry::default();
+        let mut host = host(&clients);
+        let base = host.state.memory();
+        assert_eq!(
+            run(&mut host, code),
+            (ffi::LUA_ERRMEM, "not enough memory".to_string()),
+            "{code}"
+        );
+        // The interpreter goes on, and what the failed call built is
+        // garbage.
+        assert_eq!(run(&mut host, "return 1 + 1"), (0, "2".to_string()));
+        host.collect(0);
+        assert!(
+            host.state.memory() < base + (1 << 20),
+            "{} left of {base}",
+            host.state.memory()
+        );
+        assert_eq!(
+            run(&mut host, "return #string.rep('x', 1000)"),
+            (0, "1000".to_string())
+        );
+    }
+
+    #[test]
+    fn a_concatenation_past_the_limit_fails_with_the_memory_error() {
+        assert_out_of_memory("local s = string.rep('x', 1048576) local t = {} for i = 1, 64 do t[i] = s .. i end return #t");
+    }
+
+    #[test]
+    fn string_rep_past_the_limit_fails_at_once() {
+        // 2 GiB, refused before a byte is copied.
+        assert_out_of_memory("local s = string.rep('x', 1048576) return #string.rep(s, 2048)");
+        // 10 MiB fits, but not the pieces it is built from: the original
+        // runs, and fails on the way.
+        assert_out_of_memory("return #string.rep('xy', 5242880)");
+    }
+
+    #[test]
+    fn a_gsub_blow_up_fails_with_the_memory_error() {
+        // An empty match at every position, each replaced by 1 MiB.
+        assert_out_of_memory(
+            "return #string.gsub(string.rep('x', 100), '', string.rep('y', 1048576))",
+        );
+        // The same with a pattern long enough to run on a stack segment
+        // of its own: the memory error crosses back as a memory error.
+        assert_out_of_memory(
+            "return #string.gsub(string.rep('x', 100), string.rep('a?', 20000), string.rep('y', 1048576))",
+        );
+    }
+
+    #[test]
+    fn pcall_catches_the_memory_error() {
+        let clients = ClientRegistry::default();
+        let mut host = host(&clients);
+        assert_eq!(
+            run(&mut host, "local ok, err = pcall(string.rep, string.rep('x', 1048576), 64) return tostring(ok) .. ' ' .. err"),
+            (0, "false not enough memory".to_string())
+        );
+    }
+
+    #[test]
+    fn memory_counts_what_the_state_holds() {
+        let clients = ClientRegistry::default();
+        let host = host(&clients);
+        let l = host.state.ptr();
+        // SAFETY: the state is ours.
+        let counted = unsafe {
+            ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as u64 * 1024
+                + ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as u64
+        };
+        assert_eq!(host.state.memory(), counted);
+    }
 }
