@@ -156,7 +156,7 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
 
     let engine = &*run.engine;
     let stats = &*run.stats;
-    let argv = std::mem::take(&mut host.argv);
+    let mut argv = std::mem::take(&mut host.argv);
     let outcome = match check_command(engine, run, &argv) {
         Err((cmd_id, err)) => {
             // Rejected before running: counted as Redis's afterErrorReply
@@ -218,6 +218,11 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             match result {
                 Ok(_) => {
                     let is_error = host.out.buf.first() == Some(&b'-');
+                    // Nothing this frame owns may be alive while the reply
+                    // is pushed: a reply past the interpreter's memory
+                    // bound raises the memory error from inside.
+                    argv.clear();
+                    host.argv = std::mem::take(&mut argv);
                     super::convert::push_reply(l, &host.out.buf);
                     host.out.buf.clear();
                     // Keep the buffer for the next call, unless a large
@@ -239,8 +244,10 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             }
         }
     };
-    host.argv = argv;
-    host.argv.clear();
+    if argv.capacity() > 0 {
+        host.argv = argv;
+        host.argv.clear();
+    }
     outcome
 }
 

@@ -178,6 +178,25 @@ pub unsafe fn raise_memory_error(l: *mut lua_State) -> c_int {
     raise_plain(l, "not enough memory")
 }
 
+/// Room kept beyond a buffer's length when checking that it can be pushed
+/// (the string's header, a growth of the string table).
+const PUSH_MARGIN: usize = 1 << 20;
+
+/// Pushes the bytes of a buffer a C function built (cjson.encode's text,
+/// cmsgpack.pack's bytes), freeing it, and returns 1 (the C function's
+/// result count). When the copy cannot fit in the state's bound, the
+/// buffer is freed first and the memory error raised then: raised from
+/// inside the push, the error would leave past the buffer's destructor
+/// and leak it. Must be the last thing a C function does.
+pub unsafe fn push_buffer(l: *mut lua_State, buf: Vec<u8>) -> c_int {
+    if !may_allocate(l, buf.len().saturating_add(PUSH_MARGIN)) {
+        drop(buf);
+        return raise_memory_error(l);
+    }
+    push_bytes(l, &buf);
+    1
+}
+
 /// Whether a state may still allocate `n` more bytes.
 pub unsafe fn may_allocate(l: *mut lua_State, n: usize) -> bool {
     let mut ud = std::ptr::null_mut();
@@ -404,6 +423,17 @@ mod tests {
         assert_out_of_memory(
             "return #string.gsub(string.rep('x', 100), string.rep('a?', 20000), string.rep('y', 1048576))",
         );
+    }
+
+    #[test]
+    fn a_library_s_result_past_the_limit_fails_with_the_memory_error() {
+        // 15 MiB of text from a table that holds 1 MiB.
+        let t = "local s = string.rep('x', 1048576) local t = {} for i = 1, 15 do t[i] = s end ";
+        assert_out_of_memory(&format!("{t} return #cjson.encode(t)"));
+        assert_out_of_memory(&format!("{t} return #cmsgpack.pack(t)"));
+        assert_out_of_memory(&format!(
+            "{t} return #struct.pack(string.rep('s', 15), unpack(t))"
+        ));
     }
 
     #[test]
