@@ -12,7 +12,9 @@ use crate::command::spec::{flag, kflag, CmdResult, CommandSpec, Group, KeySpec};
 use crate::command::Ctx;
 use crate::scripting::eval::{self, normalize_sha, parse_numkeys, Invocation};
 use crate::scripting::functions::RestorePolicy;
+use crate::scripting::host::{Host, VmKind};
 use crate::scripting::ScriptFlags;
+use crate::scripting::Vms;
 use crate::util::glob::glob_match;
 use crate::Error;
 
@@ -46,11 +48,29 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) -> CmdRe
     if !ctx.locks.holds_all() {
         let mut vm = scripting.take_vm(engine.clients());
         let r = eval_on(ctx, &mut vm, args, numkeys, evalsha, ro, true);
+        if std::mem::take(&mut vm.host.collect_requested) {
+            vm.host.gc_epoch = scripting.collect_all(None, &*vm.host);
+        }
         scripting.give_back(vm);
         return r;
     }
     let mut vms = scripting.lock()?;
-    eval_on(ctx, &mut vms.eval, args, numkeys, evalsha, ro, false)
+    let r = eval_on(ctx, &mut vms.eval, args, numkeys, evalsha, ro, false);
+    collect_if_asked(scripting, &mut vms, VmKind::Eval);
+    r
+}
+
+/// After a script that called collectgarbage("collect"): every other
+/// interpreter is collected too (`Scripting::collect_all`).
+fn collect_if_asked(scripting: &crate::scripting::Scripting, vms: &mut Vms, kind: VmKind) {
+    let host = match kind {
+        VmKind::Eval => &mut vms.eval.host,
+        VmKind::Functions => &mut vms.functions.host,
+    };
+    if std::mem::take(&mut host.collect_requested) {
+        let except: *const Host = &**host;
+        scripting.collect_all(Some(vms), except);
+    }
 }
 
 /// Runs an EVAL-family call on `vm`.
@@ -137,7 +157,9 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
         keyed: false,
     };
     // SAFETY: as above.
-    unsafe { eval::run(ctx, &mut *vms.functions.host as *mut _, inv, args) }
+    let r = unsafe { eval::run(ctx, &mut *vms.functions.host as *mut _, inv, args) };
+    collect_if_asked(engine.scripting(), vms, VmKind::Functions);
+    r
 }
 
 fn fcall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

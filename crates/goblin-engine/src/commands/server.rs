@@ -183,18 +183,17 @@ const DEFAULT_SECTIONS: &[&str] = &[
 
 /// The scripting lines of INFO memory, from figures the scripting engine
 /// publishes (readable while a script runs). used_memory_lua and
-/// used_memory_vm_eval are the main EVAL interpreter, Redis's one (the
-/// Redis suite holds it under 100 KB after 10,000 scripts, a bound three
-/// fresh interpreters would pass); used_memory_vm_eval_keyed (Goblin's) is
-/// the interpreters that run keyed scripts on the worker threads, and
-/// used_memory_vm_total counts them all.
+/// used_memory_vm_eval are every EVAL interpreter, what Redis's one holds
+/// spread over several: the main one and those of keyed scripts, which
+/// used_memory_vm_eval_keyed (Goblin's) reports apart;
+/// used_memory_vm_total adds the functions interpreter.
 fn scripting_memory_info(engine: &crate::Engine) -> String {
     let st = &engine.scripting().stats;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let vm_eval = get(&st.eval_vm_memory);
-    let vm_keyed = get(&st.pool_vm_memory);
+    let vm_eval = engine.scripting().eval_vms_memory();
+    let vm_keyed = vm_eval.saturating_sub(get(&st.eval_vm_memory));
     let vm_functions = get(&st.functions_vm_memory);
-    let vm_total = vm_eval + vm_keyed + vm_functions;
+    let vm_total = vm_eval + vm_functions;
     let scripts_eval = get(&st.cached_scripts_memory);
     let functions = get(&st.functions_memory);
     format!(
@@ -1335,8 +1334,18 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     int(o, "clients.normal", 0);
     int(o, "cluster.links", 0);
     int(o, "aof.buffer", 0);
-    int(o, "lua.caches", 0);
-    int(o, "functions.caches", 0);
+    // Redis's evalScriptsMemory and functionsMemoryOverhead.
+    let st = &ctx.engine.scripting().stats;
+    int(
+        o,
+        "lua.caches",
+        st.cached_scripts_memory.load(Ordering::Relaxed),
+    );
+    int(
+        o,
+        "functions.caches",
+        st.functions_memory.load(Ordering::Relaxed),
+    );
     for (i, (_, bytes, volatile)) in &used_dbs {
         o.bulk(format!("db.{i}").as_bytes());
         o.map(2);

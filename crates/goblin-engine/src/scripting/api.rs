@@ -156,7 +156,7 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
 
     let engine = &*run.engine;
     let stats = &*run.stats;
-    let argv = std::mem::take(&mut host.argv);
+    let mut argv = std::mem::take(&mut host.argv);
     let outcome = match check_command(engine, run, &argv) {
         Err((cmd_id, err)) => {
             // Rejected before running: counted as Redis's afterErrorReply
@@ -218,6 +218,11 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             match result {
                 Ok(_) => {
                     let is_error = host.out.buf.first() == Some(&b'-');
+                    // Nothing this frame owns may be alive while the reply
+                    // is pushed: a reply past the interpreter's memory
+                    // bound raises the memory error from inside.
+                    argv.clear();
+                    host.argv = std::mem::take(&mut argv);
                     super::convert::push_reply(l, &host.out.buf);
                     host.out.buf.clear();
                     // Keep the buffer for the next call, unless a large
@@ -239,8 +244,10 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             }
         }
     };
-    host.argv = argv;
-    host.argv.clear();
+    if argv.capacity() > 0 {
+        host.argv = argv;
+        host.argv.clear();
+    }
     outcome
 }
 
@@ -724,6 +731,7 @@ const UP_RO: c_int = ffi::lua_upvalueindex(2);
 const UP_VISIBLE_MT: c_int = ffi::lua_upvalueindex(3);
 
 pub unsafe fn install_builtin_wrappers(l: *mut lua_State) {
+    wrap(l, None, "collectgarbage", wrapped_collectgarbage);
     wrap(l, None, "rawset", wrapped_rawset);
     wrap(l, None, "rawget", wrapped_rawget);
     wrap(l, None, "setmetatable", wrapped_setmetatable);
@@ -771,6 +779,31 @@ unsafe fn call_original(l: *mut lua_State) -> c_int {
 unsafe extern "C-unwind" fn refuse_readonly_first_arg(l: *mut lua_State) -> c_int {
     if is_proxy(l, 1) {
         return raise_plain(l, READONLY);
+    }
+    call_original(l)
+}
+
+/// collectgarbage(opt): the builtin; a full collection ("collect", the
+/// default) also has every other interpreter collected once the script
+/// ends (`Host::collect_requested`), as Redis's single one would be. The
+/// option is checked here first, so that a bad one is reported as the
+/// builtin's error.
+unsafe extern "C-unwind" fn wrapped_collectgarbage(l: *mut lua_State) -> c_int {
+    let options = [
+        c"stop".as_ptr(),
+        c"restart".as_ptr(),
+        c"collect".as_ptr(),
+        c"count".as_ptr(),
+        c"step".as_ptr(),
+        c"setpause".as_ptr(),
+        c"setstepmul".as_ptr(),
+        std::ptr::null(),
+    ];
+    if ffi::luaL_checkoption(l, 1, c"collect".as_ptr(), options.as_ptr()) == 2 {
+        let host = sandbox::host_of(l);
+        if !host.is_null() {
+            (*host).collect_requested = true;
+        }
     }
     call_original(l)
 }

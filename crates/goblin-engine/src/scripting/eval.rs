@@ -155,19 +155,17 @@ pub struct EvalVm {
     /// The script cache's generation this interpreter was made in (a
     /// pooled interpreter from before a SCRIPT FLUSH is dropped).
     pub generation: u64,
-    /// The memory last counted in the pool's figure.
-    pub counted_memory: u64,
 }
 
 impl EvalVm {
     pub fn new(clients: &ClientRegistry, generation: u64) -> EvalVm {
         let mut host = Host::new(VmKind::Eval, clients);
         sandbox::init(&mut host);
+        host.publish_memory();
         EvalVm {
             host,
             compiled: HashMap::default(),
             generation,
-            counted_memory: 0,
         }
     }
 
@@ -392,24 +390,17 @@ unsafe fn run_here(
         let status = ffi::lua_pcall(l, nargs, 1, errh);
 
         (*hp).gc_count += 1;
-        if (*hp).state.memory() > 2 * before + GC_AFTER_GROWTH {
+        let epoch = scripting.gc_epoch();
+        if (*hp).gc_epoch != epoch {
+            // collectgarbage() ran in another interpreter meanwhile.
+            (*hp).collect(0);
+            (*hp).gc_epoch = epoch;
+        } else if (*hp).state.memory() > 2 * before + GC_AFTER_GROWTH {
             // The script left far more than the interpreter held before
             // it, most likely garbage (a table built and dropped): collect
             // it now, since this interpreter may sit idle in the pool and
-            // Lua's next cycle only comes with its next allocations. Each
-            // full collection also halves Lua's concatenation buffer
-            // (checkSizes), which a long string left as long as itself:
-            // collect again while that gives memory back.
-            let mut last = u64::MAX;
-            for _ in 0..32 {
-                ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
-                let now = (*hp).state.memory();
-                if now >= last || now <= before + GC_AFTER_GROWTH / 8 {
-                    break;
-                }
-                last = now;
-            }
-            (*hp).gc_count = 0;
+            // Lua's next cycle only comes with its next allocations.
+            (*hp).collect(before + GC_AFTER_GROWTH / 8);
         } else if (*hp).gc_count == 50 {
             ffi::lua_gc(l, ffi::LUA_GCSTEP, 50);
             (*hp).gc_count = 0;
@@ -462,7 +453,7 @@ unsafe fn run_here(
     // Keys its writes made ready serve their blocked clients once the
     // script's caller is done, as after any command.
     ctx.client.ready_keys.append(&mut (*hp).client.ready_keys);
-    // A pooled interpreter's memory is counted when it returns to the pool.
+    (*hp).publish_memory();
     if tracked {
         let mem = (*hp).state.memory();
         let stat = if is_eval {

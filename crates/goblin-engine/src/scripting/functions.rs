@@ -74,6 +74,7 @@ impl FunctionVm {
     pub fn new(clients: &ClientRegistry) -> FunctionVm {
         let mut host = Host::new(VmKind::Functions, clients);
         sandbox::init(&mut host);
+        host.publish_memory();
         FunctionVm {
             host,
             libraries: Vec::new(),
@@ -156,6 +157,9 @@ impl FunctionVm {
             self.free(lib);
         }
         self.index.clear();
+        // What the libraries held is garbage now: gone at once, not with
+        // the interpreter's next cycle.
+        self.host.collect(0);
     }
 
     /// FUNCTION LOAD (functionsCreateWithLibraryCtx): returns the name.

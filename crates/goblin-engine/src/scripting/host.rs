@@ -13,7 +13,10 @@ use crate::engine::Engine;
 use crate::keyspace::ShardLocks;
 use crate::protocol::ReplyWriter;
 use crate::stats::ThreadStats;
+use mlua::ffi;
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Which interpreter a host is.
@@ -84,6 +87,16 @@ pub struct Host {
     pub lib_api_ref: c_int,
     /// Runs since the last incremental GC step.
     pub gc_count: u32,
+    /// The interpreter's memory as INFO reads it (published after each
+    /// script and collection; the scripting engine sums these).
+    pub figure: Arc<AtomicU64>,
+    /// The collection epoch this interpreter was last fully collected in
+    /// (`Scripting::collect_all`).
+    pub gc_epoch: u64,
+    /// The running script called collectgarbage("collect"): once it ends,
+    /// every other interpreter is collected too, as Redis's one
+    /// interpreter would be.
+    pub collect_requested: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -114,10 +127,66 @@ impl Host {
             globals_mt_ref: 0,
             lib_api_ref: 0,
             gc_count: 0,
+            figure: Arc::new(AtomicU64::new(0)),
+            gc_epoch: 0,
+            collect_requested: false,
         })
     }
 
     pub fn ptr(&mut self) -> *mut std::ffi::c_void {
         self as *mut Host as *mut std::ffi::c_void
+    }
+
+    /// Publishes the interpreter's memory for INFO.
+    #[inline]
+    pub fn publish_memory(&self) {
+        self.figure.store(self.state.memory(), Ordering::Relaxed);
+    }
+
+    /// A full collection, repeated while it gives memory back (each one
+    /// also halves Lua's concatenation buffer, which a long string left
+    /// as long as itself: checkSizes), stopping early once the memory is
+    /// down to `enough`. What it frees goes back to the system.
+    pub fn collect(&mut self, enough: u64) {
+        let l = self.state.ptr();
+        let start = self.state.memory();
+        let mut last = u64::MAX;
+        for _ in 0..32 {
+            // SAFETY: the state is ours and idle; lua_cpcall keeps any
+            // error (a memory error, say) inside.
+            unsafe { ffi::lua_cpcall(l, full_gc, std::ptr::null_mut()) };
+            let now = self.state.memory();
+            if now >= last || now <= enough {
+                break;
+            }
+            last = now;
+        }
+        self.gc_count = 0;
+        if start.saturating_sub(self.state.memory()) >= TRIM_AFTER {
+            trim_heap();
+        }
+        self.publish_memory();
+    }
+}
+
+/// One full Lua collection, under `lua_cpcall`.
+unsafe extern "C-unwind" fn full_gc(l: *mut ffi::lua_State) -> c_int {
+    ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+    0
+}
+
+/// Collections that free at least this much hand the C library's free
+/// pages back to the system.
+const TRIM_AFTER: u64 = 8 << 20;
+
+/// Returns the C heap's free pages to the system. The interpreters
+/// allocate from the C library (see `lua::LuaState`), whose arenas keep
+/// what small objects freed (a table of a million strings, say) resident
+/// until trimmed; large blocks are unmapped when freed.
+pub(crate) fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

@@ -17,7 +17,7 @@
 //! frame that a raise unwinds.
 
 use mlua::ffi::{self, lua_State};
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 pub use mlua::ffi::lua_CFunction;
 
@@ -42,8 +42,56 @@ pub fn with_script_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(SCRIPT_STACK, SCRIPT_STACK + (1 << 20), f)
 }
 
-/// An owned Lua state (closed on drop).
-pub struct LuaState(*mut lua_State);
+/// The most memory one interpreter may hold: an allocation that would take
+/// it past this fails, and Lua raises "not enough memory" in the script
+/// (a C function such as `string.rep` or `gsub` building gigabytes inside
+/// one call cannot be stopped any other way: no hook runs inside it).
+/// Redis has no such bound; 1 GiB is the bound Redis puts on one client's
+/// query buffer (client-query-buffer-limit), twice the largest value a
+/// command accepts (proto-max-bulk-len): a script may hold the largest
+/// value and build a copy of it. It also bounds how long a runaway call
+/// stalls the server: building 1 GiB one byte at a time takes seconds.
+pub const MEMORY_LIMIT: usize = 1 << 30;
+
+/// What an interpreter's allocator keeps (its `ud`): the bytes the state
+/// holds and its bound. The state is only ever used by one thread at a
+/// time, so plain fields.
+struct Budget {
+    used: usize,
+    limit: usize,
+}
+
+/// The interpreters' allocator (a `lua_Alloc`): the C library's, as
+/// `luaL_newstate`'s (so Lua's memory stays out of the server's allocator
+/// figures, as in Redis), counting what the state holds and refusing to
+/// grow it past its bound. Lua then raises its memory error (LUA_ERRMEM),
+/// which unwinds to the nearest `lua_pcall` like any error.
+unsafe extern "C" fn budget_alloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    let b = &mut *(ud as *mut Budget);
+    // Lua passes osize 0 with a null block.
+    let osize = if ptr.is_null() { 0 } else { osize };
+    if nsize == 0 {
+        libc::free(ptr);
+        b.used -= osize;
+        return std::ptr::null_mut();
+    }
+    if nsize > osize && nsize - osize > b.limit.saturating_sub(b.used) {
+        return std::ptr::null_mut();
+    }
+    let p = libc::realloc(ptr, nsize);
+    if !p.is_null() {
+        b.used = b.used - osize + nsize;
+    }
+    p
+}
+
+/// An owned Lua state (closed on drop) with its memory count and bound.
+pub struct LuaState(*mut lua_State, *mut Budget);
 
 // SAFETY: a Lua state has no thread affinity; the host only ever uses it
 // from one thread at a time (behind the scripting mutex).
@@ -57,11 +105,21 @@ impl Default for LuaState {
 
 impl LuaState {
     pub fn new() -> LuaState {
-        // SAFETY: luaL_newstate has no preconditions; a null return means
-        // out of memory at startup, where stopping is all one can do.
-        let l = unsafe { ffi::luaL_newstate() };
+        LuaState::with_limit(MEMORY_LIMIT)
+    }
+
+    /// A state that may hold at most `limit` bytes.
+    pub fn with_limit(limit: usize) -> LuaState {
+        let budget = Box::into_raw(Box::new(Budget { used: 0, limit }));
+        // SAFETY: the allocator and its data outlive the state (freed
+        // after lua_close). A null return means out of memory at startup,
+        // where stopping is all one can do.
+        let l = unsafe { ffi::lua_newstate(budget_alloc, budget.cast()) };
         assert!(!l.is_null(), "cannot create a Lua state");
-        LuaState(l)
+        // SAFETY: as luaL_newstate does: an error outside any lua_pcall
+        // reports and aborts rather than jumping nowhere.
+        unsafe { ffi::lua_atpanic(l, at_panic) };
+        LuaState(l, budget)
     }
 
     #[inline]
@@ -69,21 +127,82 @@ impl LuaState {
         self.0
     }
 
-    /// Bytes of memory the state uses (Redis's luaMemory).
+    /// Changes the most memory the state may hold.
+    pub fn set_limit(&mut self, limit: usize) {
+        // SAFETY: the budget lives as long as self, which is borrowed
+        // mutably: the state is not running.
+        unsafe { (*self.1).limit = limit }
+    }
+
+    /// Bytes of memory the state holds (Redis's luaMemory): the
+    /// allocator's count, read without entering Lua.
+    #[inline]
     pub fn memory(&self) -> u64 {
-        // SAFETY: the state is valid for self's lifetime.
-        unsafe {
-            ffi::lua_gc(self.0, ffi::LUA_GCCOUNT, 0) as u64 * 1024
-                + ffi::lua_gc(self.0, ffi::LUA_GCCOUNTB, 0) as u64
-        }
+        // SAFETY: the budget lives as long as self; the state is not
+        // running on another thread while self is borrowed.
+        unsafe { (*self.1).used as u64 }
     }
 }
 
 impl Drop for LuaState {
     fn drop(&mut self) {
-        // SAFETY: the state is owned and closed once.
-        unsafe { ffi::lua_close(self.0) }
+        // SAFETY: the state is owned and closed once; its allocator's data
+        // is freed after it.
+        unsafe {
+            ffi::lua_close(self.0);
+            drop(Box::from_raw(self.1));
+        }
     }
+}
+
+/// luaL_newstate's panic function.
+unsafe extern "C-unwind" fn at_panic(l: *mut lua_State) -> c_int {
+    let msg = to_bytes(l, -1)
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    eprintln!("PANIC: unprotected error in call to Lua API ({msg})");
+    0
+}
+
+/// Raises Lua's memory error ("not enough memory", status LUA_ERRMEM),
+/// as an allocation past the state's bound would: a C function that
+/// knows its result cannot fit fails at once rather than after building
+/// most of it, and a memory error caught on a stack segment is raised
+/// again with its status. Must be the last thing a C function does.
+pub unsafe fn raise_memory_error(l: *mut lua_State) -> c_int {
+    let mut ud = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    let b = &*(ud as *const Budget);
+    // More than the state may still allocate: the allocator refuses it.
+    ffi::lua_newuserdata(l, b.limit.saturating_sub(b.used) + 1);
+    raise_plain(l, "not enough memory")
+}
+
+/// Room kept beyond a buffer's length when checking that it can be pushed
+/// (the string's header, a growth of the string table).
+const PUSH_MARGIN: usize = 1 << 20;
+
+/// Pushes the bytes of a buffer a C function built (cjson.encode's text,
+/// cmsgpack.pack's bytes), freeing it, and returns 1 (the C function's
+/// result count). When the copy cannot fit in the state's bound, the
+/// buffer is freed first and the memory error raised then: raised from
+/// inside the push, the error would leave past the buffer's destructor
+/// and leak it. Must be the last thing a C function does.
+pub unsafe fn push_buffer(l: *mut lua_State, buf: Vec<u8>) -> c_int {
+    if !may_allocate(l, buf.len().saturating_add(PUSH_MARGIN)) {
+        drop(buf);
+        return raise_memory_error(l);
+    }
+    push_bytes(l, &buf);
+    1
+}
+
+/// Whether a state may still allocate `n` more bytes.
+pub unsafe fn may_allocate(l: *mut lua_State, n: usize) -> bool {
+    let mut ud = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    let b = &*(ud as *const Budget);
+    n <= b.limit.saturating_sub(b.used)
 }
 
 /// Pushes a byte string.
@@ -222,4 +341,121 @@ pub fn format_number(n: f64, out: &mut Vec<u8>) {
 #[inline]
 pub unsafe fn pop(l: *mut lua_State, n: c_int) {
     ffi::lua_settop(l, -n - 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ClientRegistry;
+    use crate::scripting::host::{Host, VmKind};
+
+    const LIMIT: usize = 16 << 20;
+
+    /// A sandboxed EVAL interpreter bounded at `LIMIT`.
+    fn host(clients: &ClientRegistry) -> Box<Host> {
+        let mut host = Host::new(VmKind::Eval, clients);
+        crate::scripting::sandbox::init(&mut host);
+        host.state.set_limit(LIMIT);
+        host
+    }
+
+    /// Runs `code` as a script runs: its status and its result or error
+    /// message as text.
+    fn run(host: &mut Host, code: &str) -> (c_int, String) {
+        let l = host.state.ptr();
+        // SAFETY: the state is ours; the stack is left as found.
+        unsafe {
+            load(l, code.as_bytes(), c"@user_script").unwrap();
+            let status = ffi::lua_pcall(l, 0, 1, 0);
+            let text =
+                to_bytes(l, -1).map_or("nil".into(), |b| String::from_utf8_lossy(b).into_owned());
+            pop(l, 1);
+            (status, text)
+        }
+    }
+
+    fn assert_out_of_memory(code: &str) {
+        let clients = ClientRegistry::default();
+        let mut host = host(&clients);
+        let base = host.state.memory();
+        assert_eq!(
+            run(&mut host, code),
+            (ffi::LUA_ERRMEM, "not enough memory".to_string()),
+            "{code}"
+        );
+        // The interpreter goes on, and what the failed call built is
+        // garbage.
+        assert_eq!(run(&mut host, "return 1 + 1"), (0, "2".to_string()));
+        host.collect(0);
+        assert!(
+            host.state.memory() < base + (1 << 20),
+            "{} left of {base}",
+            host.state.memory()
+        );
+        assert_eq!(
+            run(&mut host, "return #string.rep('x', 1000)"),
+            (0, "1000".to_string())
+        );
+    }
+
+    #[test]
+    fn a_concatenation_past_the_limit_fails_with_the_memory_error() {
+        assert_out_of_memory("local s = string.rep('x', 1048576) local t = {} for i = 1, 64 do t[i] = s .. i end return #t");
+    }
+
+    #[test]
+    fn string_rep_past_the_limit_fails_at_once() {
+        // 2 GiB, refused before a byte is copied.
+        assert_out_of_memory("local s = string.rep('x', 1048576) return #string.rep(s, 2048)");
+        // 10 MiB fits, but not the pieces it is built from: the original
+        // runs, and fails on the way.
+        assert_out_of_memory("return #string.rep('xy', 5242880)");
+    }
+
+    #[test]
+    fn a_gsub_blow_up_fails_with_the_memory_error() {
+        // An empty match at every position, each replaced by 1 MiB.
+        assert_out_of_memory(
+            "return #string.gsub(string.rep('x', 100), '', string.rep('y', 1048576))",
+        );
+        // The same with a pattern long enough to run on a stack segment
+        // of its own: the memory error crosses back as a memory error.
+        assert_out_of_memory(
+            "return #string.gsub(string.rep('x', 100), string.rep('a?', 20000), string.rep('y', 1048576))",
+        );
+    }
+
+    #[test]
+    fn a_library_s_result_past_the_limit_fails_with_the_memory_error() {
+        // 15 MiB of text from a table that holds 1 MiB.
+        let t = "local s = string.rep('x', 1048576) local t = {} for i = 1, 15 do t[i] = s end ";
+        assert_out_of_memory(&format!("{t} return #cjson.encode(t)"));
+        assert_out_of_memory(&format!("{t} return #cmsgpack.pack(t)"));
+        assert_out_of_memory(&format!(
+            "{t} return #struct.pack(string.rep('s', 15), unpack(t))"
+        ));
+    }
+
+    #[test]
+    fn pcall_catches_the_memory_error() {
+        let clients = ClientRegistry::default();
+        let mut host = host(&clients);
+        assert_eq!(
+            run(&mut host, "local ok, err = pcall(string.rep, string.rep('x', 1048576), 64) return tostring(ok) .. ' ' .. err"),
+            (0, "false not enough memory".to_string())
+        );
+    }
+
+    #[test]
+    fn memory_counts_what_the_state_holds() {
+        let clients = ClientRegistry::default();
+        let host = host(&clients);
+        let l = host.state.ptr();
+        // SAFETY: the state is ours.
+        let counted = unsafe {
+            ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as u64 * 1024
+                + ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as u64
+        };
+        assert_eq!(host.state.memory(), counted);
+    }
 }

@@ -115,9 +115,6 @@ pub struct RunInfo {
 pub struct ScriptingStats {
     /// The main EVAL interpreter's memory.
     pub eval_vm_memory: AtomicU64,
-    /// The memory of the interpreters of keyed scripts (INFO's
-    /// used_memory_vm_eval_keyed).
-    pub pool_vm_memory: AtomicU64,
     pub functions_vm_memory: AtomicU64,
     pub cached_scripts: AtomicU64,
     pub cached_scripts_memory: AtomicU64,
@@ -135,17 +132,18 @@ pub struct Scripting {
     /// Shared by the main EVAL interpreter and the pool; written by EVAL
     /// of a new script, SCRIPT LOAD and SCRIPT FLUSH.
     scripts: RwLock<ScriptCache>,
-    /// Idle EVAL interpreters for keyed scripts: a keyed script takes one
-    /// (or makes one) and gives it back, so there are as many as keyed
-    /// scripts ever ran at once.
-    pool: Mutex<Vec<EvalVm>>,
+    /// Idle EVAL interpreters for keyed scripts, a slot per thread (see
+    /// `take_vm`).
+    slots: Box<[Slot]>,
     /// Bumped by SCRIPT FLUSH: pooled interpreters from before are dropped.
     generation: AtomicU64,
-    /// Tells this engine's interpreters from others' in `LOCAL_VM`.
-    id: u64,
-    /// Dropped with the engine: a thread's slot holding the interpreter
-    /// of an engine that is gone may be taken over.
-    alive: Arc<()>,
+    /// The memory figures of every EVAL interpreter alive, pooled or
+    /// main (`Host::figure`); an entry whose interpreter is gone is
+    /// dropped when next read.
+    eval_figures: Mutex<Vec<Arc<AtomicU64>>>,
+    /// Bumped by collectgarbage("collect"): an interpreter whose own
+    /// epoch is older is collected after its next script.
+    gc_epoch: AtomicU64,
     pub run: RunState,
     pub stats: ScriptingStats,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts call noscript commands.
@@ -156,26 +154,28 @@ pub struct Scripting {
     library_codes: parking_lot::Mutex<(u64, Vec<Vec<u8>>)>,
 }
 
+/// A slot for an idle interpreter, on a cache line of its own: a thread
+/// that runs keyed scripts back to back writes only its own slot's line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(Mutex<Option<EvalVm>>);
+
 thread_local! {
-    /// This thread's interpreter for keyed scripts, with its engine's
-    /// scripting id: a thread that runs keyed scripts one after another
-    /// reuses it without touching anything another thread writes (the
-    /// pool's lock, the script cache's lock, the scripts' reference
-    /// counts), so threads do not contend for those cache lines.
-    static LOCAL_VM: std::cell::RefCell<Option<LocalVm>> =
-        const { std::cell::RefCell::new(None) };
+    /// This thread's slot (modulo the slot count).
+    static THREAD_INDEX: usize = {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    };
 }
 
-/// A thread's interpreter for keyed scripts and the engine it belongs to.
-struct LocalVm {
-    id: u64,
-    alive: std::sync::Weak<()>,
-    vm: EvalVm,
+/// How many slots for idle interpreters: two per core, so that the
+/// threads that replace workers stuck behind long scripts seldom share a
+/// slot with a running worker (sharing one is correct, only slower).
+fn slot_count() -> usize {
+    std::thread::available_parallelism()
+        .map_or(8, |n| n.get() * 2)
+        .clamp(8, 1024)
 }
-
-/// How much a pooled interpreter's memory may drift before the figure
-/// INFO reads is updated (each update writes a shared counter).
-const MEMORY_SLACK: u64 = 16 * 1024;
 
 /// How long a waiter sleeps between looks at the busy flag.
 const BUSY_POLL: Duration = Duration::from_millis(5);
@@ -188,20 +188,86 @@ impl Scripting {
                 functions: functions::FunctionVm::new(clients),
             }),
             scripts: RwLock::new(ScriptCache::default()),
-            pool: Mutex::new(Vec::new()),
+            slots: (0..slot_count()).map(|_| Slot::default()).collect(),
             generation: AtomicU64::new(0),
-            id: {
-                static NEXT: AtomicU64 = AtomicU64::new(0);
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            },
-            alive: Arc::new(()),
+            eval_figures: Mutex::new(Vec::new()),
+            gc_epoch: AtomicU64::new(0),
             run: RunState::default(),
             stats: ScriptingStats::default(),
             disable_deny_script: AtomicBool::new(false),
             library_codes: parking_lot::Mutex::new((0, Vec::new())),
         };
-        s.refresh_stats(&mut s.vms.lock());
+        {
+            let mut vms = s.vms.lock();
+            s.eval_figures.lock().push(vms.eval.host.figure.clone());
+            s.refresh_stats(&mut vms);
+        }
         s
+    }
+
+    /// A new EVAL interpreter, counted in INFO's figures.
+    fn new_eval_vm(&self, clients: &ClientRegistry, generation: u64) -> EvalVm {
+        let mut vm = EvalVm::new(clients, generation);
+        vm.host.gc_epoch = self.gc_epoch();
+        self.eval_figures.lock().push(vm.host.figure.clone());
+        vm
+    }
+
+    /// The memory of every EVAL interpreter (the main one and those of
+    /// keyed scripts), Redis's used_memory_lua.
+    pub fn eval_vms_memory(&self) -> u64 {
+        let mut figures = self.eval_figures.lock();
+        figures.retain(|f| Arc::strong_count(f) > 1);
+        figures.iter().map(|f| f.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The current collection epoch (see `collect_all`).
+    #[inline]
+    pub fn gc_epoch(&self) -> u64 {
+        self.gc_epoch.load(Ordering::Acquire)
+    }
+
+    /// Collects every interpreter but `except` (the one whose script
+    /// called collectgarbage("collect"), collected already): Redis has
+    /// one interpreter, whose collection frees all a script left. Idle
+    /// pooled interpreters are collected now, as are the main EVAL and
+    /// the functions interpreters when `held` (or when their mutex is
+    /// free); any other collects after its next script (its epoch is
+    /// behind). Returns the new epoch.
+    pub(crate) fn collect_all(&self, held: Option<&mut Vms>, except: *const host::Host) -> u64 {
+        let epoch = self.gc_epoch.fetch_add(1, Ordering::AcqRel) + 1;
+        let collect = |host: &mut host::Host| {
+            if !std::ptr::eq(host, except) {
+                host.collect(0);
+            }
+            host.gc_epoch = epoch;
+        };
+        let mut guard = None;
+        let vms = match held {
+            Some(vms) => Some(vms),
+            None => {
+                guard = self.vms.try_lock();
+                guard.as_deref_mut()
+            }
+        };
+        if let Some(vms) = vms {
+            collect(&mut vms.eval.host);
+            collect(&mut vms.functions.host);
+            let st = &self.stats;
+            st.eval_vm_memory
+                .store(vms.eval.host.state.memory(), Ordering::Relaxed);
+            st.functions_vm_memory
+                .store(vms.functions.host.state.memory(), Ordering::Relaxed);
+        }
+        drop(guard);
+        // A slot is locked only to put or take an interpreter, never
+        // while one runs.
+        for slot in self.slots.iter() {
+            if let Some(vm) = slot.0.lock().as_mut() {
+                collect(&mut vm.host);
+            }
+        }
+        epoch
     }
 
     /// The BUSY error other clients get while a script is timed out.
@@ -375,9 +441,14 @@ impl Scripting {
     pub fn flush_scripts(&self, vms: &mut Vms, clients: &ClientRegistry) {
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         self.scripts.write().clear();
-        vms.eval = EvalVm::new(clients, generation);
-        self.pool.lock().clear();
-        self.stats.pool_vm_memory.store(0, Ordering::Relaxed);
+        vms.eval = self.new_eval_vm(clients, generation);
+        // The interpreters of keyed scripts go too (one running now is
+        // dropped when it is given back).
+        for slot in self.slots.iter() {
+            let old = slot.0.lock().take();
+            drop(old);
+        }
+        host::trim_heap();
         self.refresh_stats(vms);
     }
 
@@ -396,12 +467,8 @@ impl Scripting {
         };
         // Only keyed scripts are compiled in the local interpreter.
         let generation = self.generation.load(Ordering::Acquire);
-        let local = LOCAL_VM.with(|l| {
-            matches!(&*l.borrow(), Some(local)
-                if local.id == self.id
-                    && local.vm.generation == generation
-                    && local.vm.compiled(&sha).is_some())
-        });
+        let local = matches!(&*self.own_slot().0.lock(), Some(vm)
+            if vm.generation == generation && vm.compiled(&sha).is_some());
         if local {
             return true;
         }
@@ -414,63 +481,64 @@ impl Scripting {
         }
     }
 
-    /// An interpreter for a keyed script: this thread's, one from the
-    /// pool, or a new one.
+    fn own_slot(&self) -> &Slot {
+        &self.slots[THREAD_INDEX.with(|i| *i) % self.slots.len()]
+    }
+
+    /// An interpreter for a keyed script: the one in this thread's slot,
+    /// else an idle one from another thread's slot (a client whose
+    /// connection moved between threads keeps using one interpreter),
+    /// else a new one. A thread that runs keyed scripts back to back thus
+    /// touches nothing another thread writes, there are only as many
+    /// interpreters as keyed scripts ever ran at once, and every idle one
+    /// is within reach (of SCRIPT FLUSH, of collectgarbage()).
     pub(crate) fn take_vm(&self, clients: &ClientRegistry) -> EvalVm {
         let generation = self.generation.load(Ordering::Acquire);
-        let local = LOCAL_VM.with(|l| {
-            let mut slot = l.borrow_mut();
-            match &*slot {
-                Some(local) if local.id == self.id => slot.take().map(|local| local.vm),
-                _ => None,
-            }
-        });
-        if let Some(vm) = local.filter(|vm| vm.generation == generation) {
-            return vm;
-        }
-        let mut pool = self.pool.lock();
-        while let Some(vm) = pool.pop() {
-            if vm.generation == generation {
+        let n = self.slots.len();
+        let own = THREAD_INDEX.with(|i| *i) % n;
+        for i in 0..n {
+            let slot = &self.slots[(own + i) % n].0;
+            let vm = if i == 0 {
+                slot.lock().take()
+            } else {
+                slot.try_lock().and_then(|mut s| s.take())
+            };
+            // One from before a SCRIPT FLUSH is dropped.
+            if let Some(vm) = vm.filter(|vm| vm.generation == generation) {
                 return vm;
             }
         }
-        drop(pool);
-        EvalVm::new(clients, generation)
+        self.new_eval_vm(clients, generation)
     }
 
-    /// Returns an interpreter to this thread's slot or to the pool (or
-    /// drops it when SCRIPT FLUSH ran meanwhile), keeping the figure of
-    /// the interpreters' memory that INFO reads roughly current.
-    pub(crate) fn give_back(&self, mut vm: EvalVm) {
-        if vm.generation != self.generation.load(Ordering::Acquire) {
-            // Its memory left the figure when SCRIPT FLUSH zeroed it.
-            return;
-        }
-        let mem = vm.host.state.memory();
-        if mem.abs_diff(vm.counted_memory) > MEMORY_SLACK {
-            let stat = &self.stats.pool_vm_memory;
-            stat.fetch_add(mem, Ordering::Relaxed);
-            stat.fetch_sub(vm.counted_memory, Ordering::Relaxed);
-            vm.counted_memory = mem;
-        }
-        let vm = LOCAL_VM.with(|l| {
-            let mut slot = l.borrow_mut();
-            if let Some(local) = &*slot {
-                // Taken by another live engine (the embedded library may
-                // run several on one thread): the pool it is.
-                if local.alive.strong_count() > 0 {
-                    return Some(vm);
+    /// Returns an interpreter to this thread's slot, or another free one
+    /// (or drops it: when SCRIPT FLUSH ran meanwhile, or when every slot
+    /// is taken).
+    pub(crate) fn give_back(&self, vm: EvalVm) {
+        let n = self.slots.len();
+        let own = THREAD_INDEX.with(|i| *i) % n;
+        let mut vm = Some(vm);
+        for i in 0..n {
+            let slot = &self.slots[(own + i) % n].0;
+            let guard = if i == 0 {
+                Some(slot.lock())
+            } else {
+                slot.try_lock()
+            };
+            if let Some(mut guard) = guard {
+                // Read under the slot's lock: SCRIPT FLUSH bumps the
+                // generation before it empties the slots.
+                if vm
+                    .as_ref()
+                    .is_some_and(|vm| vm.generation != self.generation.load(Ordering::Acquire))
+                {
+                    return;
+                }
+                if guard.is_none() {
+                    *guard = vm.take();
+                    return;
                 }
             }
-            *slot = Some(LocalVm {
-                id: self.id,
-                alive: Arc::downgrade(&self.alive),
-                vm,
-            });
-            None
-        });
-        if let Some(vm) = vm {
-            self.pool.lock().push(vm);
         }
     }
 

@@ -19,10 +19,16 @@
 //!
 //! A Lua error cannot cross a stack segment (its `longjmp` would skip the
 //! segment's release), so on a segment the original runs under
-//! `lua_pcall`, and its error is raised again once back.
+//! `lua_pcall`, and its error is raised again once back (a memory error
+//! as a memory error, see `lua::raise_memory_error`).
+//!
+//! `string.rep` is wrapped too, for memory rather than stack: a result
+//! larger than the interpreter may still allocate (`lua::MEMORY_LIMIT`)
+//! fails at once with Lua's memory error, where the original would copy
+//! byte after byte for seconds before failing the same way.
 
 use super::api::wrap;
-use super::lua::{raise, raise_plain};
+use super::lua::{may_allocate, raise, raise_memory_error, raise_plain};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 
@@ -52,6 +58,19 @@ pub unsafe fn install(l: *mut lua_State) {
     wrap(l, Some("string"), "match", guarded_match);
     wrap(l, Some("string"), "gmatch", guarded_gmatch);
     wrap(l, Some("string"), "gsub", guarded_gsub);
+    wrap(l, Some("string"), "rep", guarded_rep);
+}
+
+/// string.rep(s, n): the original (str_rep), unless its result cannot fit.
+unsafe extern "C-unwind" fn guarded_rep(l: *mut lua_State) -> c_int {
+    let mut len = 0usize;
+    ffi::luaL_checklstring(l, 1, &mut len);
+    // str_rep reads the count with luaL_checkint: truncated to an int.
+    let n = ffi::luaL_checkinteger(l, 2) as c_int;
+    if n > 0 && !may_allocate(l, len.saturating_mul(n as usize)) {
+        return raise_memory_error(l);
+    }
+    call_original(l, 0)
 }
 
 /// The original function, the wrapper's first upvalue (`api::wrap`).
@@ -136,6 +155,9 @@ unsafe fn call_original(l: *mut lua_State, pattern_len: usize) -> c_int {
     let status = stacker::grow(need, || unsafe {
         ffi::lua_pcall(l, n, ffi::LUA_MULTRET, 0)
     });
+    if status == ffi::LUA_ERRMEM {
+        return raise_memory_error(l);
+    }
     if status != 0 {
         return raise(l);
     }

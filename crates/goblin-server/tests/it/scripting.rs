@@ -227,29 +227,77 @@ fn memory_field(c: &mut redis::Connection, name: &str) -> u64 {
     info_field(c, "memory", name).parse().unwrap()
 }
 
+fn eval_int(c: &mut redis::Connection, script: &str, keys: &[&str]) -> i64 {
+    redis::cmd("EVAL")
+        .arg(script)
+        .arg(keys.len())
+        .arg(keys)
+        .query(c)
+        .unwrap()
+}
+
+/// used_memory_lua is every EVAL interpreter, those of keyed scripts
+/// included, as Redis's single one holds everything.
 #[test]
-fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
+fn used_memory_lua_counts_the_interpreters_of_keyed_scripts() {
     let s = TestServer::start();
     let mut c = s.client();
     let main = memory_field(&mut c, "used_memory_lua");
     assert!(main > 0);
     assert_eq!(memory_field(&mut c, "used_memory_vm_eval_keyed"), 0);
     for _ in 0..10 {
-        let _: i64 = redis::cmd("EVAL")
-            .arg(BUMP_DECLARED)
-            .arg(1)
-            .arg("k")
-            .query(&mut c)
-            .unwrap();
+        eval_int(&mut c, BUMP_DECLARED, &["k"]);
     }
-    // A keyed script ran on a worker thread's interpreter, not the main one.
-    assert_eq!(memory_field(&mut c, "used_memory_lua"), main);
+    // A keyed script ran on an interpreter of its own, not the main one.
     let keyed = memory_field(&mut c, "used_memory_vm_eval_keyed");
     assert!(keyed > 0);
-    let total = memory_field(&mut c, "used_memory_vm_total");
-    assert!(total >= main + keyed, "{total} < {main} + {keyed}");
+    let lua = memory_field(&mut c, "used_memory_lua");
+    assert_eq!(lua, main + keyed);
+    assert_eq!(memory_field(&mut c, "used_memory_vm_eval"), lua);
+    let functions = memory_field(&mut c, "used_memory_vm_functions");
+    assert_eq!(
+        memory_field(&mut c, "used_memory_vm_total"),
+        lua + functions
+    );
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut c).unwrap();
     assert_eq!(memory_field(&mut c, "used_memory_vm_eval_keyed"), 0);
+}
+
+/// MEMORY STATS's lua.caches and functions.caches are the script cache's
+/// and the libraries' overhead, as Redis's evalScriptsMemory and
+/// functionsMemoryOverhead.
+#[test]
+fn memory_stats_reports_the_script_caches() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let stats = |c: &mut redis::Connection| -> (i64, i64) {
+        let v: Vec<redis::Value> = redis::cmd("MEMORY").arg("STATS").query(c).unwrap();
+        let mut lua = -1;
+        let mut functions = -1;
+        for pair in v.chunks(2) {
+            if let (redis::Value::BulkString(name), redis::Value::Int(n)) = (&pair[0], &pair[1]) {
+                match name.as_slice() {
+                    b"lua.caches" => lua = *n,
+                    b"functions.caches" => functions = *n,
+                    _ => {}
+                }
+            }
+        }
+        (lua, functions)
+    };
+    assert_eq!(stats(&mut c), (0, 0));
+    let _: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return 1")
+        .query(&mut c)
+        .unwrap();
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+        .query(&mut c)
+        .unwrap();
+    let (lua, functions) = stats(&mut c);
+    assert!(lua > 0 && functions > 0, "{lua} {functions}");
 }
 
 /// The garbage a script leaves is collected after it, in whichever
@@ -259,9 +307,7 @@ fn info_memory_counts_the_interpreters_of_keyed_scripts_apart() {
 fn a_script_s_garbage_is_collected_after_it() {
     let s = TestServer::start();
     let mut c = s.client();
-    let lua = |c: &mut redis::Connection| {
-        memory_field(c, "used_memory_lua") + memory_field(c, "used_memory_vm_eval_keyed")
-    };
+    let lua = |c: &mut redis::Connection| memory_field(c, "used_memory_lua");
     let before = lua(&mut c);
     // On the main interpreter (a loop: not keyed), then on a pooled one
     // (keyed).
@@ -288,6 +334,94 @@ fn a_script_s_garbage_is_collected_after_it() {
             "{after} bytes left after a script that dropped tens of MB ({before} before): {script}"
         );
     }
+}
+
+/// A keyed script whose garbage stays below the collection that follows
+/// a script: about 6 MB (a 2 MB string and the buffers it was built in).
+const KEYED_GARBAGE: &str =
+    "local s = string.rep('garbage', 300000) redis.call('set', KEYS[1], #s) return #s";
+/// The same on the main interpreter (a loop: not keyed).
+const MAIN_GARBAGE: &str = "for i = 1, 1 do end local s = string.rep('garbage', 300000) return #s";
+
+/// Garbage a script left in one interpreter is gone after collectgarbage()
+/// runs in another, as in Redis's single interpreter.
+#[test]
+fn collectgarbage_collects_every_interpreter() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let lua = |c: &mut redis::Connection| memory_field(c, "used_memory_lua");
+    let before = lua(&mut c);
+    // Garbage in a keyed script's interpreter, collected from the main one.
+    eval_int(&mut c, KEYED_GARBAGE, &["k"]);
+    let grown = lua(&mut c);
+    assert!(
+        grown > before + (4 << 20),
+        "{grown} after garbage, {before} before"
+    );
+    eval_int(&mut c, "for i = 1, 1 do end collectgarbage() return 1", &[]);
+    let after = lua(&mut c);
+    assert!(after < before + (1 << 20), "{after} left, {before} before");
+    // Garbage in the main interpreter, collected from a keyed script's.
+    let before = after;
+    eval_int(&mut c, MAIN_GARBAGE, &[]);
+    assert!(lua(&mut c) > before + (4 << 20));
+    eval_int(
+        &mut c,
+        "collectgarbage() return redis.call('get', KEYS[1])",
+        &["k"],
+    );
+    let after = lua(&mut c);
+    assert!(after < before + (1 << 20), "{after} left, {before} before");
+}
+
+/// SCRIPT FLUSH drops every EVAL interpreter, with their garbage, and
+/// FUNCTION FLUSH collects what the libraries held.
+#[test]
+fn script_flush_and_function_flush_free_the_interpreters_memory() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let fresh = memory_field(&mut c, "used_memory_lua");
+    eval_int(&mut c, KEYED_GARBAGE, &["k"]);
+    eval_int(&mut c, MAIN_GARBAGE, &[]);
+    assert!(memory_field(&mut c, "used_memory_lua") > fresh + (8 << 20));
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut c).unwrap();
+    assert_eq!(memory_field(&mut c, "used_memory_lua"), fresh);
+
+    let fresh = memory_field(&mut c, "used_memory_vm_functions");
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=big\nlocal t = {} for i = 1, 100000 do t[i] = 'item' .. i end\nredis.register_function('size', function() return #t end)")
+        .query(&mut c)
+        .unwrap();
+    let size: i64 = redis::cmd("FCALL")
+        .arg("size")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(size, 100000);
+    assert!(memory_field(&mut c, "used_memory_vm_functions") > fresh + (4 << 20));
+    let _: () = redis::cmd("FUNCTION").arg("FLUSH").query(&mut c).unwrap();
+    let after = memory_field(&mut c, "used_memory_vm_functions");
+    assert!(after < fresh + (1 << 20), "{after} left, {fresh} before");
+}
+
+/// A script that builds more than an interpreter may hold fails with
+/// Lua's memory error, as Redis reports an error that is not a table
+/// (luaCallFunction), and the server goes on serving scripts.
+#[test]
+fn a_script_past_the_interpreter_s_memory_bound_fails_and_the_next_runs() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    // 2 GiB, refused before it is built.
+    let script = "local s = string.rep('x', 1048576) return #string.rep(s, 2048)";
+    let err = err_text(redis::cmd("EVAL").arg(script).arg(0).query::<i64>(&mut c));
+    let sha =
+        String::from_utf8(goblin_engine::scripting::sha1_hex(script.as_bytes()).to_vec()).unwrap();
+    assert_eq!(
+        err,
+        format!("ERR Error running script {sha}, not enough memory")
+    );
+    assert_eq!(eval_int(&mut c, "return 1 + 1", &[]), 2);
 }
 
 #[test]

@@ -388,19 +388,13 @@ unsafe extern "C-unwind" fn json_encode(l: *mut lua_State) -> c_int {
         return ffi::luaL_argerror(l, 1, c"expected 1 argument".as_ptr());
     }
     let cfg = *config(l);
-    let result = {
-        let mut out = Vec::new();
-        match append_data(l, &cfg, 0, &mut out) {
-            Ok(()) => {
-                push_bytes(l, &out);
-                Ok(())
-            }
-            Err(e) => Err(e),
+    let mut out = Vec::new();
+    match append_data(l, &cfg, 0, &mut out) {
+        Ok(()) => push_buffer(l, out),
+        Err(e) => {
+            drop(out);
+            raise_owned(l, e)
         }
-    };
-    match result {
-        Ok(()) => 1,
-        Err(e) => raise_owned(l, e),
     }
 }
 

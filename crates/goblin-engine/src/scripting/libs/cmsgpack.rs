@@ -168,15 +168,12 @@ unsafe extern "C-unwind" fn mp_pack(l: *mut lua_State) -> c_int {
     if ffi::lua_checkstack(l, nargs + 4) == 0 {
         return ffi::luaL_argerror(l, 0, c"Too many arguments for MessagePack pack.".as_ptr());
     }
-    {
-        let mut buf = Vec::new();
-        for i in 1..=nargs {
-            ffi::lua_pushvalue(l, i);
-            encode(l, &mut buf, 0);
-        }
-        push_bytes(l, &buf);
+    let mut buf = Vec::new();
+    for i in 1..=nargs {
+        ffi::lua_pushvalue(l, i);
+        encode(l, &mut buf, 0);
     }
-    1
+    push_buffer(l, buf)
 }
 
 #[derive(PartialEq, Eq, Debug)]

@@ -250,10 +250,7 @@ unsafe fn pack(l: *mut lua_State) -> Result<Vec<u8>, Fail> {
 
 unsafe extern "C-unwind" fn b_pack(l: *mut lua_State) -> c_int {
     match pack(l) {
-        Ok(out) => {
-            push_bytes(l, &out);
-            1
-        }
+        Ok(out) => push_buffer(l, out),
         Err(f) => raise_fail(l, f),
     }
 }
