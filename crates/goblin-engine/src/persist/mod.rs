@@ -555,6 +555,8 @@ pub fn load_rdb_stream(
 ) -> Result<Loaded, rdb::LoadError> {
     let limits = rdb::LoadLimits::from_config(engine.config());
     let mut reader = rdb::FileReader::new(input, limits)?;
+    reader.skip_checksum = !engine.config().get_bool("rdbchecksum")
+        || engine.persist().skip_checksum.load(Ordering::Relaxed);
     let now = now_ms();
     let access = engine.keyspace().env().access();
     let databases = engine.keyspace().databases();

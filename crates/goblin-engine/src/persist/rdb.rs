@@ -1189,6 +1189,9 @@ pub struct FileReader<'a> {
     pub input: Input<'a>,
     pub version: u16,
     limits: LoadLimits,
+    /// The stored checksum is read but not compared (rdbchecksum no,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION 1), as Redis's rdbLoadRio.
+    pub skip_checksum: bool,
 }
 
 impl<'a> FileReader<'a> {
@@ -1213,6 +1216,7 @@ impl<'a> FileReader<'a> {
         Ok(FileReader {
             input,
             version,
+            skip_checksum: false,
             limits,
         })
     }
@@ -1279,7 +1283,7 @@ impl<'a> FileReader<'a> {
         }
         let computed = self.input.checksum();
         let stored = u64::from_le_bytes(self.input.array()?);
-        if stored != 0 && stored != computed {
+        if stored != 0 && stored != computed && !self.skip_checksum {
             return self.input.err(format!(
                 "Wrong RDB checksum expected: ({stored:x}) got ({computed:x}). Aborting now. RDB CRC error"
             ));

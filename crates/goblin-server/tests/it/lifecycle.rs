@@ -275,3 +275,111 @@ fn oom_score_adj_sets_the_process_score() {
         "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - Invalid oom-score-adj-values, elements must be between -2000 and 2000."
     );
 }
+
+/// An RDB file of version 10 holding `records` in database 0, with the
+/// given stored checksum (0: saved without one).
+fn rdb_file(records: &[u8], checksum: [u8; 8]) -> Vec<u8> {
+    let mut f = b"REDIS0010\xFE\x00".to_vec();
+    f.extend_from_slice(records);
+    f.push(0xFF);
+    f.extend_from_slice(&checksum);
+    f
+}
+
+/// Keys whose collection is empty are skipped at load, each named in the
+/// log, as Redis does (older versions could write them).
+#[test]
+fn empty_keys_in_a_file_are_skipped_and_counted() {
+    let dir = temp_dir("empty-keys");
+    // An empty set, an empty hash, then k = v.
+    let records = b"\x02\x03set\x00\x04\x04hash\x00\x00\x01k\x01v";
+    std::fs::write(dir.join("dump.rdb"), rdb_file(records, [0; 8])).unwrap();
+    let p = debug_server(&dir, &["--save", ""]);
+    let mut c = p.client();
+    let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(n, 1);
+    let log = log_of(&p);
+    for line in [
+        "rdbLoadObject skipping empty key: set",
+        "rdbLoadObject skipping empty key: hash",
+        "Done loading RDB, keys loaded: 1, keys expired: 0, empty keys skipped: 2.",
+    ] {
+        assert!(log.contains(line), "{line:?} not in\n{log}");
+    }
+}
+
+/// A corrupt blob in the file stops the server with Redis's lines.
+#[test]
+fn a_corrupt_file_stops_the_server_with_the_reason() {
+    let dir = temp_dir("corrupt-file");
+    // A quicklist whose ziplist's second entry misstates the first's size.
+    let records = b"\x0E\x04list\x01\x13\x13\x00\x00\x00\x0E\x00\x00\x00\x02\x00\x00\x02a\x00\x0E\x02b\x00\xFF";
+    std::fs::write(dir.join("dump.rdb"), rdb_file(records, [0; 8])).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_goblin-server"))
+        .args(["--port", "0", "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        log.matches("Ziplist integrity check failed.").count() >= 2,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("Terminating server after rdb file reading failure.")
+            .count(),
+        1,
+        "{log}"
+    );
+}
+
+/// DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 loads a file whose checksum is
+/// wrong (DEBUG RELOAD), and RESTOREs a payload whose CRC64 is wrong.
+#[test]
+fn skip_checksum_validation_covers_reload_and_restore() {
+    let dir = temp_dir("skip-checksum");
+    let p = debug_server(&dir, &["--save", ""]);
+    let mut c = p.client();
+    std::fs::write(dir.join("dump.rdb"), rdb_file(b"\x00\x01k\x01v", [1; 8])).unwrap();
+    let reload = |c: &mut redis::Connection| {
+        redis::cmd("DEBUG")
+            .arg("RELOAD")
+            .arg("NOSAVE")
+            .query::<()>(c)
+    };
+    assert!(reload(&mut c).is_err());
+    let mut payload: Vec<u8> = redis::cmd("DUMP")
+        .arg("missing")
+        .query::<Option<Vec<u8>>>(&mut c)
+        .unwrap()
+        .unwrap_or_default();
+    assert!(payload.is_empty());
+    // "v" as a DUMP payload of version 10 with a wrong CRC64.
+    payload.extend_from_slice(b"\x00\x01v\x0a\x00");
+    payload.extend_from_slice(&[0xAB; 8]);
+    let restore = |c: &mut redis::Connection, p: &[u8]| {
+        redis::cmd("RESTORE")
+            .arg("r")
+            .arg(0)
+            .arg(p)
+            .arg("REPLACE")
+            .query::<()>(c)
+    };
+    assert_eq!(
+        err_text(restore(&mut c, &payload)),
+        "ERR DUMP payload version or checksum are wrong"
+    );
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-SKIP-CHECKSUM-VALIDATION")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    reload(&mut c).unwrap();
+    let v: String = redis::cmd("GET").arg("k").query(&mut c).unwrap();
+    assert_eq!(v, "v");
+    restore(&mut c, &payload).unwrap();
+    let v: String = redis::cmd("GET").arg("r").query(&mut c).unwrap();
+    assert_eq!(v, "v");
+}
