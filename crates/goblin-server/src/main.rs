@@ -167,6 +167,7 @@ fn main() {
                         );
                         let e = engine.clone();
                         saving = Some(tokio::task::spawn_blocking(move || {
+                            log::warning("User requested shutdown...");
                             goblin_engine::persist::prepare_shutdown(&e, flags)
                         }));
                     }

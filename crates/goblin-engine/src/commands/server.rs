@@ -175,6 +175,7 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(busy);
         }
     }
+    crate::log::warning("User requested shutdown...");
     crate::persist::prepare_shutdown(&ctx.engine.arc(), flags).map_err(Error::err)?;
     let mode = match flags.save {
         Some(true) => ShutdownMode::Save,

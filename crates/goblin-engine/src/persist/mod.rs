@@ -905,11 +905,11 @@ impl ShutdownFlags {
 }
 
 /// SHUTDOWN and the shutdown signals (Redis's prepareForShutdown and
-/// finishShutdown): stop background work, write the log to disk, save a
+/// finishShutdown; the caller logs "User requested shutdown..."), and an
+/// embedded store closing: stop background work, write the log to disk, save a
 /// snapshot when asked to or when save rules exist. An error leaves the
 /// server running.
 pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<(), String> {
-    log::warning("User requested shutdown...");
     let failed = || {
         log::warning("Errors trying to shut down the server. Check the logs for more information.");
         Err("Errors trying to SHUTDOWN. Check logs.".to_string())
