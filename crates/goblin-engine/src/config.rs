@@ -45,6 +45,13 @@ pub enum Kind {
         path_error: &'static str,
         empty_error: Option<&'static str>,
     },
+    /// `oom-score-adj`: no, yes, relative (shown as yes) or absolute.
+    OomScoreAdj,
+    /// `oom-score-adj-values`: three scores between -2000 and 2000.
+    OomValues,
+    /// `shutdown-on-sigterm` / `shutdown-on-sigint`: "default", or any of
+    /// save, nosave, now and force (shown in that order).
+    ShutdownOnSignal,
 }
 
 pub const IMMUTABLE: u32 = 1;
@@ -200,6 +207,14 @@ pub static PARAMS: &[ParamSpec] = &[
     p("slowlog-max-len", int(0, LONG_MAX), "128"),
     p("shutdown-timeout", int(0, INT_MAX), "10"),
     p("crash-log-enabled", BOOL, "yes"),
+    // Goblin has no memory test to run after a crash: kept for CONFIG.
+    p("crash-memcheck-enabled", BOOL, "yes"),
+    // After DEBUG ASSERT / PANIC, exit with status 1 instead of SIGABRT.
+    hidden("use-exit-on-panic", BOOL, "no", IMMUTABLE),
+    p("shutdown-on-sigint", Kind::ShutdownOnSignal, "default"),
+    p("shutdown-on-sigterm", Kind::ShutdownOnSignal, "default"),
+    p("oom-score-adj", Kind::OomScoreAdj, "no"),
+    p("oom-score-adj-values", Kind::OomValues, "0 200 800"),
     // Memory.
     p("maxmemory", mem(0, LONG_MAX), "0"),
     p(
@@ -515,6 +530,43 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
                 }
             }
             Ok(parts.join(" "))
+        }
+        Kind::OomScoreAdj => match value.to_ascii_lowercase().as_str() {
+            "no" => Ok("no".into()),
+            "yes" | "relative" => Ok("yes".into()),
+            "absolute" => Ok("absolute".into()),
+            _ => {
+                Err("argument(s) must be one of the following: no, yes, relative, absolute".into())
+            }
+        },
+        Kind::OomValues => crate::oom::parse_values(value),
+        Kind::ShutdownOnSignal => {
+            const WORDS: [&str; 4] = ["save", "nosave", "now", "force"];
+            let mut on = [false; 4];
+            for word in value.split_whitespace() {
+                let lower = word.to_ascii_lowercase();
+                match WORDS.iter().position(|w| *w == lower) {
+                    Some(i) => on[i] = true,
+                    None if lower == "default" => {}
+                    None => {
+                        return Err("argument(s) must be one of the following: default, save, nosave, now, force".into())
+                    }
+                }
+            }
+            if on[0] && on[1] {
+                return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+            }
+            let words: Vec<&str> = WORDS
+                .iter()
+                .zip(on)
+                .filter(|(_, on)| *on)
+                .map(|(w, _)| *w)
+                .collect();
+            Ok(if words.is_empty() {
+                "default".into()
+            } else {
+                words.join(" ")
+            })
         }
         // Existence is checked by CONFIG SET; at startup the directory is created.
         Kind::Dir => Ok(value.to_string()),
@@ -874,5 +926,46 @@ mod tests {
             .unwrap();
         assert_eq!(c.get("maxmemory"), "1048576");
         assert_eq!(c.get("hash-max-ziplist-entries"), "512");
+    }
+
+    /// shutdown-on-sigterm / -sigint and oom-score-adj take Redis's values,
+    /// show them as Redis does and refuse others with its texts.
+    #[test]
+    fn shutdown_on_signal_and_oom_score_adj_values() {
+        let c = Config::new();
+        let set = |name: &str, value: &str| c.set_many(&[(name, value)], false).map_err(|e| e.1);
+        assert_eq!(c.get("shutdown-on-sigterm"), "default");
+        set("shutdown-on-sigterm", "NOW nosave").unwrap();
+        assert_eq!(c.get("shutdown-on-sigterm"), "nosave now");
+        set("shutdown-on-sigint", "force default").unwrap();
+        assert_eq!(c.get("shutdown-on-sigint"), "force");
+        assert_eq!(
+            set("shutdown-on-sigint", "save nosave").unwrap_err(),
+            "shutdown options SAVE and NOSAVE can't be used simultaneously"
+        );
+        assert_eq!(
+            set("shutdown-on-sigint", "later").unwrap_err(),
+            "argument(s) must be one of the following: default, save, nosave, now, force"
+        );
+        assert_eq!(c.get("shutdown-on-sigint"), "force");
+        set("oom-score-adj", "relative").unwrap();
+        assert_eq!(c.get("oom-score-adj"), "yes");
+        set("oom-score-adj", "ABSOLUTE").unwrap();
+        assert_eq!(c.get("oom-score-adj"), "absolute");
+        assert_eq!(
+            set("oom-score-adj", "maybe").unwrap_err(),
+            "argument(s) must be one of the following: no, yes, relative, absolute"
+        );
+        assert_eq!(c.get("oom-score-adj-values"), "0 200 800");
+        assert_eq!(
+            set("oom-score-adj-values", "1 2").unwrap_err(),
+            "wrong number of arguments"
+        );
+        // use-exit-on-panic is set at startup only, and hidden.
+        assert_eq!(
+            set("use-exit-on-panic", "yes").unwrap_err(),
+            "can't set immutable config"
+        );
+        assert!(c.matching(&[b"use-exit*"]).is_empty());
     }
 }

@@ -53,6 +53,14 @@ pub struct Engine {
     /// Expired keys counted before the last CONFIG RESETSTAT.
     expired_baseline: AtomicU64,
     shutdown: tokio::sync::watch::Sender<Option<ShutdownMode>>,
+    /// A SIGTERM or SIGINT received and not yet acted on (its number, 0 for
+    /// none): Redis's shutdown_asap and last_sig_received. The server acts
+    /// on it from its cron, unless DEBUG PAUSE-CRON holds the cron, and
+    /// SHUTDOWN ABORT clears it.
+    shutdown_signal: std::sync::atomic::AtomicI32,
+    /// DEBUG PAUSE-CRON: the periodic work (active expiry, scheduled saves,
+    /// a pending signal's shutdown) waits while set.
+    cron_paused: AtomicBool,
     /// Filled by the server: the TCP port actually bound (INFO server).
     tcp_port: AtomicU64,
     /// Path of the config file the server was started with (INFO server).
@@ -132,6 +140,8 @@ impl Engine {
             active_expire_enabled: AtomicBool::new(true),
             expired_baseline: AtomicU64::new(0),
             shutdown: tx,
+            shutdown_signal: std::sync::atomic::AtomicI32::new(0),
+            cron_paused: AtomicBool::new(false),
             tcp_port: AtomicU64::new(0),
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
@@ -157,6 +167,9 @@ impl Engine {
     /// Periodic work, called `hz` times a second by the host: active
     /// expiry and metric sampling (Redis's serverCron).
     pub fn cron(&self) {
+        if self.cron_paused() {
+            return;
+        }
         let cycle = crate::expire::active_expire_cycle(self);
         let elapsed_ms = cycle.busy.as_millis() as u64;
         self.latency.add_if_needed(
@@ -515,6 +528,33 @@ impl Engine {
 
     pub fn request_shutdown(&self, mode: ShutdownMode) {
         let _ = self.shutdown.send(Some(mode));
+    }
+
+    /// A shutdown signal arrived (Redis's sigShutdownHandler): remembered
+    /// until the cron acts on it. Returns the signal already pending, if
+    /// any (a second SIGINT means "exit now").
+    pub fn signal_shutdown(&self, signal: i32) -> i32 {
+        self.shutdown_signal.swap(signal, Ordering::SeqCst)
+    }
+
+    /// The pending shutdown signal, 0 for none.
+    pub fn pending_shutdown_signal(&self) -> i32 {
+        self.shutdown_signal.load(Ordering::SeqCst)
+    }
+
+    /// SHUTDOWN ABORT, or a shutdown that failed: forgets the pending
+    /// signal. Returns whether one was pending.
+    pub fn cancel_shutdown_signal(&self) -> bool {
+        self.shutdown_signal.swap(0, Ordering::SeqCst) != 0
+    }
+
+    /// DEBUG PAUSE-CRON.
+    pub fn set_cron_paused(&self, paused: bool) {
+        self.cron_paused.store(paused, Ordering::Relaxed);
+    }
+
+    pub fn cron_paused(&self) -> bool {
+        self.cron_paused.load(Ordering::Relaxed)
     }
 
     /// The shards a command must hold, from its keys.

@@ -356,21 +356,37 @@ pub struct Ziplist<'a> {
 }
 
 impl<'a> Ziplist<'a> {
+    /// Validates a whole ziplist blob as Redis's deep
+    /// ziplistValidateIntegrity does: the header's byte count and tail
+    /// offset, every entry's encoding and its record of the previous
+    /// entry's size, the terminator, and the declared count.
     pub fn parse(blob: &'a [u8]) -> Result<Ziplist<'a>, Corrupt> {
         if blob.len() < 11 {
             return Err(Corrupt);
         }
         let total = u32::from_le_bytes(blob[0..4].try_into().unwrap()) as usize;
+        let tail = u32::from_le_bytes(blob[4..8].try_into().unwrap()) as usize;
         let declared = u16::from_le_bytes(blob[8..10].try_into().unwrap()) as usize;
-        if total != blob.len() || blob[total - 1] != 0xFF {
+        if total != blob.len() || blob[total - 1] != 0xFF || tail > total - 1 {
             return Err(Corrupt);
         }
         let mut off = 10;
         let mut entries = Vec::new();
+        let mut prev_size = 0usize;
+        let mut last_start = None;
         let get = |from: usize, n: usize| blob.get(from..from + n).ok_or(Corrupt);
         while blob[off] != 0xFF {
-            // prevlen
-            off += if blob[off] < 254 { 1 } else { 5 };
+            let start = off;
+            let prevlen = if blob[off] < 254 {
+                off += 1;
+                blob[start] as usize
+            } else {
+                off += 5;
+                u32::from_le_bytes(get(start + 1, 4)?.try_into().unwrap()) as usize
+            };
+            if prevlen != prev_size {
+                return Err(Corrupt);
+            }
             let enc = *blob.get(off).ok_or(Corrupt)?;
             let (elem, size) = match enc >> 6 {
                 0 => {
@@ -417,8 +433,13 @@ impl<'a> Ziplist<'a> {
             if off >= blob.len() {
                 return Err(Corrupt);
             }
+            prev_size = off - start;
+            last_start = Some(start);
         }
         if off != total - 1 || (declared != u16::MAX as usize && declared != entries.len()) {
+            return Err(Corrupt);
+        }
+        if last_start.is_some_and(|l| l != tail) {
             return Err(Corrupt);
         }
         Ok(Ziplist { entries })
@@ -500,7 +521,12 @@ pub fn intset_read(blob: &[u8]) -> Result<Vec<i64>, Corrupt> {
 /// A field and its value, borrowed from a blob.
 pub type Pair<'a> = (&'a [u8], &'a [u8]);
 
+/// The pairs of a zipmap blob, checked as Redis's deep
+/// zipmapValidateIntegrity checks them: lengths inside the blob, a length
+/// under 254 never in the 5-byte form, and the count in the header (when
+/// under 254) equal to the pairs found. An empty zipmap reads as no pairs.
 pub fn zipmap_read(blob: &[u8]) -> Result<Vec<Pair<'_>>, Corrupt> {
+    let declared = *blob.first().ok_or(Corrupt)?;
     let mut off = 1; // zmlen
     let mut out = Vec::new();
     let len_at = |off: &mut usize| -> Result<Option<usize>, Corrupt> {
@@ -514,6 +540,9 @@ pub fn zipmap_read(blob: &[u8]) -> Result<Vec<Pair<'_>>, Corrupt> {
                         .try_into()
                         .unwrap(),
                 ) as usize;
+                if n < 254 {
+                    return Err(Corrupt);
+                }
                 *off += 5;
                 Ok(Some(n))
             }
@@ -533,7 +562,7 @@ pub fn zipmap_read(blob: &[u8]) -> Result<Vec<Pair<'_>>, Corrupt> {
         off += vlen + free;
         out.push((key, value));
     }
-    if off + 1 != blob.len() {
+    if off + 1 != blob.len() || (declared < 254 && declared as usize != out.len()) {
         return Err(Corrupt);
     }
     Ok(out)
@@ -615,19 +644,32 @@ mod tests {
         assert!(intset_read(&blob[..blob.len() - 1]).is_err());
     }
 
+    /// Payloads of the suite's corrupt-dump unit: a length under 254 in
+    /// the 5-byte form (of a field, of a value), and a count in the header
+    /// that disagrees with the pairs.
     #[test]
-    fn ziplist_reads_every_encoding() {
-        // A ziplist of "a", 12 (immediate), 300 (int16), 100000 (int24), "hello".
+    fn zipmap_with_long_form_small_length_or_wrong_count_is_refused() {
+        let good = b"\x01\x01k\x04\x00val1\xff";
+        assert_eq!(zipmap_read(good).unwrap(), vec![(&b"k"[..], &b"val1"[..])]);
+        let small_field = b"\x01\xfe\x04\x00\x00\x00\x01\x00\xff\x00\x04\x00val1\xff";
+        assert!(zipmap_read(small_field).is_err());
+        let small_value = b"\x01\x01k\xfe\x04\x00\x00\x00\x00val1\xff";
+        assert!(zipmap_read(small_value).is_err());
+        let count = b"\x02\x01k\x04\x00val1\xff";
+        assert!(zipmap_read(count).is_err());
+        // 254: the count is not kept in the header.
+        let unknown = b"\xfe\x01k\x04\x00val1\xff";
+        assert!(zipmap_read(unknown).is_ok());
+    }
+
+    /// A ziplist of the given raw entries (encoding and data), with its
+    /// prevlen fields, tail offset and count as Redis writes them.
+    fn ziplist_of(entries: &[Vec<u8>]) -> Vec<u8> {
         let mut z = vec![0u8; 10];
-        let entries: Vec<Vec<u8>> = vec![
-            vec![0x01, b'a'],
-            vec![0xFD],
-            [vec![0xC0], 300i16.to_le_bytes().to_vec()].concat(),
-            [vec![0xF0], 100000i32.to_le_bytes()[..3].to_vec()].concat(),
-            [vec![0x05], b"hello".to_vec()].concat(),
-        ];
         let mut prev = 0usize;
-        for e in &entries {
+        let mut tail = 10usize;
+        for e in entries {
+            tail = z.len();
             z.push(prev as u8);
             z.extend_from_slice(e);
             prev = 1 + e.len();
@@ -635,7 +677,22 @@ mod tests {
         z.push(0xFF);
         let total = z.len() as u32;
         z[0..4].copy_from_slice(&total.to_le_bytes());
-        z[8..10].copy_from_slice(&5u16.to_le_bytes());
+        z[4..8].copy_from_slice(&(tail as u32).to_le_bytes());
+        z[8..10].copy_from_slice(&(entries.len() as u16).to_le_bytes());
+        z
+    }
+
+    #[test]
+    fn ziplist_reads_every_encoding() {
+        // A ziplist of "a", 12 (immediate), 300 (int16), 100000 (int24), "hello".
+        let entries: Vec<Vec<u8>> = vec![
+            vec![0x01, b'a'],
+            vec![0xFD],
+            [vec![0xC0], 300i16.to_le_bytes().to_vec()].concat(),
+            [vec![0xF0], 100000i32.to_le_bytes()[..3].to_vec()].concat(),
+            [vec![0x05], b"hello".to_vec()].concat(),
+        ];
+        let z = ziplist_of(&entries);
         let zl = Ziplist::parse(&z).unwrap();
         let got: Vec<Vec<u8>> = zl.iter().map(|e| e.to_vec()).collect();
         assert_eq!(
@@ -648,5 +705,36 @@ mod tests {
                 b"hello".to_vec()
             ]
         );
+    }
+
+    /// Redis's deep check refuses a ziplist whose entries misstate the size
+    /// of the entry before them, or whose tail offset is not the last
+    /// entry's (payloads of the suite's corrupt-dump unit).
+    #[test]
+    fn ziplist_with_wrong_prevlen_or_tail_is_refused() {
+        let z = ziplist_of(&[vec![0x02, b'a', 0x00], vec![0x02, b'b', 0x00]]);
+        assert!(Ziplist::parse(&z).is_ok());
+        // "quicklist big ziplist prev len": the second entry claims 14.
+        let mut big = z.clone();
+        big[14] = 0x0E;
+        assert!(Ziplist::parse(&big).is_err());
+        // "quicklist small ziplist prev len": it claims 2.
+        let mut small = z.clone();
+        small[14] = 0x02;
+        assert!(Ziplist::parse(&small).is_err());
+        // The first entry must claim 0.
+        let mut first = z.clone();
+        first[10] = 0x01;
+        assert!(Ziplist::parse(&first).is_err());
+        // A tail offset that is not the last entry's, or past the end.
+        let mut tail = z.clone();
+        tail[4] = 10;
+        assert!(Ziplist::parse(&tail).is_err());
+        tail[4] = 0xFF;
+        assert!(Ziplist::parse(&tail).is_err());
+        // A count that disagrees ("quicklist ziplist wrong count").
+        let mut count = z;
+        count[8] = 3;
+        assert!(Ziplist::parse(&count).is_err());
     }
 }

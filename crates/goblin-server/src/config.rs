@@ -244,16 +244,10 @@ const IGNORED_DIRECTIVES: &[&str] = &[
     "syslog-facility",
     "syslog-ident",
     "proc-title-template",
-    "oom-score-adj",
-    "oom-score-adj-values",
-    "crash-memcheck-enabled",
-    "use-exit-on-panic",
     "watchdog-period",
     "ignore-warnings",
     "socket-mark-id",
     "unixsocketperm",
-    "shutdown-on-sigint",
-    "shutdown-on-sigterm",
 ];
 
 /// Directives of features Goblin does not have, accepted with the value

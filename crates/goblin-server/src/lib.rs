@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod crash;
 pub mod limits;
 pub mod log;
 

@@ -20,6 +20,23 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[export_name = "_rjem_malloc_conf"]
 pub static MALLOC_CONF: &[u8; 29] = b"thp:always,metadata_thp:auto\0";
 
+/// Redis's sigShutdownHandler: the shutdown is scheduled for the cron; a
+/// second SIGINT while one is pending or saving exits at once, removing
+/// the save's temp file.
+fn on_shutdown_signal(engine: &std::sync::Arc<Engine>, sig: i32) {
+    if sig == libc::SIGINT && engine.pending_shutdown_signal() != 0 {
+        log::warning("You insist... exiting now.");
+        let _ = std::fs::remove_file(goblin_engine::persist::save_temp_path(engine));
+        std::process::exit(1);
+    }
+    log::warning(if sig == libc::SIGINT {
+        "Received SIGINT scheduling shutdown..."
+    } else {
+        "Received SIGTERM scheduling shutdown..."
+    });
+    engine.signal_shutdown(sig);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (config, config_file) = match parse_args(&args) {
@@ -46,12 +63,18 @@ fn main() {
     };
     log::configure(&config.get("logfile"), &config.get("loglevel"));
     goblin_engine::log::set_sink(log::engine_sink);
+    goblin_server::crash::install(&config.get("logfile"), config.get_bool("crash-log-enabled"));
     let dir = config.get("dir");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("Can't create the data directory '{dir}': {e}");
         std::process::exit(1);
     }
     goblin_server::install_jemalloc_stats();
+    // setOOMScoreAdj at startup: a failure is logged and the server runs.
+    let _ = goblin_engine::oom::apply(
+        &config.get("oom-score-adj"),
+        &config.get("oom-score-adj-values"),
+    );
     if let Err(e) = goblin_server::limits::adjust_open_files_limit(&config) {
         log::warning(&e);
         std::process::exit(1);
@@ -121,26 +144,44 @@ fn main() {
             .expect("SIGINT handler");
         let run = server.run();
         tokio::pin!(run);
+        // A signal is acted on from the cron's beat (Redis's serverCron),
+        // so DEBUG PAUSE-CRON holds it and SHUTDOWN ABORT can cancel it;
+        // the shutdown's save runs while signals are still heard.
+        let mut beat = tokio::time::interval(std::time::Duration::from_millis(10));
+        let mut saving: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
         loop {
             tokio::select! {
-                mode = &mut run => {
-                    // SHUTDOWN already saved what it had to before replying.
-                    log::warning(&format!("User requested shutdown ({mode:?})..."));
-                    break;
+                _ = &mut run => break, // SHUTDOWN saved what it had to before replying.
+                _ = term.recv() => on_shutdown_signal(&engine, libc::SIGTERM),
+                _ = int.recv() => on_shutdown_signal(&engine, libc::SIGINT),
+                _ = beat.tick(), if saving.is_none() => {
+                    let sig = engine.pending_shutdown_signal();
+                    if sig != 0 && !engine.cron_paused() {
+                        let name = if sig == libc::SIGINT {
+                            "shutdown-on-sigint"
+                        } else {
+                            "shutdown-on-sigterm"
+                        };
+                        let flags = goblin_engine::persist::ShutdownFlags::from_config(
+                            &engine.config().get(name),
+                        );
+                        let e = engine.clone();
+                        saving = Some(tokio::task::spawn_blocking(move || {
+                            log::warning("User requested shutdown...");
+                            goblin_engine::persist::prepare_shutdown(&e, flags)
+                        }));
+                    }
                 }
-                _ = term.recv() => log::warning("Received SIGTERM scheduling shutdown..."),
-                _ = int.recv() => log::warning("Received SIGINT scheduling shutdown..."),
-            }
-            // A signal: save as SHUTDOWN without arguments would.
-            let e = engine.clone();
-            let done = tokio::task::spawn_blocking(move || {
-                goblin_engine::persist::prepare_shutdown(&e, None)
-            })
-            .await
-            .expect("shutdown task");
-            match done {
-                Ok(()) => break,
-                Err(e) => log::warning(&format!("{e} The server keeps running.")),
+                done = async { saving.as_mut().expect("a shutdown in progress").await }, if saving.is_some() => {
+                    saving = None;
+                    match done.expect("shutdown task") {
+                        Ok(()) => break,
+                        // Logged; the server keeps running (Redis's cancelShutdown).
+                        Err(_) => {
+                            engine.cancel_shutdown_signal();
+                        }
+                    }
+                }
             }
         }
         log::warning("Goblin is now ready to exit, bye bye...");

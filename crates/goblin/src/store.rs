@@ -295,7 +295,10 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // Idle sessions hold the engine too; they go first.
         self.idle.get_mut().clear();
-        if let Err(e) = goblin_engine::persist::prepare_shutdown(&self.engine, None) {
+        if let Err(e) = goblin_engine::persist::prepare_shutdown(
+            &self.engine,
+            goblin_engine::persist::ShutdownFlags::default(),
+        ) {
             goblin_engine::log::warning(&format!("closing the store: {e}"));
         }
     }

@@ -167,12 +167,23 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("Invalid TTL value, must be >= 0"));
     }
     let payload = args[3];
-    if !rdb::verify_dump_payload(payload) {
+    let skip_checksum = ctx.engine.persist().skip_checksum.load(Ordering::Relaxed);
+    if !rdb::verify_dump_payload(payload, skip_checksum) {
         return Err(Error::err("DUMP payload version or checksum are wrong"));
     }
     let limits = rdb::LoadLimits::from_config(ctx.engine.config());
-    let Some(value) = rdb::read_dump_payload(payload, &limits) else {
-        return Err(Error::err("Bad data format"));
+    let value = match rdb::read_dump_payload(payload, &limits) {
+        Ok(v) => v,
+        Err(why) => {
+            // Redis's rdbReportError in a RESTORE: logged at verbose level.
+            if let Some(e) = why {
+                crate::log::verbose(&format!(
+                    "Internal error in RDB reading offset {}, function at rdb.rs -> {}",
+                    e.offset, e.message
+                ));
+            }
+            return Err(Error::err("Bad data format"));
+        }
     };
     let deleted = o.replace && ctx.delete(key);
     let now = ctx.now_ms;

@@ -135,29 +135,53 @@ fn time_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] (Redis's shutdownCommand).
 fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut mode = ShutdownMode::Default;
+    let mut flags = crate::persist::ShutdownFlags::default();
+    let (mut save, mut nosave, mut abort) = (false, false, false);
     for a in &args[1..] {
         match a.to_ascii_lowercase().as_slice() {
-            b"nosave" => mode = ShutdownMode::NoSave,
-            b"save" => mode = ShutdownMode::Save,
-            b"now" | b"force" | b"abort" => {}
+            b"nosave" => nosave = true,
+            b"save" => save = true,
+            b"now" => flags.now = true,
+            b"force" => flags.force = true,
+            b"abort" => abort = true,
             _ => return Err(Error::SYNTAX),
         }
     }
+    let any_flag = save || nosave || flags.now || flags.force;
+    if (abort && any_flag) || (save && nosave) {
+        return Err(Error::SYNTAX);
+    }
+    if abort {
+        // Only a signal's shutdown can be pending: SHUTDOWN itself either
+        // exits or fails at once.
+        if !ctx.engine.cancel_shutdown_signal() {
+            return Err(Error::err("No shutdown in progress."));
+        }
+        crate::log::warning("Shutdown manually aborted.");
+        ctx.out.ok();
+        return Ok(());
+    }
+    if save {
+        flags.save = Some(true);
+    } else if nosave {
+        flags.save = Some(false);
+    }
     // While a script runs too long only SHUTDOWN NOSAVE may stop the
     // server (its data may be half changed).
-    if mode != ShutdownMode::NoSave {
+    if !nosave {
         if let Some(busy) = ctx.engine.scripting().busy_error() {
             return Err(busy);
         }
     }
-    let save = match mode {
-        ShutdownMode::Save => Some(true),
-        ShutdownMode::NoSave => Some(false),
-        ShutdownMode::Default => None,
+    crate::log::warning("User requested shutdown...");
+    crate::persist::prepare_shutdown(&ctx.engine.arc(), flags).map_err(Error::err)?;
+    let mode = match flags.save {
+        Some(true) => ShutdownMode::Save,
+        Some(false) => ShutdownMode::NoSave,
+        None => ShutdownMode::Default,
     };
-    crate::persist::prepare_shutdown(&ctx.engine.arc(), save).map_err(Error::err)?;
     ctx.engine.request_shutdown(mode);
     // Redis closes the connection without a reply when the shutdown proceeds.
     ctx.client.close_after_reply = true;
@@ -542,6 +566,33 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 return Err(Error::err(format_args!(
                     "CONFIG SET failed (possibly related to argument '{name}') - {reason}"
                 )));
+            }
+            // Redis's updateOOMScoreAdj, one apply for both parameters.
+            let oom = ["oom-score-adj", "oom-score-adj-values"];
+            if let Some(name) = pairs
+                .iter()
+                .map(|(n, _)| crate::config::spec(n))
+                .find_map(|s| s.filter(|s| oom.contains(&s.name)).map(|s| s.name))
+            {
+                let config = ctx.engine.config();
+                if crate::oom::apply(
+                    &config.get("oom-score-adj"),
+                    &config.get("oom-score-adj-values"),
+                )
+                .is_err()
+                {
+                    for (n, v) in &backup {
+                        let _ = config.set_initial(n, v);
+                    }
+                    ctx.engine.apply_config();
+                    let _ = crate::oom::apply(
+                        &config.get("oom-score-adj"),
+                        &config.get("oom-score-adj-values"),
+                    );
+                    return Err(Error::err(format_args!(
+                        "CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
+                    )));
+                }
             }
             let holds_shards = ctx.in_multi || ctx.in_script || ctx.locks.held().next().is_some();
             ctx.engine.config_changed(&pairs, holds_shards)?;
@@ -1172,6 +1223,27 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"pause-cron", 3) => {
+            ctx.engine.set_cron_paused(arg_i64(args[2])? != 0);
+            ctx.out.ok();
+        }
+        (b"set-skip-checksum-validation", 3) => {
+            ctx.engine
+                .persist()
+                .skip_checksum
+                .store(arg_i64(args[2])? != 0, Ordering::Relaxed);
+            ctx.out.ok();
+        }
+        (b"segfault", 2) => crate::crash::segfault(),
+        (b"panic", 2) => crate::crash::panic(
+            &format!("DEBUG PANIC called at Unix time {}", now_us() / 1_000_000),
+            ctx.engine.config().get_bool("use-exit-on-panic"),
+        ),
+        (b"assert", 2) => crate::crash::assertion_failed(
+            "1 == 2",
+            "debug.c",
+            ctx.engine.config().get_bool("use-exit-on-panic"),
+        ),
         (b"populate", 3..=5) => {
             // DEBUG POPULATE count [prefix] [size]: keys "prefix:N" holding
             // "value:N" (padded with zero bytes or cut to `size`).

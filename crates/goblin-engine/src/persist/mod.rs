@@ -96,6 +96,9 @@ pub struct Persistence {
     pub dirty_at_start: AtomicU64,
     /// Keeps the temp-file names of concurrent saves apart.
     serial: AtomicU64,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and loading accept a
+    /// payload whatever its CRC64.
+    pub skip_checksum: AtomicBool,
 }
 
 impl Default for Persistence {
@@ -121,6 +124,7 @@ impl Default for Persistence {
             last_aof_copied: AtomicU64::new(0),
             dirty_at_start: AtomicU64::new(0),
             serial: AtomicU64::new(0),
+            skip_checksum: AtomicBool::new(false),
         }
     }
 }
@@ -149,6 +153,13 @@ fn temp_path(engine: &Engine, what: &str) -> PathBuf {
     let n = engine.persist().serial.fetch_add(1, Ordering::Relaxed);
     PathBuf::from(engine.config().get("dir"))
         .join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
+}
+
+/// The temp file of a foreground save (SAVE, SHUTDOWN, DEBUG RELOAD):
+/// `dir/temp-<pid>.rdb`, as Redis names it. A second SIGINT during a
+/// shutdown's save removes it before the process exits.
+pub fn save_temp_path(engine: &Engine) -> PathBuf {
+    PathBuf::from(engine.config().get("dir")).join(format!("temp-{}.rdb", std::process::id()))
 }
 
 /// Writes a file through a temp file, syncs and renames it into place.
@@ -192,12 +203,12 @@ pub fn write_base(
     if rdb_format {
         let mut fmt =
             snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), true);
-        snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
     } else {
         let mut fmt = aof::AofFormat {
             timestamp: engine.config().get_bool("aof-timestamp-enabled"),
         };
-        snapshot::write_locked(locks, databases, &functions, &mut fmt, out)
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
     }
 }
 
@@ -205,13 +216,16 @@ pub fn write_base(
 /// dump.rdb while the caller holds every shard.
 pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()> {
     let path = rdb_path(engine);
-    let tmp = temp_path(engine, "save");
+    // Redis's rdbSave writes temp-<pid>.rdb: every shard is held, so only
+    // one such save runs at a time.
+    let tmp = save_temp_path(engine);
     let databases = engine.keyspace().databases();
     let functions = engine.scripting().library_codes();
+    let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
     let result = save_file(&path, &tmp, |w| {
         let mut fmt =
             snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), false);
-        snapshot::write_locked(locks, databases, &functions, &mut fmt, w)
+        snapshot::write_locked(locks, databases, &functions, &mut fmt, w, delay)
     });
     match &result {
         Ok(()) => {
@@ -525,6 +539,8 @@ pub struct Loaded {
     pub offset: u64,
     pub keys: u64,
     pub expired: u64,
+    /// Keys whose collection had no element (Redis skips them).
+    pub empty_skipped: u64,
 }
 
 /// Loads RDB records into the held shards (the caller holds them all).
@@ -539,6 +555,8 @@ pub fn load_rdb_stream(
 ) -> Result<Loaded, rdb::LoadError> {
     let limits = rdb::LoadLimits::from_config(engine.config());
     let mut reader = rdb::FileReader::new(input, limits)?;
+    reader.skip_checksum = !engine.config().get_bool("rdbchecksum")
+        || engine.persist().skip_checksum.load(Ordering::Relaxed);
     let now = now_ms();
     let access = engine.keyspace().env().access();
     let databases = engine.keyspace().databases();
@@ -548,6 +566,7 @@ pub fn load_rdb_stream(
         offset: 0,
         keys: 0,
         expired: 0,
+        empty_skipped: 0,
     };
     let key_delay = engine.config().get_i64("key-load-delay");
     loop {
@@ -592,10 +611,13 @@ pub fn load_rdb_stream(
                 freq,
             } => {
                 let Some(value) = value else {
-                    log::notice(&format!(
-                        "rdbLoadObject skipping empty key: {}",
-                        String::from_utf8_lossy(&key)
-                    ));
+                    if loaded.empty_skipped < 10 {
+                        log::warning(&format!(
+                            "rdbLoadObject skipping empty key: {}",
+                            String::from_utf8_lossy(&key)
+                        ));
+                    }
+                    loaded.empty_skipped += 1;
                     continue;
                 };
                 if let Some(at) = expire_ms {
@@ -668,10 +690,17 @@ pub fn load_rdb_file(
         Ok(l) => {
             p.load_keys_loaded.store(l.keys, Ordering::Relaxed);
             p.load_keys_expired.store(l.expired, Ordering::Relaxed);
-            log::notice(&format!(
-                "Done loading RDB, keys loaded: {}, keys expired: {}.",
-                l.keys, l.expired
-            ));
+            if l.empty_skipped > 0 {
+                log::warning(&format!(
+                    "Done loading RDB, keys loaded: {}, keys expired: {}, empty keys skipped: {}.",
+                    l.keys, l.expired, l.empty_skipped
+                ));
+            } else {
+                log::notice(&format!(
+                    "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                    l.keys, l.expired
+                ));
+            }
             log::notice(&format!(
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
@@ -722,7 +751,8 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
             }
         }
         if !from_aof {
-            load_rdb_file(engine, &mut locks, false)?;
+            load_rdb_file(engine, &mut locks, false)
+                .map_err(|e| format!("{e}\nTerminating server after rdb file reading failure."))?;
         }
     }
     if aof_on {
@@ -844,26 +874,76 @@ fn flush_held(locks: &mut ShardLocks<'_>) {
     }
 }
 
-/// SHUTDOWN and SIGTERM: stop background work, write the log to disk,
-/// save a snapshot when asked to or when save rules exist.
-pub fn prepare_shutdown(engine: &Arc<Engine>, save: Option<bool>) -> Result<(), String> {
+/// How a shutdown was asked for: SHUTDOWN's options, or those of
+/// shutdown-on-sigterm / shutdown-on-sigint for a signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownFlags {
+    /// SAVE (Some(true)), NOSAVE (Some(false)), or as the save rules say.
+    pub save: Option<bool>,
+    /// NOW: do not wait for lagging replicas (Goblin has none).
+    pub now: bool,
+    /// FORCE: exit even when the final snapshot cannot be written.
+    pub force: bool,
+}
+
+impl ShutdownFlags {
+    /// The words of shutdown-on-sigterm / shutdown-on-sigint ("default",
+    /// "save", "nosave", "now", "force").
+    pub fn from_config(value: &str) -> ShutdownFlags {
+        let mut f = ShutdownFlags::default();
+        for word in value.split_whitespace() {
+            match word {
+                "save" => f.save = Some(true),
+                "nosave" => f.save = Some(false),
+                "now" => f.now = true,
+                "force" => f.force = true,
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// SHUTDOWN and the shutdown signals (Redis's prepareForShutdown and
+/// finishShutdown; the caller logs "User requested shutdown..."), and an
+/// embedded store closing: stop background work, write the log to disk, save a
+/// snapshot when asked to or when save rules exist. An error leaves the
+/// server running.
+pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<(), String> {
+    let failed = || {
+        log::warning("Errors trying to shut down the server. Check the logs for more information.");
+        Err("Errors trying to SHUTDOWN. Check logs.".to_string())
+    };
     let p = &engine.persist();
-    if p.running().is_some() {
+    if p.running() == Some(JobKind::Rdb) {
         log::warning("There is a child saving an .rdb. Killing it!");
         p.cancel(None);
         wait_job(engine);
     }
     if p.aof.is_on() {
+        if p.running() == Some(JobKind::AofRewrite) {
+            log::warning("There is a child rewriting the AOF. Killing it!");
+            p.cancel(None);
+            wait_job(engine);
+        }
         log::notice("Calling fsync() on the AOF file.");
-        p.aof.flush_now().map_err(|e| e.to_string())?;
+        if let Err(e) = p.aof.flush_now() {
+            log::warning(&format!("Fail to fsync the AOF file: {e}."));
+        }
     }
-    let save = save.unwrap_or_else(|| !engine.config().get("save").trim().is_empty());
+    let save = flags
+        .save
+        .unwrap_or_else(|| !engine.config().get("save").trim().is_empty());
     if save {
         log::notice("Saving the final RDB snapshot before exiting.");
         let mut locks = engine.keyspace().lock_all();
-        if let Err(e) = save_locked(engine, &mut locks) {
-            log::warning(&format!("Error trying to save the DB, can't exit: {e}"));
-            return Err("Errors trying to SHUTDOWN. Check logs.".into());
+        if save_locked(engine, &mut locks).is_err() {
+            if flags.force {
+                log::warning("Error trying to save the DB. Exit anyway.");
+            } else {
+                log::warning("Error trying to save the DB, can't exit.");
+                return failed();
+            }
         }
     }
     if p.aof.is_on() {

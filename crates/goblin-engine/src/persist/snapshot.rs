@@ -262,6 +262,7 @@ pub fn write_locked(
     functions: &[Vec<u8>],
     fmt: &mut dyn FormatCrc,
     sink: &mut dyn Write,
+    key_delay_us: u64,
 ) -> io::Result<()> {
     let mut out = Vec::with_capacity(BATCH_BYTES * 2);
     fmt.header(&mut out);
@@ -280,7 +281,12 @@ pub fn write_locked(
         for shard in locks.held() {
             for (k, o) in shard.dbs[db].iter() {
                 fmt.key(&mut out, k, o);
-                if out.len() >= BATCH_BYTES {
+                if key_delay_us > 0 {
+                    // rdb-key-save-delay: the file grows key by key.
+                    flush(sink, fmt, &mut out)?;
+                    sink.flush()?;
+                    std::thread::sleep(std::time::Duration::from_micros(key_delay_us));
+                } else if out.len() >= BATCH_BYTES {
                     flush(sink, fmt, &mut out)?;
                 }
             }

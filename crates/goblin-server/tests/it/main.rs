@@ -24,6 +24,7 @@ mod goblin_in_scripts;
 mod goblin_races;
 mod hyperloglog;
 mod introspection;
+mod lifecycle;
 mod lists;
 mod lua_equivalence;
 mod parser_fuzz;
