@@ -33,3 +33,4 @@ mod scripting;
 mod scripting_libs;
 mod security;
 mod streams;
+mod tls;
