@@ -618,3 +618,87 @@ fn redis_cli_over_tls() {
     let refused = run(&["PING"]);
     assert!(!refused.contains("PONG"), "{refused}");
 }
+
+/// tls-session-caching: a client that comes back resumes its session
+/// (one client configuration keeps its sessions); with caching off it
+/// cannot.
+#[test]
+fn tls_sessions_resume_while_caching_is_on() {
+    let pki = Pki::new("sessions");
+    let server = pki.issue("server", true);
+    let client = pki.issue("client", false);
+    let (_s, port) = start(&pki, &server, &[]);
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(pki.ca.der().clone()).unwrap();
+    let config = Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(rustls::ALL_VERSIONS)
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(
+            vec![client.cert.clone()],
+            PrivateKeyDer::Pkcs8(client.key.clone_key()),
+        )
+        .unwrap(),
+    );
+    let handshake = || {
+        let name = ServerName::IpAddress(std::net::IpAddr::from([127, 0, 0, 1]).into());
+        let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut tls = Tls(rustls::StreamOwned::new(conn, tcp));
+        // The PING's reply also brings the server's session ticket.
+        assert_eq!(tls.ping().unwrap(), "+PONG\r\n");
+        tls.0.conn.handshake_kind().unwrap()
+    };
+    assert_eq!(handshake(), rustls::HandshakeKind::Full);
+    assert_eq!(handshake(), rustls::HandshakeKind::Resumed);
+    let mut admin = Client::new(&pki, Some(&client)).connect(port).unwrap();
+    assert_eq!(
+        config_set(&mut admin, "tls-session-caching", "no"),
+        "+OK\r\n"
+    );
+    assert_eq!(handshake(), rustls::HandshakeKind::Full);
+    assert_eq!(handshake(), rustls::HandshakeKind::Full);
+}
+
+/// tls-ca-cert-dir: the CA certificates of a directory verify client
+/// certificates; tls-dh-params-file must be a DH parameters file.
+#[test]
+fn tls_ca_cert_dir_and_dh_params() {
+    let pki = Pki::new("cadir");
+    let server = pki.issue("server", true);
+    let client = pki.issue("client", false);
+    let (_s, port) = start(&pki, &server, &[]);
+    let dir = pki.dir.join("cas");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(pki.ca_file(), dir.join("ca.pem")).unwrap();
+    let mut admin = Client::new(&pki, Some(&client)).connect(port).unwrap();
+    let dir = dir.display().to_string();
+    let reply = admin
+        .call(&format!(
+            "*6\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$16\r\ntls-ca-cert-file\r\n$0\r\n\r\n$15\r\ntls-ca-cert-dir\r\n${}\r\n{dir}\r\n",
+            dir.len()
+        ))
+        .unwrap();
+    assert_eq!(reply, "+OK\r\n");
+    assert!(pongs(&Client::new(&pki, Some(&client)), port));
+    assert!(!pongs(&Client::new(&pki, None), port));
+    // A file that is no DH parameters file is refused.
+    assert!(
+        config_set(&mut admin, "tls-dh-params-file", &server.cert_file)
+            .contains("Unable to update TLS configuration")
+    );
+    let dh = pki.dir.join("dh.pem");
+    std::fs::write(
+        &dh,
+        "-----BEGIN DH PARAMETERS-----\nMAYCAQACAQI=\n-----END DH PARAMETERS-----\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config_set(&mut admin, "tls-dh-params-file", &dh.display().to_string()),
+        "+OK\r\n"
+    );
+}
