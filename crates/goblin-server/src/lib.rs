@@ -44,6 +44,9 @@ pub struct Server {
 pub struct TlsState {
     context: std::sync::RwLock<Option<Arc<TlsContext>>>,
     failures: std::sync::Mutex<RateLimitedLog>,
+    /// Connections in their handshake: not clients yet, so maxclients
+    /// bounds them apart.
+    handshaking: std::sync::atomic::AtomicUsize,
 }
 
 impl TlsState {
@@ -376,6 +379,26 @@ async fn tls_accept(
         fail("no TLS context to verify client certificates with");
         return None;
     };
+    // At most maxclients handshakes at once: connections that never
+    // finish theirs cannot pile up without bound. (An established client
+    // over maxclients is refused after its handshake, with Redis's error.)
+    struct Handshaking<'a>(&'a std::sync::atomic::AtomicUsize);
+    impl Drop for Handshaking<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let _handshaking = Handshaking(&tls.handshaking);
+    if tls.handshaking.fetch_add(1, Ordering::Relaxed) as i64
+        >= engine.config().get_i64("maxclients")
+    {
+        engine
+            .stats()
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        fail("too many TLS handshakes in progress (maxclients)");
+        return None;
+    }
     let handshake = async {
         let mut first = [0u8; 1];
         match tcp.peek(&mut first).await {

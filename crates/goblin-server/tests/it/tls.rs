@@ -702,3 +702,36 @@ fn tls_ca_cert_dir_and_dh_params() {
         "+OK\r\n"
     );
 }
+
+/// Connections that never finish their handshake are bounded by
+/// maxclients: past it, new ones are closed at once; the server serves
+/// again once they go.
+#[test]
+fn handshakes_in_progress_are_bounded_by_maxclients() {
+    let pki = Pki::new("handshakes");
+    let server = pki.issue("server", true);
+    let client = pki.issue("client", false);
+    let (_s, port) = start(&pki, &server, &[("maxclients", "1")]);
+    // Two connections that send nothing: one is in its handshake, the
+    // other is closed at once (whichever the server took second).
+    let silent: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+            c
+        })
+        .collect();
+    wait_until("one of them to be closed", Duration::from_secs(10), || {
+        silent
+            .iter()
+            .any(|mut c| matches!(c.read(&mut [0u8; 16]), Ok(0)))
+    });
+    drop(silent);
+    let tls = Client::new(&pki, Some(&client));
+    wait_until(
+        "a client to be served again",
+        Duration::from_secs(10),
+        || pongs(&tls, port),
+    );
+}
