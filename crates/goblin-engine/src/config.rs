@@ -169,6 +169,34 @@ pub static PARAMS: &[ParamSpec] = &[
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
     imm("unixsocket", Kind::Str, ""),
+    // TLS (goblin-server's tls module). A CONFIG SET of any of these but
+    // tls-auth-clients (read by each new connection) reloads the whole TLS
+    // context, as Redis's applyTlsCfg does; tls-port opens or closes the
+    // TLS listener. Empty strings are Redis's unset (NULL) values.
+    p("tls-port", int(0, 65535), "0"),
+    p("tls-cert-file", Kind::Str, ""),
+    p("tls-key-file", Kind::Str, ""),
+    p("tls-key-file-pass", Kind::Str, ""),
+    p("tls-client-cert-file", Kind::Str, ""),
+    p("tls-client-key-file", Kind::Str, ""),
+    p("tls-client-key-file-pass", Kind::Str, ""),
+    p("tls-dh-params-file", Kind::Str, ""),
+    p("tls-ca-cert-file", Kind::Str, ""),
+    p("tls-ca-cert-dir", Kind::Str, ""),
+    p(
+        "tls-auth-clients",
+        Kind::Enum(&["no", "yes", "optional"]),
+        "yes",
+    ),
+    p("tls-protocols", Kind::Str, ""),
+    p("tls-ciphers", Kind::Str, ""),
+    p("tls-ciphersuites", Kind::Str, ""),
+    p("tls-prefer-server-ciphers", BOOL, "no"),
+    p("tls-session-caching", BOOL, "yes"),
+    p("tls-session-cache-size", int(0, INT_MAX), "20480"),
+    p("tls-session-cache-timeout", int(0, INT_MAX), "300"),
+    p("tls-replication", BOOL, "no"),
+    p("tls-cluster", BOOL, "no"),
     // Protected actions (Redis's allowProtectedAction): no, yes, or local
     // (from 127.0.0.1, ::1, or in-process).
     imm("enable-protected-configs", Kind::Enum(YESNO_LOCAL), "no"),

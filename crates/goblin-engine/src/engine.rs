@@ -32,6 +32,23 @@ pub enum ShutdownMode {
 /// why it could not.
 pub type Rebind = Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>;
 
+/// What a CONFIG SET of tls-* parameters asks of the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsChange {
+    /// Load the TLS context again from the configuration (Redis's
+    /// applyTlsCfg: only while tls-port, tls-replication or tls-cluster is
+    /// on).
+    Context,
+    /// Listen for TLS clients on the configured tls-port (0: stop), loading
+    /// the context first if there is none (Redis's applyTLSPort).
+    Port,
+}
+
+/// Applies a `TlsChange`, or says why it could not be: `Err(true)` when the
+/// TLS context did not load (the old one stays), `Err(false)` when the port
+/// could not be listened on.
+pub type TlsApply = Box<dyn Fn(TlsChange) -> Result<(), bool> + Send + Sync>;
+
 /// One Goblin instance. Its parts are reached through accessors: the
 /// subsystems by reference (`keyspace()`, `config()`, `acl()`...), the
 /// engine's own few values by what is asked of them (`uptime()`,
@@ -81,6 +98,9 @@ pub struct Engine {
     /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
     /// bind / port); installed by the server, absent in-process.
     listeners: parking_lot::Mutex<Option<Rebind>>,
+    /// Applies CONFIG SET of tls-* (the server's TLS context and listener);
+    /// absent in-process, where the values only change.
+    tls: parking_lot::Mutex<Option<TlsApply>>,
     /// Where the clients cron resumes (a client id).
     clients_cron_cursor: AtomicU64,
     /// CLIENT PAUSE.
@@ -153,6 +173,7 @@ impl Engine {
             pause: Default::default(),
             clients_cron_cursor: AtomicU64::new(0),
             listeners: parking_lot::Mutex::new(None),
+            tls: parking_lot::Mutex::new(None),
             me: std::sync::OnceLock::new(),
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
@@ -369,6 +390,51 @@ impl Engine {
         *self.listeners.lock() = Some(rebind);
     }
 
+    /// Installs what applies CONFIG SET of tls-* parameters (the server's
+    /// TLS context and listener).
+    pub fn set_tls_apply(&self, apply: TlsApply) {
+        *self.tls.lock() = Some(apply);
+    }
+
+    /// CONFIG SET of tls-* parameters (Redis's applyTlsCfg and
+    /// applyTLSPort): any of them but tls-port and tls-auth-clients loads
+    /// the TLS context again, even when its value is unchanged (a
+    /// certificate renewed in place is read again); a changed tls-port
+    /// moves the TLS listener. `before` holds the values before the change.
+    /// The error names the parameter, with Redis's text.
+    fn apply_tls(&self, before: &[(&str, String)]) -> Result<(), (String, String)> {
+        let context = before
+            .iter()
+            .find(|(n, _)| n.starts_with("tls-") && *n != "tls-port" && *n != "tls-auth-clients");
+        let port = before
+            .iter()
+            .any(|(n, v)| *n == "tls-port" && *v != self.config.get("tls-port"));
+        if context.is_none() && !port {
+            return Ok(());
+        }
+        let hook = self.tls.lock();
+        let Some(apply) = hook.as_ref() else {
+            return Ok(());
+        };
+        const UNABLE: &str = "Unable to update TLS configuration. Check server logs.";
+        if let Some((name, _)) = context {
+            if apply(TlsChange::Context).is_err() {
+                return Err((name.to_string(), UNABLE.to_string()));
+            }
+        }
+        if port {
+            return apply(TlsChange::Port).map_err(|context| {
+                let reason = if context {
+                    UNABLE
+                } else {
+                    "Unable to listen on this port. Check server logs."
+                };
+                ("tls-port".to_string(), reason.to_string())
+            });
+        }
+        Ok(())
+    }
+
     /// This engine as an `Arc` (it always lives in one).
     pub fn arc(&self) -> Arc<Engine> {
         self.me
@@ -412,7 +478,7 @@ impl Engine {
         };
         let (bind, port) = (changed("bind"), changed("port"));
         if !bind && !port {
-            return Ok(());
+            return self.apply_tls(before);
         }
         let hook = self.listeners.lock();
         let Some(rebind) = hook.as_ref() else {
@@ -431,7 +497,9 @@ impl Engine {
                     "Unable to listen on this port".to_string(),
                 )
             }
-        })
+        })?;
+        drop(hook);
+        self.apply_tls(before)
     }
 
     /// Pushes configuration that lives outside the config table into the

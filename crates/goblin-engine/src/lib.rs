@@ -55,7 +55,7 @@ pub mod util;
 
 pub use client::ConnInfo;
 pub use config::Config;
-pub use engine::{Engine, Flow, Pipeline, Session, ShutdownMode};
+pub use engine::{Engine, Flow, Pipeline, Session, ShutdownMode, TlsChange};
 pub use error::Error;
 pub use protocol::Reply;
 

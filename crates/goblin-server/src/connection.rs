@@ -25,6 +25,9 @@
 //! Any wait may end the connection instead (the client went away, was
 //! killed, or its socket failed).
 //!
+//! Plain and TLS clients go through this one loop: the socket is a
+//! [`Stream`], which reads and writes either.
+//!
 //! Limits that keep a hostile client from making the server allocate
 //! without bound: proto-max-bulk-len (a declared bulk longer than that is a
 //! protocol error), the 64 KiB inline and count-line limits of the parser,
@@ -39,8 +42,9 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use crate::stream::Stream;
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
@@ -57,9 +61,9 @@ const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis
 
 /// Serves one accepted client until its connection closes (refused at
 /// once while maxclients clients are connected).
-pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
-    let _ = stream.set_nodelay(true);
-    keep_alive(&stream, engine.config().get_i64("tcp-keepalive"));
+pub async fn serve(engine: Arc<Engine>, mut stream: Stream, peer: SocketAddr) {
+    let _ = stream.tcp().set_nodelay(true);
+    keep_alive(stream.tcp(), engine.config().get_i64("tcp-keepalive"));
     let maxclients = engine.config().get_i64("maxclients") as usize;
     if engine.clients().count() >= maxclients {
         engine
@@ -169,7 +173,7 @@ struct Connection {
     info: Arc<ClientInfo>,
     session: Session,
     peer: SocketAddr,
-    stream: TcpStream,
+    stream: Stream,
     engine: Arc<Engine>,
     /// Bytes of `session.out.buf` already written (a partial write leaves
     /// the rest pending while the client is read from).
@@ -181,11 +185,11 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) -> Self {
+    fn new(engine: Arc<Engine>, stream: Stream, peer: SocketAddr) -> Self {
         let conn = ConnInfo {
             peer: Some(peer),
-            local: stream.local_addr().ok(),
-            fd: stream.as_raw_fd() as i64,
+            local: stream.tcp().local_addr().ok(),
+            fd: stream.tcp().as_raw_fd() as i64,
         };
         let mut session = engine.session(conn);
         session.out.buf.reserve(REPLY_CHUNK);
@@ -231,7 +235,7 @@ impl Connection {
                 break;
             }
         }
-        let _ = self.stream.shutdown().await;
+        self.stream.shutdown().await;
     }
 
     /// Executes every complete command in the buffer, then drops the input
@@ -383,7 +387,8 @@ impl Connection {
                 .query_buffer_peak
                 .store(self.rbuf.len(), Ordering::Relaxed);
         }
-        let pending = self.session.out.buf.len() > self.written;
+        let pending =
+            self.session.out.buf.len() > self.written || self.stream.has_buffered_output();
         let n = tokio::select! {
             r = self.stream.readable() => {
                 if r.is_err() { return Err(Closing) }
@@ -503,28 +508,9 @@ impl Connection {
         self.flush_all().await.map_err(|_| Closing)
     }
 
-    /// Reads what the socket has into `rbuf`. A read that returns less than
-    /// the room it was given has drained the socket, so the socket is marked
-    /// not readable (as tokio's own `AsyncRead` does): the next wait goes
-    /// straight to the event loop instead of first trying a read that would
-    /// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
-    /// is only cleared if no event came since the read.
+    /// Reads what the socket has into `rbuf` (see Stream::try_read_buf).
     fn read_some(&mut self) -> std::io::Result<usize> {
-        let (stream, rbuf) = (&self.stream, &mut self.rbuf);
-        let room = rbuf.capacity() - rbuf.len();
-        let mut got = 0;
-        let r = stream.try_io(tokio::io::Interest::READABLE, || {
-            got = stream.try_read_buf(rbuf)?;
-            if got > 0 && got < room {
-                Err(std::io::ErrorKind::WouldBlock.into())
-            } else {
-                Ok(got)
-            }
-        });
-        match r {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-            r => r,
-        }
+        self.stream.try_read_buf(&mut self.rbuf)
     }
 
     /// Makes room for the next read, sized to the bulk being received when
@@ -586,7 +572,7 @@ impl Connection {
     async fn flush_some(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
         if self.session.out.buf.len() == self.written {
-            return Ok(());
+            return self.stream.send_buffered();
         }
         self.await_log().await;
         loop {
@@ -609,7 +595,7 @@ impl Connection {
     async fn flush_all(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
         if self.session.out.buf.len() == self.written {
-            return Ok(());
+            return self.stream.write_all(&[]).await;
         }
         self.await_log().await;
         let out = &self.session.out.buf[self.written..];

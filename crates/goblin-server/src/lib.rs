@@ -6,15 +6,20 @@
 //! does happens in `goblin-engine`; this crate moves bytes.
 //!
 //! - [`config`]: parsing `goblin-server [config-file] [--directive value ...]`.
-//! - [`connection`]: the read, parse, execute, write loop of one client.
-//! - [`Server`]: a bound listener with its engine, started by `main` and by
-//!   the integration tests.
+//! - [`connection`]: the read, parse, execute, write loop of one client,
+//!   over a [`stream::Stream`] (a plain or a TLS socket).
+//! - [`tls`]: the TLS context (tls-* parameters, rustls).
+//! - [`Server`]: the bound listeners (`port`, and `tls-port` for TLS
+//!   clients) with their engine, started by `main` and by the integration
+//!   tests.
 
 pub mod config;
 pub mod connection;
 pub mod crash;
 pub mod limits;
 pub mod log;
+pub mod stream;
+pub mod tls;
 
 use goblin_engine::{Engine, ShutdownMode};
 use std::io;
@@ -23,10 +28,79 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
+use crate::stream::Stream;
+use crate::tls::{ClientAuth, TlsContext};
+
 /// A listening server.
 pub struct Server {
     pub engine: Arc<Engine>,
     listeners: Vec<std::net::TcpListener>,
+    tls_listeners: Vec<std::net::TcpListener>,
+    tls: Arc<TlsState>,
+}
+
+/// The TLS context new TLS connections use (none until one loads), and
+/// the log of failed handshakes.
+#[derive(Default)]
+pub struct TlsState {
+    context: std::sync::RwLock<Option<Arc<TlsContext>>>,
+    failures: std::sync::Mutex<RateLimitedLog>,
+    /// Connections in their handshake: not clients yet, so maxclients
+    /// bounds them apart.
+    handshaking: std::sync::atomic::AtomicUsize,
+}
+
+impl TlsState {
+    fn current(&self) -> Option<Arc<TlsContext>> {
+        self.context
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Redis's tlsConfigure: loads the context the configuration
+    /// describes, or logs why not and keeps the one in use.
+    fn configure(&self, engine: &Engine) -> bool {
+        match TlsContext::load(engine.config()) {
+            Ok(c) => {
+                *self.context.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(c));
+                true
+            }
+            Err(e) => {
+                log::warning(&e);
+                false
+            }
+        }
+    }
+}
+
+/// A warning that may repeat as fast as clients connect (a failed TLS
+/// handshake, an accept error): logged once a second at most, with the
+/// count of those left out.
+#[derive(Default)]
+struct RateLimitedLog {
+    last: Option<std::time::Instant>,
+    unlogged: u64,
+}
+
+impl RateLimitedLog {
+    fn warn(&mut self, text: &str) {
+        let now = std::time::Instant::now();
+        if self
+            .last
+            .is_none_or(|t| now - t >= std::time::Duration::from_secs(1))
+        {
+            let more = match self.unlogged {
+                0 => String::new(),
+                n => format!(" ({n} more since the last)"),
+            };
+            log::warning(&format!("{text}{more}"));
+            self.last = Some(now);
+            self.unlogged = 0;
+        } else {
+            self.unlogged += 1;
+        }
+    }
 }
 
 /// Redis's "-" prefix marks an optional address; "*" is every IPv4
@@ -88,7 +162,13 @@ fn check_backlog(backlog: i64) {
 
 /// Binds every address of `bind` on `port`; an optional address that
 /// fails is left out with a warning, any other failure fails the whole.
-fn listen(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::TcpListener>> {
+/// `kind`: "TCP" or "TLS", for the report.
+fn listen(
+    bind: &str,
+    port: u16,
+    backlog: i32,
+    kind: &str,
+) -> io::Result<Vec<std::net::TcpListener>> {
     let mut listeners = Vec::new();
     for (optional, addr) in addresses(bind, port) {
         match listen_on(&addr, backlog) {
@@ -104,7 +184,7 @@ fn listen(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::TcpLi
                     e.kind(),
                     format!(
                         "Warning: Could not create server TCP listening socket {addr}: bind: {e}\n\
-                         Failed listening on port {port} (TCP), aborting."
+                         Failed listening on port {port} ({kind}), aborting."
                     ),
                 ));
             }
@@ -114,26 +194,64 @@ fn listen(bind: &str, port: u16, backlog: i32) -> io::Result<Vec<std::net::TcpLi
 }
 
 impl Server {
-    /// Binds every address of `bind` on `port` (port 0 picks a free one).
+    /// Binds every address of `bind` on `port`, and on `tls-port` for TLS
+    /// clients when it is set (loading the TLS context first, as Redis
+    /// does). `port 0` with a tls-port listens for TLS clients only;
+    /// without one, it picks a free port.
     pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
-        let port = engine.config().get_i64("port") as u16;
-        let bind = engine.config().get("bind");
-        let backlog = engine.config().get_i64("tcp-backlog");
+        let config = engine.config();
+        let port = config.get_i64("port") as u16;
+        let tls_port = config.get_i64("tls-port") as u16;
+        let bind = config.get("bind");
+        let backlog = config.get_i64("tcp-backlog");
         check_backlog(backlog);
-        let listeners = listen(&bind, port, backlog.clamp(0, i32::MAX as i64) as i32)?;
-        if listeners.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::AddrNotAvailable,
-                "no address to listen on",
+        let backlog = backlog.clamp(0, i32::MAX as i64) as i32;
+        let tls = Arc::new(TlsState::default());
+        if (tls_port != 0 || config.get_bool("tls-replication") || config.get_bool("tls-cluster"))
+            && !tls.configure(&engine)
+        {
+            return Err(io::Error::other(
+                "Failed to configure TLS. Check logs for more info.",
             ));
         }
-        let port = listeners[0].local_addr()?.port();
-        engine.set_tcp_port(port);
-        Ok(Server { engine, listeners })
+        let listeners = if port != 0 || tls_port == 0 {
+            listen(&bind, port, backlog, "TCP")?
+        } else {
+            Vec::new()
+        };
+        let tls_listeners = if tls_port != 0 {
+            listen(&bind, tls_port, backlog, "TLS")?
+        } else {
+            Vec::new()
+        };
+        let Some(first) = listeners.first().or(tls_listeners.first()) else {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                "Configured to not listen anywhere, exiting.",
+            ));
+        };
+        // INFO's tcp_port: the plain port, else the TLS one (as Redis).
+        engine.set_tcp_port(first.local_addr()?.port());
+        Ok(Server {
+            engine,
+            listeners,
+            tls_listeners,
+            tls,
+        })
     }
 
+    /// The first address listened on: a plain one when there is one.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listeners[0].local_addr().expect("bound listener")
+        self.listeners
+            .first()
+            .or(self.tls_listeners.first())
+            .and_then(|l| l.local_addr().ok())
+            .expect("bound listener")
+    }
+
+    /// The first address listened on for TLS clients, if any.
+    pub fn tls_local_addr(&self) -> Option<SocketAddr> {
+        self.tls_listeners.first().and_then(|l| l.local_addr().ok())
     }
 
     /// Accepts clients until SHUTDOWN; returns the requested shutdown mode.
@@ -141,14 +259,25 @@ impl Server {
         let engine = self.engine.clone();
         start_cron(engine.clone());
         let mut shutdown = engine.shutdown_requests();
-        let acceptors = Arc::new(std::sync::Mutex::new(Acceptors {
+        let port_of = |l: &[std::net::TcpListener]| {
+            l.first()
+                .and_then(|l| l.local_addr().ok())
+                .map_or(0, |a| a.port())
+        };
+        let listeners = Listeners {
             bind: engine.config().get("bind"),
-            port: engine.tcp_port(),
-            tasks: Vec::new(),
-        }));
-        acceptors.lock().unwrap_or_else(|e| e.into_inner()).tasks =
-            spawn_acceptors(&engine, self.listeners);
-        install_rebind(&engine, acceptors);
+            plain: Acceptors {
+                port: port_of(&self.listeners),
+                tasks: spawn_acceptors(&engine, self.listeners, None),
+            },
+            tls: Acceptors {
+                port: port_of(&self.tls_listeners),
+                tasks: spawn_acceptors(&engine, self.tls_listeners, Some(self.tls.clone())),
+            },
+        };
+        let listeners = Arc::new(std::sync::Mutex::new(listeners));
+        install_rebind(&engine, listeners.clone(), self.tls.clone());
+        install_tls_apply(&engine, listeners, self.tls);
         loop {
             if let Some(mode) = *shutdown.borrow_and_update() {
                 return mode;
@@ -160,9 +289,16 @@ impl Server {
     }
 }
 
-/// The accept loops running, and the addresses they listen on.
-struct Acceptors {
+/// The accept loops running, and the addresses they listen on: the plain
+/// ones and the TLS ones, on one bind list.
+struct Listeners {
     bind: String,
+    plain: Acceptors,
+    tls: Acceptors,
+}
+
+/// The accept loops of one port (0: none).
+struct Acceptors {
     port: u16,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -170,42 +306,42 @@ struct Acceptors {
 fn spawn_acceptors(
     engine: &Arc<Engine>,
     listeners: Vec<std::net::TcpListener>,
+    tls: Option<Arc<TlsState>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     listeners
         .into_iter()
         .filter_map(|l| TcpListener::from_std(l).ok())
         .map(|listener| {
             let engine = engine.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
                 // Accept errors repeat while their cause lasts (out of file
                 // descriptors): one log line a second at most.
-                let mut last_logged: Option<std::time::Instant> = None;
-                let mut unlogged = 0u64;
+                let mut errors = RateLimitedLog::default();
                 loop {
                     match listener.accept().await {
                         Ok((stream, peer)) => {
                             let engine = engine.clone();
-                            tokio::spawn(
-                                async move { connection::serve(engine, stream, peer).await },
-                            );
+                            match &tls {
+                                None => tokio::spawn(async move {
+                                    connection::serve(engine, Stream::Plain(stream), peer).await
+                                }),
+                                Some(tls) => {
+                                    let tls = tls.clone();
+                                    tokio::spawn(async move {
+                                        if let Some(stream) =
+                                            tls_accept(&engine, &tls, stream, peer).await
+                                        {
+                                            connection::serve(engine, stream, peer).await
+                                        }
+                                    })
+                                }
+                            };
                         }
                         Err(e) => {
+                            errors.warn(&format!("Accepting client connection: {e}"));
                             // Out of file descriptors and similar: back off
                             // briefly rather than spin.
-                            let now = std::time::Instant::now();
-                            if last_logged
-                                .is_none_or(|t| now - t >= std::time::Duration::from_secs(1))
-                            {
-                                let more = match unlogged {
-                                    0 => String::new(),
-                                    n => format!(" ({n} more since the last)"),
-                                };
-                                log::warning(&format!("Accepting client connection: {e}{more}"));
-                                last_logged = Some(now);
-                                unlogged = 0;
-                            } else {
-                                unlogged += 1;
-                            }
                             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                         }
                     }
@@ -213,6 +349,87 @@ fn spawn_acceptors(
             })
         })
         .collect()
+}
+
+/// The TLS handshake of a client of the TLS port, with the context in use
+/// and the client authentication tls-auth-clients asks for now. A client
+/// whose first byte cannot start a TLS record (a plain-text client) is
+/// closed without a reply, as OpenSSL answers it nothing. A failed
+/// handshake is logged (rate-limited) and closes the connection; under
+/// `timeout` the handshake must end within it.
+async fn tls_accept(
+    engine: &Engine,
+    tls: &TlsState,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+) -> Option<Stream> {
+    const HANDSHAKE_RECORD: u8 = 0x16;
+    let auth = ClientAuth::from_config(engine.config());
+    let local = tcp
+        .local_addr()
+        .map_or_else(|_| "-".to_string(), |a| a.to_string());
+    let fail = |why: &str| {
+        tls.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .warn(&format!(
+                "Error accepting a client connection: {why} (addr={peer} laddr={local})"
+            ));
+    };
+    let Some(config) = tls.current().and_then(|c| c.server_config(auth)) else {
+        fail("no TLS context to verify client certificates with");
+        return None;
+    };
+    // At most maxclients handshakes at once: connections that never
+    // finish theirs cannot pile up without bound. (An established client
+    // over maxclients is refused after its handshake, with Redis's error.)
+    struct Handshaking<'a>(&'a std::sync::atomic::AtomicUsize);
+    impl Drop for Handshaking<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let _handshaking = Handshaking(&tls.handshaking);
+    if tls.handshaking.fetch_add(1, Ordering::Relaxed) as i64
+        >= engine.config().get_i64("maxclients")
+    {
+        engine
+            .stats()
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        fail("too many TLS handshakes in progress (maxclients)");
+        return None;
+    }
+    let handshake = async {
+        let mut first = [0u8; 1];
+        match tcp.peek(&mut first).await {
+            Ok(1) if first[0] == HANDSHAKE_RECORD => {}
+            Ok(0) => return Err("connection closed".to_string()),
+            Ok(_) => return Err("not a TLS handshake (wrong version number)".to_string()),
+            Err(e) => return Err(e.to_string()),
+        }
+        let accepted = tokio_rustls::TlsAcceptor::from(config)
+            .accept(tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (tcp, conn) = accepted.into_inner();
+        Ok(Stream::Tls(Box::new(stream::TlsStream::new(tcp, conn))))
+    };
+    let timeout = engine.config().get_i64("timeout");
+    let result = if timeout > 0 {
+        tokio::time::timeout(std::time::Duration::from_secs(timeout as u64), handshake)
+            .await
+            .unwrap_or_else(|_| Err("handshake timed out".to_string()))
+    } else {
+        handshake.await
+    };
+    match result {
+        Ok(stream) => Some(stream),
+        Err(why) => {
+            fail(&why);
+            None
+        }
+    }
 }
 
 /// Stops accept loops and waits (a little) until their sockets are closed.
@@ -242,51 +459,141 @@ fn valid_bind(bind: &str, port: u16) -> bool {
         .all(|(_, addr)| addr.parse::<SocketAddr>().is_ok())
 }
 
+/// Moves one set of accept loops to (bind, port) (Redis's
+/// changeListenPort and changeBindAddr for one kind of socket): port 0
+/// closes them; the new sockets are opened before the old ones close when
+/// only the port changes; a new bind address closes the old sockets first
+/// (they may hold the same port) and reopens them when the new ones cannot
+/// be had.
+fn reopen(
+    engine: &Arc<Engine>,
+    a: &mut Acceptors,
+    old_bind: &str,
+    bind: &str,
+    port: u16,
+    tls: Option<&Arc<TlsState>>,
+) -> Result<(), String> {
+    let backlog = engine
+        .config()
+        .get_i64("tcp-backlog")
+        .clamp(0, i32::MAX as i64) as i32;
+    let kind = if tls.is_some() { "TLS" } else { "TCP" };
+    if port == 0 {
+        stop_acceptors(std::mem::take(&mut a.tasks));
+        a.port = 0;
+        return Ok(());
+    }
+    let opened = if bind == old_bind {
+        let fresh = listen(bind, port, backlog, kind).map_err(|e| e.to_string())?;
+        stop_acceptors(std::mem::take(&mut a.tasks));
+        fresh
+    } else {
+        if !valid_bind(bind, port) {
+            return Err("invalid address".to_string());
+        }
+        stop_acceptors(std::mem::take(&mut a.tasks));
+        match listen(bind, port, backlog, kind) {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                if a.port != 0 {
+                    if let Ok(old) = listen(old_bind, a.port, backlog, kind) {
+                        a.tasks = spawn_acceptors(engine, old, tls.cloned());
+                    }
+                }
+                return Err(e.to_string());
+            }
+        }
+    };
+    a.port = opened
+        .first()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(port, |addr| addr.port());
+    a.tasks = spawn_acceptors(engine, opened, tls.cloned());
+    Ok(())
+}
+
+/// INFO's tcp_port: the plain port, else the TLS one.
+fn report_port(engine: &Engine, l: &Listeners) {
+    engine.set_tcp_port(if l.plain.port != 0 {
+        l.plain.port
+    } else {
+        l.tls.port
+    });
+}
+
 /// CONFIG SET bind / port (Redis's changeBindAddr and changeListenPort):
-/// the new sockets are opened before the old ones close when only the port
-/// changes; a new bind address closes the old sockets first (they may hold
-/// the same port) and reopens them when the new ones cannot be had.
-fn install_rebind(engine: &Arc<Engine>, acceptors: Arc<std::sync::Mutex<Acceptors>>) {
+/// moves the plain accept loops, and the TLS ones too when the bind list
+/// changes.
+fn install_rebind(
+    engine: &Arc<Engine>,
+    listeners: Arc<std::sync::Mutex<Listeners>>,
+    tls: Arc<TlsState>,
+) {
     let handle = tokio::runtime::Handle::current();
     let weak = Arc::downgrade(engine);
     engine.set_rebind(Box::new(move |bind: &str, port: u16| {
         let Some(engine) = weak.upgrade() else {
             return Err("server stopped".to_string());
         };
-        let backlog = engine
-            .config()
-            .get_i64("tcp-backlog")
-            .clamp(0, i32::MAX as i64) as i32;
         let _runtime = handle.enter();
-        let mut a = acceptors.lock().unwrap_or_else(|e| e.into_inner());
-        let opened = if bind == a.bind {
-            let fresh = listen(bind, port, backlog).map_err(|e| e.to_string())?;
-            stop_acceptors(std::mem::take(&mut a.tasks));
-            fresh
-        } else {
-            if !valid_bind(bind, port) {
-                return Err("invalid address".to_string());
+        let mut l = listeners.lock().unwrap_or_else(|e| e.into_inner());
+        let old_bind = l.bind.clone();
+        reopen(&engine, &mut l.plain, &old_bind, bind, port, None)?;
+        if bind != old_bind && l.tls.port != 0 {
+            let tls_port = l.tls.port;
+            if let Err(e) = reopen(&engine, &mut l.tls, &old_bind, bind, tls_port, Some(&tls)) {
+                // Back to the old addresses for the plain sockets too.
+                let plain_port = l.plain.port;
+                let _ = reopen(&engine, &mut l.plain, bind, &old_bind, plain_port, None);
+                return Err(e);
             }
-            stop_acceptors(std::mem::take(&mut a.tasks));
-            match listen(bind, port, backlog) {
-                Ok(fresh) => fresh,
-                Err(e) => {
-                    if let Ok(old) = listen(&a.bind, a.port, backlog) {
-                        a.tasks = spawn_acceptors(&engine, old);
-                    }
-                    return Err(e.to_string());
-                }
-            }
-        };
-        let bound = opened
-            .first()
-            .and_then(|l| l.local_addr().ok())
-            .map_or(port, |addr| addr.port());
-        a.tasks = spawn_acceptors(&engine, opened);
-        a.bind = bind.to_string();
-        a.port = bound;
-        engine.set_tcp_port(bound);
+        }
+        l.bind = bind.to_string();
+        report_port(&engine, &l);
         Ok(())
+    }));
+}
+
+/// CONFIG SET of tls-* (Redis's applyTlsCfg and applyTLSPort): loads the
+/// TLS context again, or moves the TLS accept loops to tls-port.
+fn install_tls_apply(
+    engine: &Arc<Engine>,
+    listeners: Arc<std::sync::Mutex<Listeners>>,
+    tls: Arc<TlsState>,
+) {
+    let handle = tokio::runtime::Handle::current();
+    let weak = Arc::downgrade(engine);
+    engine.set_tls_apply(Box::new(move |change| {
+        let Some(engine) = weak.upgrade() else {
+            return Err(false);
+        };
+        let config = engine.config();
+        let port = config.get_i64("tls-port") as u16;
+        match change {
+            goblin_engine::TlsChange::Context => {
+                let enabled = port != 0
+                    || config.get_bool("tls-replication")
+                    || config.get_bool("tls-cluster");
+                if enabled && !tls.configure(&engine) {
+                    return Err(true);
+                }
+                Ok(())
+            }
+            goblin_engine::TlsChange::Port => {
+                if tls.current().is_none() && !tls.configure(&engine) {
+                    return Err(true);
+                }
+                let _runtime = handle.enter();
+                let mut l = listeners.lock().unwrap_or_else(|e| e.into_inner());
+                let bind = l.bind.clone();
+                if let Err(e) = reopen(&engine, &mut l.tls, &bind, &bind, port, Some(&tls)) {
+                    log::warning(&e);
+                    return Err(false);
+                }
+                report_port(&engine, &l);
+                Ok(())
+            }
+        }
     }));
 }
 

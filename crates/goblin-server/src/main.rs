@@ -134,10 +134,15 @@ fn main() {
             }
             std::process::exit(1);
         }
-        log::notice(&format!(
-            "Ready to accept connections tcp on {}",
-            server.local_addr()
-        ));
+        // One line (the Tcl suite counts them): the plain address, the
+        // TLS one, or both.
+        let tls = server.tls_local_addr();
+        let ready = match (server.local_addr(), tls) {
+            (addr, Some(tls)) if addr == tls => format!("tls on {tls}"),
+            (addr, Some(tls)) => format!("tcp on {addr}, tls on {tls}"),
+            (addr, None) => format!("tcp on {addr}"),
+        };
+        log::notice(&format!("Ready to accept connections {ready}"));
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .expect("SIGTERM handler");
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())

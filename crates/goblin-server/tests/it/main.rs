@@ -35,3 +35,4 @@ mod scripting;
 mod scripting_libs;
 mod security;
 mod streams;
+mod tls;
