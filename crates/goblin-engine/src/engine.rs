@@ -881,11 +881,7 @@ impl Engine {
         fullname: &str,
         argv: &[&[u8]],
     ) {
-        let source = if in_script {
-            "lua"
-        } else {
-            client.info.addr.as_str()
-        };
+        let source = if in_script { "lua" } else { &*client.info.addr };
         self.monitors.feed(client.db, source, fullname, argv);
     }
 

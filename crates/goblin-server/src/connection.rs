@@ -44,10 +44,10 @@ use tokio::net::TcpStream;
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
-/// A client's reply buffer from the start (Redis's PROTO_REPLY_CHUNK_BYTES,
-/// its clients' static reply buffer): ordinary replies never grow it, so
-/// they do not move used_memory.
-const REPLY_CHUNK: usize = 16 * 1024;
+/// A client's reply buffer when its first command runs (Redis's
+/// PROTO_REPLY_MIN_BYTES, the least its cron shrinks a reply buffer to);
+/// it grows with the replies of a pipeline.
+const REPLY_MIN: usize = 1024;
 /// Reply buffers larger than this are released once drained, so idle
 /// clients hold little memory.
 const KEEP_CAPACITY: usize = 64 * 1024;
@@ -55,31 +55,36 @@ const KEEP_CAPACITY: usize = 64 * 1024;
 /// nothing else wakes its connection.
 const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Serves one accepted client until its connection closes (refused at
-/// once while maxclients clients are connected).
-pub async fn serve(engine: Arc<Engine>, mut stream: TcpStream, peer: SocketAddr) {
+/// Admits one accepted client: the connection to serve until it closes,
+/// or None when it was refused (while maxclients clients are connected,
+/// or by protected mode).
+///
+/// The admission runs before the connection's task exists, and the task
+/// is the connection's `run` alone: a task holds its future for as long
+/// as the client stays connected, so nothing else is kept in it.
+pub fn serve(
+    engine: Arc<Engine>,
+    stream: TcpStream,
+    peer: SocketAddr,
+) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
     let _ = stream.set_nodelay(true);
     keep_alive(&stream, engine.config().get_i64("tcp-keepalive"));
     let maxclients = engine.config().get_i64("maxclients") as usize;
-    if engine.clients().count() >= maxclients {
-        engine
-            .stats()
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let _ = stream
-            .write_all(b"-ERR max number of clients reached\r\n")
-            .await;
-        return;
-    }
-    if in_protected_mode(&engine) && !is_loopback(peer) {
-        engine
-            .stats()
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let _ = stream.write_all(PROTECTED_MODE_DENIED).await;
-        return;
-    }
-    Connection::new(engine, stream, peer).run().await;
+    let refusal: &[u8] = if engine.clients().count() >= maxclients {
+        b"-ERR max number of clients reached\r\n"
+    } else if in_protected_mode(&engine) && !is_loopback(peer) {
+        PROTECTED_MODE_DENIED
+    } else {
+        return Some(Connection::new(engine, stream, peer).run());
+    };
+    engine
+        .stats()
+        .rejected_connections
+        .fetch_add(1, Ordering::Relaxed);
+    // One attempt, as Redis's connWrite: a new socket's send buffer takes
+    // the whole refusal.
+    let _ = stream.try_write(refusal);
+    None
 }
 
 /// Redis's refusal of a client from another host in protected mode.
@@ -168,7 +173,6 @@ struct Connection {
     /// connection), kept at hand.
     info: Arc<ClientInfo>,
     session: Session,
-    peer: SocketAddr,
     stream: TcpStream,
     engine: Arc<Engine>,
     /// Bytes of `session.out.buf` already written (a partial write leaves
@@ -187,17 +191,17 @@ impl Connection {
             local: stream.local_addr().ok(),
             fd: stream.as_raw_fd() as i64,
         };
-        let mut session = engine.session(conn);
-        session.out.buf.reserve(REPLY_CHUNK);
+        let session = engine.session(conn);
         let info = session.info().clone();
-        let rbuf = BytesMut::with_capacity(IOBUF);
+        // Both buffers are allocated at the first read and the first reply:
+        // a client that sends nothing holds neither.
+        let rbuf = BytesMut::new();
         let parser = RequestParser::new(engine.config().proto_max_bulk_len.load(Ordering::Relaxed));
         Connection {
             parser,
             rbuf,
             info,
             session,
-            peer,
             stream,
             engine,
             written: 0,
@@ -210,28 +214,36 @@ impl Connection {
     /// turn executes every complete command in the buffer, checks the
     /// limits, writes the replies, then waits out a blocking command or a
     /// pause, or waits for more input.
-    async fn run(mut self) {
-        loop {
-            let turn = self.run_commands();
-            let turn = self.check_query_buffer(turn);
-            if self.check_output_buffer().is_err() {
-                break;
+    ///
+    /// An `async` block rather than an `async fn`: an async fn's future
+    /// holds its argument twice (as received, and as the body's binding),
+    /// which would double the connection in its task for all its life.
+    fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            loop {
+                let turn = self.run_commands();
+                let turn = self.check_query_buffer(turn);
+                if self.check_output_buffer().is_err() {
+                    break;
+                }
+                if self.write_replies(&turn).await.is_err() {
+                    break;
+                }
+                let waited = match turn {
+                    Turn::NeedInput { .. } => self.wait_input().await,
+                    // The rare waits are boxed: the task keeps the largest of
+                    // its futures for as long as the client is connected.
+                    Turn::Blocked => Box::pin(self.wait_blocked()).await,
+                    Turn::Paused => Box::pin(self.wait_unpaused()).await,
+                    // Its replies are written.
+                    Turn::Close => break,
+                };
+                if waited.is_err() {
+                    break;
+                }
             }
-            if self.write_replies(&turn).await.is_err() {
-                break;
-            }
-            let waited = match turn {
-                Turn::NeedInput { .. } => self.wait_input().await,
-                Turn::Blocked => self.wait_blocked().await,
-                Turn::Paused => self.wait_unpaused().await,
-                // Its replies are written.
-                Turn::Close => break,
-            };
-            if waited.is_err() {
-                break;
-            }
+            let _ = self.stream.shutdown().await;
         }
-        let _ = self.stream.shutdown().await;
     }
 
     /// Executes every complete command in the buffer, then drops the input
@@ -253,6 +265,9 @@ impl Connection {
                 match self.parser.parse(&self.rbuf, auth_required) {
                     Parsed::Command => {
                         commands += 1;
+                        if self.session.out.buf.capacity() == 0 {
+                            self.session.out.buf.reserve(REPLY_MIN);
+                        }
                         let flow = if self.parser.is_inline() {
                             let argv: Vec<&[u8]> = self
                                 .parser
@@ -313,7 +328,7 @@ impl Connection {
         let turn = if self.rbuf.len() > limit {
             crate::log::warning(&format!(
                 "Closing client that reached max query buffer length: addr={} qbuf={}",
-                self.peer,
+                self.info.addr,
                 self.rbuf.len()
             ));
             Turn::Close
@@ -337,7 +352,7 @@ impl Connection {
         if self.over_output_limit() {
             crate::log::warning(&format!(
                 "Client id={} addr={} closed for overcoming of output buffer limits.",
-                self.info.id, self.peer
+                self.info.id, self.info.addr
             ));
             return Err(Closing);
         }
@@ -361,10 +376,12 @@ impl Connection {
                 }
                 self.flush_some().await.map_err(|_| Closing)?;
             }
-            Turn::Blocked | Turn::Paused => self.flush_all().await.map_err(|_| Closing)?,
+            Turn::Blocked | Turn::Paused => {
+                Box::pin(self.flush_all()).await.map_err(|_| Closing)?
+            }
             // The connection closes whether this write fails or not; CLIENT
             // LIST's pending output is left as it was.
-            Turn::Close => return self.flush_all().await.map_err(|_| Closing),
+            Turn::Close => return Box::pin(self.flush_all()).await.map_err(|_| Closing),
         }
         let pending = self.session.out.buf.len() - self.written;
         if pending != self.reported_pending {
@@ -384,8 +401,15 @@ impl Connection {
                 .store(self.rbuf.len(), Ordering::Relaxed);
         }
         let pending = self.session.out.buf.len() > self.written;
+        // Readiness through the socket's own waker slots (poll_*_ready, as
+        // tokio's AsyncRead uses them) rather than readable()/writable(),
+        // whose futures carry a waiter each: this wait is in the task of
+        // every idle client.
+        let stream = &self.stream;
+        let readable = std::future::poll_fn(|cx| stream.poll_read_ready(cx));
+        let writable = std::future::poll_fn(|cx| stream.poll_write_ready(cx));
         let n = tokio::select! {
-            r = self.stream.readable() => {
+            r = readable => {
                 if r.is_err() { return Err(Closing) }
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
@@ -393,18 +417,27 @@ impl Connection {
                 match self.read_some() {
                     Ok(0) => return Err(Closing),
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        // Nothing came (readiness may be reported before
+                        // any data, as for a new connection): a buffer
+                        // that holds nothing is not kept for the wait.
+                        if self.rbuf.is_empty() {
+                            self.rbuf = BytesMut::new();
+                        }
+                        return Ok(());
+                    }
                     Err(_) => return Err(Closing),
                 }
             }
-            w = self.stream.writable(), if pending => {
+            w = writable, if pending => {
                 if w.is_err() { return Err(Closing) }
                 return Ok(());
             }
             // Past the soft limit, the limit is looked at again though
             // nothing happens (Redis's clientsCron does). An async block,
-            // so that other turns do not even read the clock for it.
-            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if self.soft_since != 0 => {
+            // so that other turns do not even read the clock for it, and
+            // the timer boxed, so that it takes no room in the task.
+            _ = async { Box::pin(tokio::time::sleep(SOFT_LIMIT_RECHECK)).await }, if self.soft_since != 0 => {
                 return Ok(());
             }
             // Killed, asked to resize the query buffer, or output reached
@@ -414,6 +447,7 @@ impl Connection {
                 if self.info.is_killed() { return Err(Closing) }
                 if let Some(size) = self.info.take_query_buffer_resize() {
                     self.resize_query_buffer(size);
+                    self.release_idle_reply_buffer(size);
                     self.info
                         .query_buffer_free
                         .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
@@ -555,6 +589,15 @@ impl Connection {
         self.rbuf = fresh;
     }
 
+    /// The cron found the client idle (`size` 0, see resize_query_buffer):
+    /// its reply buffer goes too, when nothing in it waits to be written,
+    /// as Redis's clientsCronResizeOutputBuffer shrinks an idle client's.
+    fn release_idle_reply_buffer(&mut self, size: usize) {
+        if size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
+            self.session.out.buf = Vec::new();
+        }
+    }
+
     /// Before replies leave, their writes must have reached the append-only
     /// file: on disk (synced) under appendfsync always, handed to the kernel
     /// otherwise, as Redis writes its AOF buffer before it sends replies.
@@ -576,7 +619,7 @@ impl Connection {
         self.written = 0;
         self.session.out.buf.clear();
         if self.session.out.buf.capacity() > KEEP_CAPACITY {
-            self.session.out.buf = Vec::with_capacity(REPLY_CHUNK);
+            self.session.out.buf = Vec::new();
         }
     }
 

@@ -183,10 +183,9 @@ fn spawn_acceptors(
                 loop {
                     match listener.accept().await {
                         Ok((stream, peer)) => {
-                            let engine = engine.clone();
-                            tokio::spawn(
-                                async move { connection::serve(engine, stream, peer).await },
-                            );
+                            if let Some(conn) = connection::serve(engine.clone(), stream, peer) {
+                                tokio::spawn(conn);
+                            }
                         }
                         Err(e) => {
                             // Out of file descriptors and similar: back off

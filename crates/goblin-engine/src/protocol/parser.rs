@@ -91,6 +91,12 @@ impl RequestParser {
         debug_assert!(n <= self.pos);
         self.pos -= n;
         self.partial_start = self.partial_start.saturating_sub(n);
+        if self.remaining == 0 && self.bulk_len.is_none() {
+            // The arguments of a finished command (one that blocked ends
+            // its turn) lay in the dropped bytes.
+            self.spans.clear();
+            return;
+        }
         for r in &mut self.spans {
             *r = r.start - n..r.end - n;
         }

@@ -25,6 +25,7 @@ mod hyperloglog;
 mod introspection;
 mod lists;
 mod lua_equivalence;
+mod memory;
 mod parser_fuzz;
 mod persistence;
 mod protocol;
