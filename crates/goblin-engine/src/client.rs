@@ -344,6 +344,10 @@ pub struct ClientState {
     /// to; None while it subscribes to nothing (Redis's CLIENT_PUBSUB
     /// flag is whether this is set).
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The buffers of the running command's big bulk arguments (see
+    /// `protocol::parser::BIG_ARG`), which a value it stores may adopt
+    /// (`Ctx::adopt`). Empty for any other command.
+    pub lent: Vec<bytes::Bytes>,
 }
 
 impl ClientState {
@@ -375,6 +379,7 @@ impl ClientState {
             replaying: false,
             aof_offset: 0,
             pending_log: Vec::new(),
+            lent: Vec::new(),
         }
     }
 

@@ -218,6 +218,7 @@ impl Connection {
     /// An `async` block rather than an `async fn`: an async fn's future
     /// holds its argument twice (as received, and as the body's binding),
     /// which would double the connection in its task for all its life.
+    #[allow(clippy::manual_async_fn)]
     fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
         async move {
             loop {
@@ -276,11 +277,21 @@ impl Connection {
                                 .map(|a| a.as_slice())
                                 .collect();
                             self.session.execute_pipelined(&argv, &mut pipeline)
-                        } else {
+                        } else if self.parser.big_args().is_empty() {
                             with_args(&self.rbuf, self.parser.spans(), |argv| {
                                 self.session.execute_pipelined(argv, &mut pipeline)
                             })
+                        } else {
+                            // Big bulks were received into buffers of their
+                            // own, which the command may keep as values.
+                            let mut argv = Vec::new();
+                            self.parser.argv(&self.rbuf, &mut argv);
+                            let lent = self.parser.big_args().iter().map(|(_, b)| b.clone());
+                            self.session.execute_lent(&argv, lent, &mut pipeline)
                         };
+                        if !matches!(flow, Flow::Paused) {
+                            self.parser.finish_command();
+                        }
                         match flow {
                             Flow::Continue => {}
                             Flow::Close => break Turn::Close,
@@ -325,19 +336,18 @@ impl Connection {
             .config()
             .query_buffer_limit
             .load(Ordering::Relaxed) as usize;
-        let turn = if self.rbuf.len() > limit {
+        // A big bulk being received counts, as in Redis's query buffer.
+        let unparsed = self.rbuf.len() + self.parser.big_received();
+        let turn = if unparsed > limit {
             crate::log::warning(&format!(
                 "Closing client that reached max query buffer length: addr={} qbuf={}",
-                self.info.addr,
-                self.rbuf.len()
+                self.info.addr, unparsed
             ));
             Turn::Close
         } else {
             turn
         };
-        self.info
-            .query_buffer
-            .store(self.rbuf.len(), Ordering::Relaxed);
+        self.info.query_buffer.store(unparsed, Ordering::Relaxed);
         self.info
             .query_buffer_free
             .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
@@ -543,21 +553,20 @@ impl Connection {
     /// straight to the event loop instead of first trying a read that would
     /// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
     /// is only cleared if no event came since the read.
+    ///
+    /// While a big bulk is being received (see goblin_engine's
+    /// protocol::parser::BIG_ARG), the read goes to its own buffer, and
+    /// takes no more than the bulk still needs.
     fn read_some(&mut self) -> std::io::Result<usize> {
-        let (stream, rbuf) = (&self.stream, &mut self.rbuf);
-        let room = rbuf.capacity() - rbuf.len();
-        let mut got = 0;
-        let r = stream.try_io(tokio::io::Interest::READABLE, || {
-            got = stream.try_read_buf(rbuf)?;
-            if got > 0 && got < room {
-                Err(std::io::ErrorKind::WouldBlock.into())
-            } else {
-                Ok(got)
+        let stream = &self.stream;
+        match self.parser.big_bulk_buffer(&mut self.rbuf) {
+            Some((big, missing)) => {
+                read_drained(stream, &mut bytes::BufMut::limit(big, missing), missing)
             }
-        });
-        match r {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-            r => r,
+            None => {
+                let room = self.rbuf.capacity() - self.rbuf.len();
+                read_drained(stream, &mut self.rbuf, room)
+            }
         }
     }
 
@@ -565,9 +574,11 @@ impl Connection {
     /// known.
     fn reserve_read(&mut self) {
         if self.rbuf.capacity() - self.rbuf.len() < IOBUF / 2 {
+            // A big bulk is read into a buffer of its own.
             let want = self
                 .parser
                 .pending_bulk()
+                .filter(|&n| n < goblin_engine::protocol::parser::BIG_ARG)
                 .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
             self.rbuf.reserve(want);
         }
@@ -734,6 +745,28 @@ impl Connection {
             self.soft_since = 0;
         }
         false
+    }
+}
+
+/// Reads what the socket has into `dst`, which has `room` bytes of room
+/// (see Connection::read_some).
+fn read_drained(
+    stream: &TcpStream,
+    dst: &mut impl bytes::BufMut,
+    room: usize,
+) -> std::io::Result<usize> {
+    let mut got = 0;
+    let r = stream.try_io(tokio::io::Interest::READABLE, || {
+        got = stream.try_read_buf(dst)?;
+        if got > 0 && got < room {
+            Err(std::io::ErrorKind::WouldBlock.into())
+        } else {
+            Ok(got)
+        }
+    });
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+        r => r,
     }
 }
 
