@@ -423,6 +423,7 @@ impl Connection {
                 if r.is_err() { return Err(Closing) }
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
+                let had_buffer = self.rbuf.capacity() > 0;
                 self.reserve_read();
                 match self.read_some() {
                     Ok(0) => return Err(Closing),
@@ -430,8 +431,8 @@ impl Connection {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                         // Nothing came (readiness may be reported before
                         // any data, as for a new connection): a buffer
-                        // that holds nothing is not kept for the wait.
-                        if self.rbuf.is_empty() {
+                        // allocated for this read is not kept for the wait.
+                        if !had_buffer && self.rbuf.is_empty() {
                             self.rbuf = BytesMut::new();
                         }
                         return Ok(());
@@ -561,7 +562,16 @@ impl Connection {
         let stream = &self.stream;
         match self.parser.big_bulk_buffer(&mut self.rbuf) {
             Some((big, missing)) => {
-                read_drained(stream, &mut bytes::BufMut::limit(big, missing), missing)
+                let size = big.capacity();
+                let read = read_drained(stream, &mut bytes::BufMut::limit(big, missing), missing);
+                if matches!(read, Ok(n) if n == missing) {
+                    // Another big argument is likely to follow, as Redis
+                    // assumes when it gives the client a new query buffer
+                    // of the bulk's size (here at most 1 MiB); the cron
+                    // shrinks it when it is not.
+                    self.rbuf.reserve(size.min(1 << 20));
+                }
+                read
             }
             None => {
                 let room = self.rbuf.capacity() - self.rbuf.len();

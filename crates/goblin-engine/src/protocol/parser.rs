@@ -38,6 +38,16 @@ pub enum Parsed {
 }
 
 #[derive(Default)]
+struct BigBulks {
+    /// The big bulk being received, outside the caller's buffer (its
+    /// trailing CRLF included).
+    receiving: Option<BytesMut>,
+    /// The big bulks of the command parsed: (argument index, bytes). Their
+    /// spans are empty.
+    args: Vec<(usize, Bytes)>,
+}
+
+#[derive(Default)]
 pub struct RequestParser {
     /// Offset of the next unparsed byte in the buffer.
     pos: usize,
@@ -52,12 +62,9 @@ pub struct RequestParser {
     partial_start: usize,
     /// proto-max-bulk-len: longer declared bulks are a protocol error.
     pub max_bulk_len: u64,
-    /// The big bulk being received, outside the caller's buffer (its
-    /// trailing CRLF included).
-    big: Option<BytesMut>,
-    /// The big bulks of the command parsed: (argument index, bytes). Their
-    /// spans are empty.
-    big_args: Vec<(usize, Bytes)>,
+    /// Big bulks, boxed: every connection holds a parser, few ever
+    /// receive one.
+    big: Option<Box<BigBulks>>,
     /// The command parsed was held back (`rewind`): the next `parse`
     /// returns it again.
     replay: bool,
@@ -97,7 +104,7 @@ impl RequestParser {
     /// The big bulks of the command just parsed, by argument index (see
     /// [`BIG_ARG`]); their `spans` are empty.
     pub fn big_args(&self) -> &[(usize, Bytes)] {
-        &self.big_args
+        self.big.as_ref().map_or(&[], |b| &b.args)
     }
 
     /// Fills `argv` with the arguments of the command just parsed.
@@ -107,7 +114,7 @@ impl RequestParser {
             argv.extend(self.inline.iter().map(|a| a.as_slice()));
         } else {
             argv.extend(self.spans.iter().map(|r| &buf[r.clone()]));
-            for (i, b) in &self.big_args {
+            for (i, b) in self.big_args() {
                 argv[*i] = b;
             }
         }
@@ -116,14 +123,17 @@ impl RequestParser {
     /// Bytes of the big bulk being received (they count in the client's
     /// query buffer, as in Redis).
     pub fn big_received(&self) -> usize {
-        self.big.as_ref().map_or(0, |b| b.len())
+        self.big
+            .as_ref()
+            .and_then(|b| b.receiving.as_ref())
+            .map_or(0, |b| b.len())
     }
 
     /// The command just parsed has run: its big bulks are let go (a value
     /// that adopted one holds it alone from now on).
     pub fn finish_command(&mut self) {
-        if !self.big_args.is_empty() {
-            self.big_args.clear();
+        if self.big.as_ref().is_some_and(|b| b.receiving.is_none()) {
+            self.big = None;
         }
     }
 
@@ -138,13 +148,14 @@ impl RequestParser {
         if len < BIG_ARG {
             return None;
         }
-        if self.big.is_none() {
+        let bulks = self.big.get_or_insert_with(Default::default);
+        if bulks.receiving.is_none() {
             let mut big = BytesMut::with_capacity(len + 2);
             big.extend_from_slice(&buf[self.pos..]);
             buf.truncate(self.pos);
-            self.big = Some(big);
+            bulks.receiving = Some(big);
         }
-        let big = self.big.as_mut()?;
+        let big = bulks.receiving.as_mut()?;
         let missing = (len + 2).saturating_sub(big.len());
         (missing > 0).then_some((big, missing))
     }
@@ -202,7 +213,7 @@ impl RequestParser {
             // Starting a new command.
             self.spans.clear();
             self.inline.clear();
-            self.big_args.clear();
+            self.big = None;
             self.is_inline = false;
             if self.pos >= buf.len() {
                 return Parsed::Incomplete;
@@ -292,14 +303,14 @@ impl RequestParser {
                     len
                 }
             };
-            if let Some(big) = &self.big {
+            if let Some(bulks) = self.big.as_mut().filter(|b| b.receiving.is_some()) {
                 // Received outside the buffer (big_bulk_buffer).
-                if big.len() < len + 2 {
+                if bulks.receiving.as_ref().is_some_and(|b| b.len() < len + 2) {
                     return Parsed::Incomplete;
                 }
-                let mut big = self.big.take().unwrap_or_default();
+                let mut big = bulks.receiving.take().unwrap_or_default();
                 big.truncate(len);
-                self.big_args.push((self.spans.len(), big.freeze()));
+                bulks.args.push((self.spans.len(), big.freeze()));
                 self.spans.push(self.pos..self.pos);
                 self.bulk_len = None;
                 self.remaining -= 1;
