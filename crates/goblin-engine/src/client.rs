@@ -25,8 +25,10 @@ pub enum ReplyMode {
 /// What other connections can see of a client.
 pub struct ClientInfo {
     pub id: u64,
-    pub addr: String,
-    pub laddr: String,
+    // Boxed strings and bytes rather than String and Vec: every connected
+    // client holds one entry, which fits jemalloc's 384-byte class.
+    pub addr: Box<str>,
+    pub laddr: Box<str>,
     pub fd: i64,
     pub created_ms: u64,
     pub name: Mutex<Option<Vec<u8>>>,
@@ -65,7 +67,7 @@ pub struct ClientInfo {
     pub block: Mutex<Option<Arc<crate::blocking::BlockedClient>>>,
     /// The ACL user the client is authenticated as (CLIENT LIST's user=,
     /// CLIENT KILL USER, ACL DELUSER).
-    pub user: Mutex<Vec<u8>>,
+    pub user: Mutex<Box<[u8]>>,
     /// A MONITOR client (CLIENT LIST flag O).
     pub monitor: AtomicBool,
     /// Output produced for this client by others (MONITOR lines), sent
@@ -342,6 +344,10 @@ pub struct ClientState {
     /// to; None while it subscribes to nothing (Redis's CLIENT_PUBSUB
     /// flag is whether this is set).
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The buffers of the running command's big bulk arguments (see
+    /// `protocol::parser::BIG_ARG`), which a value it stores may adopt
+    /// (`Ctx::adopt`). Empty for any other command.
+    pub lent: Vec<bytes::Bytes>,
 }
 
 impl ClientState {
@@ -373,6 +379,7 @@ impl ClientState {
             replaying: false,
             aof_offset: 0,
             pending_log: Vec::new(),
+            lent: Vec::new(),
         }
     }
 
@@ -409,8 +416,8 @@ impl ClientRegistry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let info = Arc::new(ClientInfo {
             id,
-            addr: conn.peer.map(|a| a.to_string()).unwrap_or_default(),
-            laddr: conn.local.map(|a| a.to_string()).unwrap_or_default(),
+            addr: conn.peer.map(|a| a.to_string()).unwrap_or_default().into(),
+            laddr: conn.local.map(|a| a.to_string()).unwrap_or_default().into(),
             fd: conn.fd,
             created_ms: now_ms,
             name: Mutex::new(None),
@@ -433,7 +440,7 @@ impl ClientRegistry {
             mailbox: Default::default(),
             subscriptions: Default::default(),
             block: Mutex::new(None),
-            user: Mutex::new(b"default".to_vec()),
+            user: Mutex::new(b"default".as_slice().into()),
             monitor: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),
             has_pushed: AtomicBool::new(false),

@@ -202,6 +202,8 @@ impl Engine {
         );
         crate::persist::cron(&self.arc());
         self.clients_cron();
+        // used_memory_peak, as serverCron records it.
+        crate::memory::peak(crate::memory::stats().allocated);
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -990,11 +992,7 @@ impl Engine {
         fullname: &str,
         argv: &[&[u8]],
     ) {
-        let source = if in_script {
-            "lua"
-        } else {
-            client.info.addr.as_str()
-        };
+        let source = if in_script { "lua" } else { &*client.info.addr };
         self.monitors.feed(client.db, source, fullname, argv);
     }
 
@@ -1153,6 +1151,25 @@ impl Session {
     /// may keep its shard in `pipeline` for the next one (see `Pipeline`).
     pub fn execute_pipelined(&mut self, argv: &[&[u8]], pipeline: &mut Pipeline) -> Flow {
         self.execute_in(argv, Some(pipeline))
+    }
+
+    /// `execute_pipelined` for a command some of whose arguments are
+    /// `lent`, the buffers they were received in (the big bulks, see
+    /// `protocol::parser::BIG_ARG`): a value the command stores may keep
+    /// one instead of copying it (`Ctx::adopt`).
+    pub fn execute_lent(
+        &mut self,
+        argv: &[&[u8]],
+        lent: impl Iterator<Item = bytes::Bytes>,
+        pipeline: &mut Pipeline,
+    ) -> Flow {
+        self.state.lent.extend(lent);
+        let flow = self.execute_in(argv, Some(pipeline));
+        self.state.lent.clear();
+        // Such a command may move memory by megabytes: the peak is taken
+        // after it, as Redis's call() takes it after every command.
+        crate::memory::peak(crate::memory::stats().allocated);
+        flow
     }
 
     fn execute_in(&mut self, argv: &[&[u8]], pipeline: Option<&mut Pipeline>) -> Flow {

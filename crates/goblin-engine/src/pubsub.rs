@@ -498,7 +498,7 @@ impl PubSub {
         let mut visit = |map: &Map, is_pattern: bool| {
             for (name, subs) in map.iter() {
                 for c in subs {
-                    if found.contains_key(&c.id) || *c.user.lock() != user {
+                    if found.contains_key(&c.id) || **c.user.lock() != *user {
                         continue;
                     }
                     if !allowed(name, is_pattern) {

@@ -5,7 +5,10 @@
 //! allocation (Redis gets the same effect with its "embstr" encoding). Longer
 //! strings are a boxed slice; a string that has been grown in place
 //! (APPEND, SETRANGE) becomes a growable vector so that repeated appends stay
-//! amortised O(1), as Redis's greedy sds growth does.
+//! amortised O(1), as Redis's greedy sds growth does. A string made from a
+//! large argument keeps the buffer the argument was received in
+//! ([`CompactBytes::from_bytes`]), as Redis stores the query buffer's sds
+//! of a big bulk as the object itself: the bytes are held once.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -27,6 +30,8 @@ enum Repr {
     // Boxed so that the enum stays two words.
     #[allow(clippy::box_collection)]
     Growable(Box<Vec<u8>>),
+    /// A received buffer, adopted as it is (boxed for the same reason).
+    Shared(Box<bytes::Bytes>),
 }
 
 /// The inline length as an enum, so that the compiler knows the values
@@ -70,6 +75,16 @@ impl CompactBytes {
         }
     }
 
+    /// Adopts `b` without copying it (short strings are still inline).
+    /// Until the buffer's other holders let go, it is shared with them.
+    pub fn from_bytes(b: bytes::Bytes) -> CompactBytes {
+        if b.len() <= INLINE_CAP {
+            CompactBytes::from_slice(&b)
+        } else {
+            CompactBytes(Repr::Shared(Box::new(b)))
+        }
+    }
+
     pub fn from_vec(v: Vec<u8>) -> CompactBytes {
         if v.len() <= INLINE_CAP {
             CompactBytes::from_slice(&v)
@@ -90,13 +105,18 @@ impl CompactBytes {
             Repr::Inline { len, data } => &data[..*len as usize],
             Repr::Boxed(b) => b,
             Repr::Growable(v) => v,
+            Repr::Shared(b) => b,
         }
     }
 
     /// Mutable access that may grow the string; converts to the growable form.
     pub fn make_growable(&mut self) -> &mut Vec<u8> {
         if !matches!(self.0, Repr::Growable(_)) {
-            let v = self.as_slice().to_vec();
+            let v = match std::mem::take(self).0 {
+                // The buffer itself when nothing else holds it.
+                Repr::Shared(b) => Vec::from(*b),
+                other => CompactBytes(other).as_slice().to_vec(),
+            };
             self.0 = Repr::Growable(Box::new(v));
         }
         match &mut self.0 {
@@ -116,6 +136,7 @@ impl CompactBytes {
             Repr::Inline { .. } => 0,
             Repr::Boxed(b) => b.len(),
             Repr::Growable(v) => v.capacity() + std::mem::size_of::<Vec<u8>>(),
+            Repr::Shared(b) => b.len() + std::mem::size_of::<bytes::Bytes>(),
         }
     }
 
@@ -123,6 +144,7 @@ impl CompactBytes {
         match self.0 {
             Repr::Growable(v) => *v,
             Repr::Boxed(b) => b.into_vec(),
+            Repr::Shared(b) => Vec::from(*b),
             Repr::Inline { .. } => self.as_slice().to_vec(),
         }
     }
@@ -203,6 +225,30 @@ impl fmt::Debug for CompactBytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A received buffer is kept as it is, and given up to the growable
+    /// form without a copy once nothing else holds it.
+    #[test]
+    fn adopted_buffers_are_kept_and_grown_in_place() {
+        let b = bytes::Bytes::from(vec![7u8; 100]);
+        let at = b.as_ptr();
+        let mut s = CompactBytes::from_bytes(b);
+        assert_eq!(s.as_ptr(), at);
+        assert_eq!(s.as_slice(), &[7u8; 100][..]);
+        assert_eq!(s.heap_size(), 100 + std::mem::size_of::<bytes::Bytes>());
+        let copy = s.clone();
+        s.make_growable().push(8);
+        assert_eq!(s.len(), 101);
+        assert_eq!(copy.len(), 100);
+        drop(copy);
+        let mut t = CompactBytes::from_bytes(bytes::Bytes::from(vec![1u8; 50]));
+        let at = t.as_ptr();
+        assert_eq!(t.make_growable().as_ptr(), at);
+        assert_eq!(
+            CompactBytes::from_bytes(bytes::Bytes::from_static(b"short")),
+            "short".into()
+        );
+    }
 
     #[test]
     fn handle_is_three_words() {

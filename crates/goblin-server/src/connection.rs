@@ -48,10 +48,10 @@ use crate::stream::Stream;
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
-/// A client's reply buffer from the start (Redis's PROTO_REPLY_CHUNK_BYTES,
-/// its clients' static reply buffer): ordinary replies never grow it, so
-/// they do not move used_memory.
-const REPLY_CHUNK: usize = 16 * 1024;
+/// A client's reply buffer when its first command runs (Redis's
+/// PROTO_REPLY_MIN_BYTES, the least its cron shrinks a reply buffer to);
+/// it grows with the replies of a pipeline.
+const REPLY_MIN: usize = 1024;
 /// Reply buffers larger than this are released once drained, so idle
 /// clients hold little memory.
 const KEEP_CAPACITY: usize = 64 * 1024;
@@ -59,31 +59,36 @@ const KEEP_CAPACITY: usize = 64 * 1024;
 /// nothing else wakes its connection.
 const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Serves one accepted client until its connection closes (refused at
-/// once while maxclients clients are connected).
-pub async fn serve(engine: Arc<Engine>, mut stream: Stream, peer: SocketAddr) {
+/// Admits one accepted client: the connection to serve until it closes,
+/// or None when it was refused (while maxclients clients are connected,
+/// or by protected mode).
+///
+/// The admission runs before the connection's task exists, and the task
+/// is the connection's `run` alone: a task holds its future for as long
+/// as the client stays connected, so nothing else is kept in it.
+pub fn serve(
+    engine: Arc<Engine>,
+    mut stream: Stream,
+    peer: SocketAddr,
+) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
     let _ = stream.tcp().set_nodelay(true);
     keep_alive(stream.tcp(), engine.config().get_i64("tcp-keepalive"));
     let maxclients = engine.config().get_i64("maxclients") as usize;
-    if engine.clients().count() >= maxclients {
-        engine
-            .stats()
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let _ = stream
-            .write_all(b"-ERR max number of clients reached\r\n")
-            .await;
-        return;
-    }
-    if in_protected_mode(&engine) && !is_loopback(peer) {
-        engine
-            .stats()
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let _ = stream.write_all(PROTECTED_MODE_DENIED).await;
-        return;
-    }
-    Connection::new(engine, stream, peer).run().await;
+    let refusal: &[u8] = if engine.clients().count() >= maxclients {
+        b"-ERR max number of clients reached\r\n"
+    } else if in_protected_mode(&engine) && !is_loopback(peer) {
+        PROTECTED_MODE_DENIED
+    } else {
+        return Some(Connection::new(engine, stream, peer).run());
+    };
+    engine
+        .stats()
+        .rejected_connections
+        .fetch_add(1, Ordering::Relaxed);
+    // One attempt, as Redis's connWrite: a new socket's send buffer takes
+    // the whole refusal.
+    let _ = stream.try_write(refusal);
+    None
 }
 
 /// Redis's refusal of a client from another host in protected mode.
@@ -172,7 +177,6 @@ struct Connection {
     /// connection), kept at hand.
     info: Arc<ClientInfo>,
     session: Session,
-    peer: SocketAddr,
     stream: Stream,
     engine: Arc<Engine>,
     /// Bytes of `session.out.buf` already written (a partial write leaves
@@ -191,17 +195,17 @@ impl Connection {
             local: stream.tcp().local_addr().ok(),
             fd: stream.tcp().as_raw_fd() as i64,
         };
-        let mut session = engine.session(conn);
-        session.out.buf.reserve(REPLY_CHUNK);
+        let session = engine.session(conn);
         let info = session.info().clone();
-        let rbuf = BytesMut::with_capacity(IOBUF);
+        // Both buffers are allocated at the first read and the first reply:
+        // a client that sends nothing holds neither.
+        let rbuf = BytesMut::new();
         let parser = RequestParser::new(engine.config().proto_max_bulk_len.load(Ordering::Relaxed));
         Connection {
             parser,
             rbuf,
             info,
             session,
-            peer,
             stream,
             engine,
             written: 0,
@@ -214,28 +218,37 @@ impl Connection {
     /// turn executes every complete command in the buffer, checks the
     /// limits, writes the replies, then waits out a blocking command or a
     /// pause, or waits for more input.
-    async fn run(mut self) {
-        loop {
-            let turn = self.run_commands();
-            let turn = self.check_query_buffer(turn);
-            if self.check_output_buffer().is_err() {
-                break;
+    ///
+    /// An `async` block rather than an `async fn`: an async fn's future
+    /// holds its argument twice (as received, and as the body's binding),
+    /// which would double the connection in its task for all its life.
+    #[allow(clippy::manual_async_fn)]
+    fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            loop {
+                let turn = self.run_commands();
+                let turn = self.check_query_buffer(turn);
+                if self.check_output_buffer().is_err() {
+                    break;
+                }
+                if self.write_replies(&turn).await.is_err() {
+                    break;
+                }
+                let waited = match turn {
+                    Turn::NeedInput { .. } => self.wait_input().await,
+                    // The rare waits are boxed: the task keeps the largest of
+                    // its futures for as long as the client is connected.
+                    Turn::Blocked => Box::pin(self.wait_blocked()).await,
+                    Turn::Paused => Box::pin(self.wait_unpaused()).await,
+                    // Its replies are written.
+                    Turn::Close => break,
+                };
+                if waited.is_err() {
+                    break;
+                }
             }
-            if self.write_replies(&turn).await.is_err() {
-                break;
-            }
-            let waited = match turn {
-                Turn::NeedInput { .. } => self.wait_input().await,
-                Turn::Blocked => self.wait_blocked().await,
-                Turn::Paused => self.wait_unpaused().await,
-                // Its replies are written.
-                Turn::Close => break,
-            };
-            if waited.is_err() {
-                break;
-            }
+            let _ = self.stream.shutdown().await;
         }
-        self.stream.shutdown().await;
     }
 
     /// Executes every complete command in the buffer, then drops the input
@@ -257,6 +270,9 @@ impl Connection {
                 match self.parser.parse(&self.rbuf, auth_required) {
                     Parsed::Command => {
                         commands += 1;
+                        if self.session.out.buf.capacity() == 0 {
+                            self.session.out.buf.reserve(REPLY_MIN);
+                        }
                         let flow = if self.parser.is_inline() {
                             let argv: Vec<&[u8]> = self
                                 .parser
@@ -265,11 +281,21 @@ impl Connection {
                                 .map(|a| a.as_slice())
                                 .collect();
                             self.session.execute_pipelined(&argv, &mut pipeline)
-                        } else {
+                        } else if self.parser.big_args().is_empty() {
                             with_args(&self.rbuf, self.parser.spans(), |argv| {
                                 self.session.execute_pipelined(argv, &mut pipeline)
                             })
+                        } else {
+                            // Big bulks were received into buffers of their
+                            // own, which the command may keep as values.
+                            let mut argv = Vec::new();
+                            self.parser.argv(&self.rbuf, &mut argv);
+                            let lent = self.parser.big_args().iter().map(|(_, b)| b.clone());
+                            self.session.execute_lent(&argv, lent, &mut pipeline)
                         };
+                        if !matches!(flow, Flow::Paused) {
+                            self.parser.finish_command();
+                        }
                         match flow {
                             Flow::Continue => {}
                             Flow::Close => break Turn::Close,
@@ -314,19 +340,18 @@ impl Connection {
             .config()
             .query_buffer_limit
             .load(Ordering::Relaxed) as usize;
-        let turn = if self.rbuf.len() > limit {
+        // A big bulk being received counts, as in Redis's query buffer.
+        let unparsed = self.rbuf.len() + self.parser.big_received();
+        let turn = if unparsed > limit {
             crate::log::warning(&format!(
                 "Closing client that reached max query buffer length: addr={} qbuf={}",
-                self.peer,
-                self.rbuf.len()
+                self.info.addr, unparsed
             ));
             Turn::Close
         } else {
             turn
         };
-        self.info
-            .query_buffer
-            .store(self.rbuf.len(), Ordering::Relaxed);
+        self.info.query_buffer.store(unparsed, Ordering::Relaxed);
         self.info
             .query_buffer_free
             .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
@@ -341,7 +366,7 @@ impl Connection {
         if self.over_output_limit() {
             crate::log::warning(&format!(
                 "Client id={} addr={} closed for overcoming of output buffer limits.",
-                self.info.id, self.peer
+                self.info.id, self.info.addr
             ));
             return Err(Closing);
         }
@@ -365,10 +390,12 @@ impl Connection {
                 }
                 self.flush_some().await.map_err(|_| Closing)?;
             }
-            Turn::Blocked | Turn::Paused => self.flush_all().await.map_err(|_| Closing)?,
+            Turn::Blocked | Turn::Paused => {
+                Box::pin(self.flush_all()).await.map_err(|_| Closing)?
+            }
             // The connection closes whether this write fails or not; CLIENT
             // LIST's pending output is left as it was.
-            Turn::Close => return self.flush_all().await.map_err(|_| Closing),
+            Turn::Close => return Box::pin(self.flush_all()).await.map_err(|_| Closing),
         }
         let pending = self.session.out.buf.len() - self.written;
         if pending != self.reported_pending {
@@ -389,27 +416,44 @@ impl Connection {
         }
         let pending =
             self.session.out.buf.len() > self.written || self.stream.has_buffered_output();
+        // Readiness through the socket's own waker slots (poll_*_ready, as
+        // tokio's AsyncRead uses them) rather than readable()/writable(),
+        // whose futures carry a waiter each: this wait is in the task of
+        // every idle client.
+        let stream = &self.stream;
+        let readable = std::future::poll_fn(|cx| stream.poll_read_ready(cx));
+        let writable = std::future::poll_fn(|cx| stream.poll_write_ready(cx));
         let n = tokio::select! {
-            r = self.stream.readable() => {
+            r = readable => {
                 if r.is_err() { return Err(Closing) }
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
+                let had_buffer = self.rbuf.capacity() > 0;
                 self.reserve_read();
                 match self.read_some() {
                     Ok(0) => return Err(Closing),
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        // Nothing came (readiness may be reported before
+                        // any data, as for a new connection): a buffer
+                        // allocated for this read is not kept for the wait.
+                        if !had_buffer && self.rbuf.is_empty() {
+                            self.rbuf = BytesMut::new();
+                        }
+                        return Ok(());
+                    }
                     Err(_) => return Err(Closing),
                 }
             }
-            w = self.stream.writable(), if pending => {
+            w = writable, if pending => {
                 if w.is_err() { return Err(Closing) }
                 return Ok(());
             }
             // Past the soft limit, the limit is looked at again though
             // nothing happens (Redis's clientsCron does). An async block,
-            // so that other turns do not even read the clock for it.
-            _ = async { tokio::time::sleep(SOFT_LIMIT_RECHECK).await }, if self.soft_since != 0 => {
+            // so that other turns do not even read the clock for it, and
+            // the timer boxed, so that it takes no room in the task.
+            _ = async { Box::pin(tokio::time::sleep(SOFT_LIMIT_RECHECK)).await }, if self.soft_since != 0 => {
                 return Ok(());
             }
             // Killed, asked to resize the query buffer, or output reached
@@ -419,6 +463,7 @@ impl Connection {
                 if self.info.is_killed() { return Err(Closing) }
                 if let Some(size) = self.info.take_query_buffer_resize() {
                     self.resize_query_buffer(size);
+                    self.release_idle_reply_buffer(size);
                     self.info
                         .query_buffer_free
                         .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
@@ -509,17 +554,40 @@ impl Connection {
     }
 
     /// Reads what the socket has into `rbuf` (see Stream::try_read_buf).
+    ///
+    /// While a big bulk is being received (see goblin_engine's
+    /// protocol::parser::BIG_ARG), the read goes to its own buffer, and
+    /// takes no more than the bulk still needs.
     fn read_some(&mut self) -> std::io::Result<usize> {
-        self.stream.try_read_buf(&mut self.rbuf)
+        match self.parser.big_bulk_buffer(&mut self.rbuf) {
+            Some((big, missing)) => {
+                let size = big.capacity();
+                let read = self.stream.try_read_buf(big, missing);
+                if matches!(read, Ok(n) if n == missing) {
+                    // Another big argument is likely to follow, as Redis
+                    // assumes when it gives the client a new query buffer
+                    // of the bulk's size (here at most 1 MiB); the cron
+                    // shrinks it when it is not.
+                    self.rbuf.reserve(size.min(1 << 20));
+                }
+                read
+            }
+            None => {
+                let room = self.rbuf.capacity() - self.rbuf.len();
+                self.stream.try_read_buf(&mut self.rbuf, room)
+            }
+        }
     }
 
     /// Makes room for the next read, sized to the bulk being received when
     /// known.
     fn reserve_read(&mut self) {
         if self.rbuf.capacity() - self.rbuf.len() < IOBUF / 2 {
+            // A big bulk is read into a buffer of its own.
             let want = self
                 .parser
                 .pending_bulk()
+                .filter(|&n| n < goblin_engine::protocol::parser::BIG_ARG)
                 .map_or(IOBUF, |n| (n + 2).clamp(IOBUF, 1 << 20));
             self.rbuf.reserve(want);
         }
@@ -539,6 +607,15 @@ impl Connection {
         let mut fresh = BytesMut::with_capacity(target);
         fresh.extend_from_slice(&self.rbuf);
         self.rbuf = fresh;
+    }
+
+    /// The cron found the client idle (`size` 0, see resize_query_buffer):
+    /// its reply buffer goes too, when nothing in it waits to be written,
+    /// as Redis's clientsCronResizeOutputBuffer shrinks an idle client's.
+    fn release_idle_reply_buffer(&mut self, size: usize) {
+        if size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
+            self.session.out.buf = Vec::new();
+        }
     }
 
     /// Before replies leave, their writes must have reached the append-only
@@ -562,7 +639,7 @@ impl Connection {
         self.written = 0;
         self.session.out.buf.clear();
         if self.session.out.buf.capacity() > KEEP_CAPACITY {
-            self.session.out.buf = Vec::with_capacity(REPLY_CHUNK);
+            self.session.out.buf = Vec::new();
         }
     }
 

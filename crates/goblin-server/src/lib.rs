@@ -323,18 +323,27 @@ fn spawn_acceptors(
                         Ok((stream, peer)) => {
                             let engine = engine.clone();
                             match &tls {
-                                None => tokio::spawn(async move {
-                                    connection::serve(engine, Stream::Plain(stream), peer).await
-                                }),
+                                None => {
+                                    let stream = Stream::Plain(stream);
+                                    if let Some(conn) = connection::serve(engine, stream, peer) {
+                                        tokio::spawn(conn);
+                                    }
+                                }
                                 Some(tls) => {
                                     let tls = tls.clone();
+                                    // The handshake runs in a task of its own;
+                                    // the connection then gets the task that
+                                    // holds it alone (see connection::serve).
                                     tokio::spawn(async move {
                                         if let Some(stream) =
                                             tls_accept(&engine, &tls, stream, peer).await
                                         {
-                                            connection::serve(engine, stream, peer).await
+                                            if let Some(conn) = connection::serve(engine, stream, peer)
+                                            {
+                                                tokio::spawn(conn);
+                                            }
                                         }
-                                    })
+                                    });
                                 }
                             };
                         }

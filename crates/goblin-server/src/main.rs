@@ -15,10 +15,14 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// the common default): keys are looked up at random across the whole
 /// heap, and with 4 KiB pages nearly every lookup of a large keyspace also
 /// misses the TLB. Redis advises against THP because its fork-based saves
-/// copy whole huge pages on write; Goblin never forks. The environment
-/// variable _RJEM_MALLOC_CONF overrides it (`thp:default`).
+/// copy whole huge pages on write; Goblin never forks. A background
+/// thread returns freed pages to the system after jemalloc's decay time
+/// (10 s), as Redis's jemalloc-bg-thread does: without it, pages are
+/// purged only while the program allocates, so memory freed by clients
+/// that went away would stay resident in an idle server. The environment
+/// variable _RJEM_MALLOC_CONF overrides these (`thp:default`).
 #[export_name = "_rjem_malloc_conf"]
-pub static MALLOC_CONF: &[u8; 29] = b"thp:always,metadata_thp:auto\0";
+pub static MALLOC_CONF: &[u8; 52] = b"thp:always,metadata_thp:auto,background_thread:true\0";
 
 /// Redis's sigShutdownHandler: the shutdown is scheduled for the cron; a
 /// second SIGINT while one is pending or saving exits at once, removing

@@ -11,6 +11,7 @@
 
 use bytes::BytesMut;
 use std::io::{self, Read, Write};
+use std::task::{Context, Poll};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -66,12 +67,16 @@ impl TlsStream {
         Ok(())
     }
 
-    fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+    /// Reads into `buf`, at most `max` bytes. The room handed to rustls is
+    /// zeroed first, so it is bounded (a TLS record holds 16 KiB at most)
+    /// however large the buffer's spare capacity is.
+    fn try_read_buf(&mut self, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
+        const READ_AT_MOST: usize = 64 * 1024;
         if buf.capacity() == buf.len() {
             buf.reserve(16 * 1024);
         }
         let start = buf.len();
-        let room = buf.capacity() - start;
+        let room = (buf.capacity() - start).min(max).min(READ_AT_MOST);
         buf.resize(start + room, 0);
         let r = self.read_into(&mut buf[start..]);
         buf.truncate(start + *r.as_ref().unwrap_or(&0));
@@ -152,21 +157,39 @@ impl Stream {
         self.tcp().writable().await
     }
 
-    /// Reads what is there into `buf` without waiting: Ok(0) at the end of
-    /// input, WouldBlock when there is nothing yet. On a plain socket, a
-    /// read that returns less than the room it was given has drained the
-    /// socket, so the socket is marked not readable (as tokio's own
-    /// `AsyncRead` does): the next wait goes straight to the event loop
-    /// instead of first trying a read that would only say EAGAIN. Data
-    /// arriving meanwhile is a new event, and the mark is only cleared if
-    /// no event came since the read.
-    pub fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+    /// Readiness to read through the socket's own waker slot (as tokio's
+    /// AsyncRead uses it) rather than `readable()`, whose future carries a
+    /// waiter: this wait is in the task of every idle client. A TLS stream
+    /// with decrypted input at hand is ready at once.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Stream::Plain(s) => s.poll_read_ready(cx),
+            Stream::Tls(t) if t.buffered_input => Poll::Ready(Ok(())),
+            Stream::Tls(t) => t.tcp.poll_read_ready(cx),
+        }
+    }
+
+    /// Readiness to write, as `poll_read_ready`.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.tcp().poll_write_ready(cx)
+    }
+
+    /// Reads what is there into `buf`, at most `max` bytes, without
+    /// waiting: Ok(0) at the end of input, WouldBlock when there is nothing
+    /// yet. On a plain socket, a read that returns less than the room it
+    /// was given has drained the socket, so the socket is marked not
+    /// readable (as tokio's own `AsyncRead` does): the next wait goes
+    /// straight to the event loop instead of first trying a read that would
+    /// only say EAGAIN. Data arriving meanwhile is a new event, and the mark
+    /// is only cleared if no event came since the read.
+    pub fn try_read_buf(&mut self, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
         match self {
             Stream::Plain(stream) => {
-                let room = buf.capacity() - buf.len();
+                let room = (buf.capacity() - buf.len()).min(max);
+                let mut dst = bytes::BufMut::limit(&mut *buf, max);
                 let mut got = 0;
                 let r = stream.try_io(tokio::io::Interest::READABLE, || {
-                    got = stream.try_read_buf(buf)?;
+                    got = stream.try_read_buf(&mut dst)?;
                     if got > 0 && got < room {
                         Err(io::ErrorKind::WouldBlock.into())
                     } else {
@@ -178,7 +201,7 @@ impl Stream {
                     r => r,
                 }
             }
-            Stream::Tls(t) => t.try_read_buf(buf),
+            Stream::Tls(t) => t.try_read_buf(buf, max),
         }
     }
 
@@ -188,7 +211,7 @@ impl Stream {
             Stream::Plain(s) => s.read_buf(buf).await,
             Stream::Tls(t) => loop {
                 if t.buffered_input {
-                    match t.try_read_buf(buf) {
+                    match t.try_read_buf(buf, usize::MAX) {
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                         r => return r,
                     }

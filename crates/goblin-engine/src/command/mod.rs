@@ -79,6 +79,22 @@ pub struct Effects {
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {
+    /// The stored form of the argument `arg`: the very buffer it was
+    /// received in when it is one of the command's big bulks (Redis
+    /// stores a big argument's sds as the object itself), a copy
+    /// otherwise.
+    pub fn adopt(&self, arg: &[u8]) -> CompactBytes {
+        if let Some(b) = self
+            .client
+            .lent
+            .iter()
+            .find(|b| b.as_ptr() == arg.as_ptr() && b.len() == arg.len())
+        {
+            return CompactBytes::from_bytes(b.clone());
+        }
+        CompactBytes::from_slice(arg)
+    }
+
     /// Whether this client may take a protected action (Redis's
     /// allowProtectedAction): `setting` (enable-protected-configs,
     /// enable-debug-command...) is yes, or local and the client is.

@@ -80,7 +80,7 @@ fn acl_deluser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn disconnect_user(ctx: &mut Ctx, name: &[u8]) {
     let me = ctx.client.id();
     for c in ctx.engine.clients().all() {
-        if *c.user.lock() != name {
+        if **c.user.lock() != *name {
             continue;
         }
         if c.id == me {

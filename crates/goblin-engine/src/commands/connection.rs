@@ -107,7 +107,7 @@ fn authenticate(ctx: &mut Ctx, cmd: &[u8], user: &[u8], pass: &[u8]) -> Result<(
 
 /// Binds the connection to an ACL user.
 pub(crate) fn set_user(ctx: &mut Ctx, cell: std::sync::Arc<crate::acl::UserCell>) {
-    *ctx.client.info.user.lock() = cell.name.clone();
+    *ctx.client.info.user.lock() = cell.name.as_slice().into();
     ctx.client.user = Some(crate::acl::ClientUser::new(cell));
 }
 
@@ -434,7 +434,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .clients()
             .all()
             .into_iter()
-            .find(|c| c.addr == addr);
+            .find(|c| *c.addr == *addr);
         return match target {
             Some(c) => {
                 if c.id == me {
@@ -452,9 +452,9 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut killed = 0;
     for c in ctx.engine.clients().all() {
         if f.id.is_some_and(|i| i != c.id)
-            || f.addr.as_ref().is_some_and(|a| *a != c.addr)
-            || f.laddr.as_ref().is_some_and(|a| *a != c.laddr)
-            || f.user.as_ref().is_some_and(|u| *u != *c.user.lock())
+            || f.addr.as_ref().is_some_and(|a| **a != *c.addr)
+            || f.laddr.as_ref().is_some_and(|a| **a != *c.laddr)
+            || f.user.as_ref().is_some_and(|u| **u != **c.user.lock())
             || f.client_type
                 .is_some_and(|t| !t.matches(c.subscriptions.any()))
         {

@@ -269,7 +269,8 @@ pub fn set_with(
             old,
         });
     }
-    ctx.store(key, Value::str(value), opts.keep_ttl, notify::STRING, "set");
+    let value_stored = Value::Str(ctx.adopt(value));
+    ctx.store(key, value_stored, opts.keep_ttl, notify::STRING, "set");
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
         ctx.notify(notify::GENERIC, "expire", key);

@@ -7,12 +7,22 @@
 //! command that arrives in many reads is scanned once, not once per read.
 //!
 //! Arguments are located as ranges into the caller's buffer; nothing is
-//! copied until a command decides to store a value.
+//! copied until a command decides to store a value. A bulk of at least
+//! [`BIG_ARG`] bytes is received into a buffer of its own, of its exact
+//! size (`big_bulk_buffer`), as Redis reads one into an sds of its own
+//! (processMultibulkBuffer): the query buffer does not grow to hold it,
+//! and a command may keep that very buffer as the value it stores
+//! (`big_args`, `crate::command::Ctx::adopt`).
 
+use bytes::{Bytes, BytesMut};
 use std::ops::Range;
 
 /// Longest inline command, and longest count line, Redis accepts (64 KiB).
 pub const INLINE_MAX: usize = 64 * 1024;
+
+/// Bulks this long or longer get a buffer of their own (Redis's
+/// PROTO_MBULK_BIG_ARG).
+pub const BIG_ARG: usize = 32 * 1024;
 
 /// What one call to [`RequestParser::parse`] found.
 #[derive(Debug, PartialEq, Eq)]
@@ -26,6 +36,16 @@ pub enum Parsed {
     /// A protocol error: reply with this text (after "ERR "), then close
     /// the connection. Bytes: it may quote a byte of the input.
     Error(Vec<u8>),
+}
+
+#[derive(Default)]
+struct BigBulks {
+    /// The big bulk being received, outside the caller's buffer (its
+    /// trailing CRLF included).
+    receiving: Option<BytesMut>,
+    /// The big bulks of the command parsed: (argument index, bytes). Their
+    /// spans are empty.
+    args: Vec<(usize, Bytes)>,
 }
 
 #[derive(Default)]
@@ -43,6 +63,12 @@ pub struct RequestParser {
     partial_start: usize,
     /// proto-max-bulk-len: longer declared bulks are a protocol error.
     pub max_bulk_len: u64,
+    /// Big bulks, boxed: every connection holds a parser, few ever
+    /// receive one.
+    big: Option<Box<BigBulks>>,
+    /// The command parsed was held back (`rewind`): the next `parse`
+    /// returns it again.
+    replay: bool,
 }
 
 impl RequestParser {
@@ -55,7 +81,7 @@ impl RequestParser {
 
     /// Bytes of the buffer consumed by complete commands so far.
     pub fn consumed(&self) -> usize {
-        if self.remaining > 0 || self.bulk_len.is_some() {
+        if self.replay || self.remaining > 0 || self.bulk_len.is_some() {
             // A partial multibulk keeps its bytes: its spans point there.
             self.partial_start
         } else {
@@ -76,6 +102,12 @@ impl RequestParser {
         &self.inline
     }
 
+    /// The big bulks of the command just parsed, by argument index (see
+    /// [`BIG_ARG`]); their `spans` are empty.
+    pub fn big_args(&self) -> &[(usize, Bytes)] {
+        self.big.as_ref().map_or(&[], |b| &b.args)
+    }
+
     /// Fills `argv` with the arguments of the command just parsed.
     pub fn argv<'b>(&'b self, buf: &'b [u8], argv: &mut Vec<&'b [u8]>) {
         argv.clear();
@@ -83,7 +115,50 @@ impl RequestParser {
             argv.extend(self.inline.iter().map(|a| a.as_slice()));
         } else {
             argv.extend(self.spans.iter().map(|r| &buf[r.clone()]));
+            for (i, b) in self.big_args() {
+                argv[*i] = b;
+            }
         }
+    }
+
+    /// Bytes of the big bulk being received (they count in the client's
+    /// query buffer, as in Redis).
+    pub fn big_received(&self) -> usize {
+        self.big
+            .as_ref()
+            .and_then(|b| b.receiving.as_ref())
+            .map_or(0, |b| b.len())
+    }
+
+    /// The command just parsed has run: its big bulks are let go (a value
+    /// that adopted one holds it alone from now on).
+    pub fn finish_command(&mut self) {
+        if self.big.as_ref().is_some_and(|b| b.receiving.is_none()) {
+            self.big = None;
+        }
+    }
+
+    /// The buffer to receive the rest of the big bulk being read into, with
+    /// the number of bytes it still needs; None when no big bulk is being
+    /// read. The first call moves what `buf` holds of the bulk (everything
+    /// after its header) into a buffer of the bulk's exact size, and cuts
+    /// `buf` there: until the bulk is complete, reads go to that buffer,
+    /// never past the bulk's end.
+    pub fn big_bulk_buffer(&mut self, buf: &mut BytesMut) -> Option<(&mut BytesMut, usize)> {
+        let len = self.bulk_len?;
+        if len < BIG_ARG {
+            return None;
+        }
+        let bulks = self.big.get_or_insert_with(Default::default);
+        if bulks.receiving.is_none() {
+            let mut big = BytesMut::with_capacity(len + 2);
+            big.extend_from_slice(&buf[self.pos..]);
+            buf.truncate(self.pos);
+            bulks.receiving = Some(big);
+        }
+        let big = bulks.receiving.as_mut()?;
+        let missing = (len + 2).saturating_sub(big.len());
+        (missing > 0).then_some((big, missing))
     }
 
     /// Tells the parser the caller dropped the first `n` bytes of its
@@ -92,25 +167,32 @@ impl RequestParser {
         debug_assert!(n <= self.pos);
         self.pos -= n;
         self.partial_start = self.partial_start.saturating_sub(n);
+        if !self.replay && self.remaining == 0 && self.bulk_len.is_none() {
+            // The arguments of a finished command (one that blocked ends
+            // its turn) lay in the dropped bytes.
+            self.spans.clear();
+            return;
+        }
         for r in &mut self.spans {
             *r = r.start - n..r.end - n;
         }
     }
 
-    /// Forgets the command just parsed, so that the next `parse` returns
-    /// it again (a command CLIENT PAUSE held back).
+    /// Keeps the command just parsed, so that the next `parse` returns
+    /// it again (a command CLIENT PAUSE held back). Its bytes stay
+    /// unconsumed; its big bulks, outside the buffer, are kept.
     pub fn rewind(&mut self) {
-        self.pos = self.partial_start;
-        self.remaining = 0;
-        self.bulk_len = None;
-        self.spans.clear();
-        self.inline.clear();
+        self.replay = true;
     }
 
     /// Gives back the argument table of a very long command once no
     /// command is in progress (a 100,000-argument SADD leaves 1.6 MB).
     pub fn shrink(&mut self) {
-        if self.spans.capacity() > 1024 && self.remaining == 0 && self.bulk_len.is_none() {
+        if self.spans.capacity() > 1024
+            && !self.replay
+            && self.remaining == 0
+            && self.bulk_len.is_none()
+        {
             self.spans = Vec::new();
             self.inline = Vec::new();
         }
@@ -124,10 +206,15 @@ impl RequestParser {
     /// Parses the next command from `buf[pos..]`. `auth_required` applies
     /// Redis's stricter limits for clients that have not authenticated.
     pub fn parse(&mut self, buf: &[u8], auth_required: bool) -> Parsed {
+        if self.replay {
+            self.replay = false;
+            return Parsed::Command;
+        }
         if self.remaining == 0 && self.bulk_len.is_none() {
             // Starting a new command.
             self.spans.clear();
             self.inline.clear();
+            self.big = None;
             self.is_inline = false;
             if self.pos >= buf.len() {
                 return Parsed::Incomplete;
@@ -221,6 +308,19 @@ impl RequestParser {
                     len
                 }
             };
+            if let Some(bulks) = self.big.as_mut().filter(|b| b.receiving.is_some()) {
+                // Received outside the buffer (big_bulk_buffer).
+                if bulks.receiving.as_ref().is_some_and(|b| b.len() < len + 2) {
+                    return Parsed::Incomplete;
+                }
+                let mut big = bulks.receiving.take().unwrap_or_default();
+                big.truncate(len);
+                bulks.args.push((self.spans.len(), big.freeze()));
+                self.spans.push(self.pos..self.pos);
+                self.bulk_len = None;
+                self.remaining -= 1;
+                continue;
+            }
             if buf.len() - self.pos < len + 2 {
                 return Parsed::Incomplete;
             }
@@ -544,5 +644,53 @@ mod tests {
             split_args(b"\"a\"\x0cb").unwrap(),
             vec![b"a".to_vec(), b"b".to_vec()]
         );
+    }
+
+    /// A bulk of BIG_ARG bytes or more is received into a buffer of its
+    /// own, of its exact size, which the command gets as it is; the query
+    /// buffer keeps only what precedes it, and what follows it.
+    #[test]
+    fn big_bulks_get_a_buffer_of_their_own() {
+        let value = vec![b'v'; BIG_ARG + 10];
+        let mut wire = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n".to_vec();
+        wire.extend_from_slice(format!("${}\r\n", value.len()).as_bytes());
+        let head = wire.len();
+        wire.extend_from_slice(&value);
+        wire.extend_from_slice(b"\r\n*1\r\n$4\r\nPING\r\n");
+        let mut p = RequestParser::new(1 << 30);
+        let mut buf = BytesMut::from(&wire[..head + 100]);
+        assert_eq!(p.parse(&buf, false), Parsed::Incomplete);
+        let mut fed = head + 100;
+        while let Some((big, missing)) = p.big_bulk_buffer(&mut buf) {
+            assert_eq!(big.capacity(), value.len() + 2);
+            let n = missing.min(1000);
+            big.extend_from_slice(&wire[fed..fed + n]);
+            fed += n;
+        }
+        assert_eq!(buf.len(), head);
+        buf.extend_from_slice(&wire[fed..]);
+        assert_eq!(p.parse(&buf, false), Parsed::Command);
+        let args = |p: &RequestParser, buf: &[u8]| {
+            let mut argv = Vec::new();
+            p.argv(buf, &mut argv);
+            argv.iter().map(|a| a.to_vec()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            args(&p, &buf),
+            vec![b"SET".to_vec(), b"k".to_vec(), value.clone()]
+        );
+        assert_eq!(p.big_args().len(), 1);
+        assert_eq!(p.big_args()[0].0, 2);
+        // Held back and parsed again (CLIENT PAUSE): the same command.
+        p.rewind();
+        assert_eq!(p.consumed(), 0);
+        assert_eq!(p.parse(&buf, false), Parsed::Command);
+        assert_eq!(args(&p, &buf)[2], value);
+        p.finish_command();
+        assert!(p.big_args().is_empty());
+        assert_eq!(p.parse(&buf, false), Parsed::Command);
+        assert_eq!(args(&p, &buf), vec![b"PING".to_vec()]);
+        assert_eq!(p.parse(&buf, false), Parsed::Incomplete);
+        assert_eq!(p.consumed(), buf.len());
     }
 }

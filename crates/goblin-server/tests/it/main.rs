@@ -27,6 +27,7 @@ mod introspection;
 mod lifecycle;
 mod lists;
 mod lua_equivalence;
+mod memory;
 mod parser_fuzz;
 mod persistence;
 mod protocol;
