@@ -212,8 +212,12 @@ impl AccessPolicy {
 
     /// Redis's LFUDecrAndReturn: the counter after decaying one step per
     /// lfu-decay-time minutes since the last access.
+    ///
+    /// The word may still be an LRU clock (seconds, wider than Redis's 24
+    /// bits) from before an LFU policy was set: its access time is then
+    /// taken modulo 2^16 minutes, as Redis reads an LRU field it finds.
     pub fn lfu_counter(self, word: u32, now_ms: u64) -> u32 {
-        let ldt = word >> 8;
+        let ldt = (word >> 8) & 65535;
         let counter = word & 255;
         let now = minutes(now_ms);
         let elapsed = if now >= ldt {
@@ -256,6 +260,25 @@ impl AccessPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_lru_word_read_as_lfu_decays_without_overflow() {
+        let policy = AccessPolicy {
+            lfu: true,
+            log_factor: 10,
+            decay_minutes: 1,
+        };
+        // An LRU clock of today (seconds since 1970) holds more than 24
+        // bits; read as an LFU word its counter decays, and nothing
+        // overflows.
+        let now_ms = 1_796_342_400_000u64;
+        let lru_word = AccessPolicy::idle_for(0, now_ms);
+        assert!(lru_word >> 24 != 0);
+        assert!(policy.lfu_counter(lru_word, now_ms) <= lru_word & 255);
+        let fresh = AccessPolicy::with_counter(5, now_ms);
+        assert_eq!(policy.lfu_counter(fresh, now_ms), 5);
+        assert_eq!(policy.lfu_counter(fresh, now_ms + 3 * 60_000), 2);
+    }
 
     #[test]
     fn the_access_policy_survives_its_packing() {

@@ -298,9 +298,22 @@ pub unsafe fn raise(l: *mut lua_State) -> c_int {
     ffi::lua_error(l)
 }
 
+/// Whether the calling C function's frame has room for the two values a
+/// raise pushes (the position and the message). A C function may have
+/// used every slot Lua lets it have (cjson's decoder descends until
+/// lua_checkstack refuses); Lua's own luaL_error grows the stack past that
+/// bound, which the API's pushes may not do.
+unsafe fn room_to_raise(l: *mut lua_State) -> bool {
+    ffi::lua_checkstack(l, 2) != 0
+}
+
 /// Raises `msg` prefixed with the position of the calling Lua code, as
 /// `luaL_error` does.
 pub unsafe fn raise_str(l: *mut lua_State, msg: &str) -> c_int {
+    if !room_to_raise(l) {
+        // `msg` may lie in a value of the frame given up.
+        return raise_owned(l, msg.to_owned());
+    }
     ffi::luaL_where(l, 1);
     push_str(l, msg);
     ffi::lua_concat(l, 2);
@@ -310,6 +323,10 @@ pub unsafe fn raise_str(l: *mut lua_State, msg: &str) -> c_int {
 /// Like `raise_str` for an owned message, which is freed before the
 /// raise leaves the frame.
 pub unsafe fn raise_owned(l: *mut lua_State, msg: String) -> c_int {
+    if !room_to_raise(l) {
+        // The raise leaves this frame: its values may go now.
+        ffi::lua_settop(l, 0);
+    }
     ffi::luaL_where(l, 1);
     push_str(l, &msg);
     drop(msg);
@@ -319,6 +336,13 @@ pub unsafe fn raise_owned(l: *mut lua_State, msg: String) -> c_int {
 
 /// Raises `msg` as is (no position).
 pub unsafe fn raise_plain(l: *mut lua_State, msg: &str) -> c_int {
+    if !room_to_raise(l) {
+        let msg = msg.to_owned();
+        ffi::lua_settop(l, 0);
+        push_str(l, &msg);
+        drop(msg);
+        return ffi::lua_error(l);
+    }
     push_str(l, msg);
     ffi::lua_error(l)
 }
@@ -371,6 +395,36 @@ mod tests {
                 to_bytes(l, -1).map_or("nil".into(), |b| String::from_utf8_lossy(b).into_owned());
             pop(l, 1);
             (status, text)
+        }
+    }
+
+    /// cjson's decoder takes every stack slot Lua lets a C function have
+    /// before it refuses a nesting: its error is still raised (in builds
+    /// with Lua's API checks, a push past the frame aborted the process).
+    #[test]
+    fn an_error_raised_from_a_full_frame_reaches_the_script() {
+        let clients = ClientRegistry::default();
+        let mut host = host(&clients);
+        // Redis's texts: an object takes more slots a level than an array.
+        for (code, depth) in [
+            (
+                "cjson.decode_max_depth(1000000000) \
+                 return cjson.decode(string.rep('[',10000)..string.rep(']',10000))",
+                "(7999)",
+            ),
+            (
+                "cjson.decode_max_depth(1000000000) \
+                 return cjson.decode(string.rep('{\"a\":',10000)..'1'..string.rep('}',10000))",
+                "(4000)",
+            ),
+        ] {
+            let (status, text) = with_script_stack(|| run(&mut host, code));
+            assert_eq!(status, ffi::LUA_ERRRUN, "{text}");
+            assert!(
+                text.contains(&format!("Found too many nested data structures {depth}")),
+                "{text}"
+            );
+            assert_eq!(run(&mut host, "return 'next'"), (0, "next".to_string()));
         }
     }
 
