@@ -458,6 +458,14 @@ impl ClientRegistry {
         }
     }
 
+    /// Kills another client as Redis's CLIENT KILL frees it: it is gone
+    /// from the registry (CLIENT LIST, connected_clients) at once, while
+    /// its connection closes on its own turn.
+    pub fn kill(&self, c: &ClientInfo) {
+        c.kill();
+        self.unregister(c.id);
+    }
+
     pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
         self.clients.lock().get(&id).cloned()
     }

@@ -338,7 +338,8 @@ fn spawn_acceptors(
                                         if let Some(stream) =
                                             tls_accept(&engine, &tls, stream, peer).await
                                         {
-                                            if let Some(conn) = connection::serve(engine, stream, peer)
+                                            if let Some(conn) =
+                                                connection::serve(engine, stream, peer)
                                             {
                                                 tokio::spawn(conn);
                                             }

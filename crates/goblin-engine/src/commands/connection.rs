@@ -440,7 +440,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 if c.id == me {
                     ctx.client.close_after_reply = true;
                 } else {
-                    c.kill();
+                    ctx.engine.clients().kill(&c);
                 }
                 ctx.out.ok();
                 Ok(())
@@ -466,7 +466,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
             ctx.client.close_after_reply = true;
         } else {
-            c.kill();
+            ctx.engine.clients().kill(&c);
         }
         killed += 1;
     }

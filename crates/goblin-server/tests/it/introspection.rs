@@ -590,3 +590,39 @@ fn a_subscriber_past_its_soft_limit_is_closed_without_more_traffic() {
     let receivers: i64 = admin.publish("big", "after").unwrap();
     assert_eq!(receivers, 0);
 }
+
+/// Regression: CLIENT KILL only flagged another client, which stayed in
+/// CLIENT LIST and connected_clients until its connection's task ran
+/// (Redis's test "CLIENT KILL SKIPME YES/NO will kill all clients" counted
+/// it). As Redis frees it, a killed client is gone at once: here even
+/// within the same transaction.
+#[test]
+fn a_killed_client_is_gone_at_once() {
+    let server = TestServer::start();
+    let mut me = server.client();
+    let mut others: Vec<redis::Connection> = (0..4).map(|_| server.client()).collect();
+    let ids: Vec<i64> = others
+        .iter_mut()
+        .map(|c| redis::cmd("CLIENT").arg("ID").query(c).unwrap())
+        .collect();
+    let before: i64 = info_field(&mut me, "clients", "connected_clients")
+        .parse()
+        .unwrap();
+    let (killed, list, info): (i64, String, String) = redis::pipe()
+        .atomic()
+        .cmd("CLIENT")
+        .arg("KILL")
+        .arg("SKIPME")
+        .arg("YES")
+        .cmd("CLIENT")
+        .arg("LIST")
+        .cmd("INFO")
+        .arg("clients")
+        .query(&mut me)
+        .unwrap();
+    assert_eq!(killed, before - 1);
+    for id in ids {
+        assert!(!list.contains(&format!("id={id} ")), "{list}");
+    }
+    assert!(info.contains("connected_clients:1\r\n"), "{info}");
+}
