@@ -492,6 +492,19 @@ impl ClientRegistry {
         last
     }
 
+    /// What the normal clients hold (INFO mem_clients_normal): their
+    /// query buffers, pending output and state.
+    pub fn memory_total(&self) -> u64 {
+        let mut total = 0u64;
+        self.visit_some(0, usize::MAX, |c| {
+            total += (std::mem::size_of::<ClientInfo>()
+                + c.query_buffer.load(Ordering::Relaxed)
+                + c.query_buffer_free.load(Ordering::Relaxed)
+                + c.output_memory()) as u64;
+        });
+        total
+    }
+
     pub fn count(&self) -> usize {
         self.connected.load(Ordering::Relaxed)
     }

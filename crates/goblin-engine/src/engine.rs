@@ -75,6 +75,11 @@ pub struct Engine {
     /// on it from its cron, unless DEBUG PAUSE-CRON holds the cron, and
     /// SHUTDOWN ABORT clears it.
     shutdown_signal: std::sync::atomic::AtomicI32,
+    /// Eviction under maxmemory, its counters and the lazy-free worker.
+    evictor: crate::evict::Evictor,
+    /// used_memory_peak: the most used_memory was when sampled (after
+    /// commands that move much memory, and by the cron).
+    memory_peak: AtomicU64,
     /// DEBUG PAUSE-CRON: the periodic work (active expiry, scheduled saves,
     /// a pending signal's shutdown) waits while set.
     cron_paused: AtomicBool,
@@ -174,6 +179,8 @@ impl Engine {
             clients_cron_cursor: AtomicU64::new(0),
             listeners: parking_lot::Mutex::new(None),
             tls: parking_lot::Mutex::new(None),
+            evictor: Default::default(),
+            memory_peak: AtomicU64::new(0),
             me: std::sync::OnceLock::new(),
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
@@ -202,8 +209,9 @@ impl Engine {
         );
         crate::persist::cron(&self.arc());
         self.clients_cron();
-        // used_memory_peak, as serverCron records it.
-        crate::memory::peak(crate::memory::stats().allocated);
+        // used_memory_peak, as serverCron records it (measuring the
+        // scripts' part for the eviction checks on the way).
+        self.memory_peak(self.used_memory());
         let now = now_ms();
         let count = self.stats.totals().commands_processed;
         let mut s = self.ops_samples.lock();
@@ -253,6 +261,28 @@ impl Engine {
             })
             .sum();
         self.expired_baseline.store(expired, Ordering::Relaxed);
+        self.evictor.reset_stats();
+    }
+
+    /// Eviction under maxmemory.
+    pub fn evictor(&self) -> &crate::evict::Evictor {
+        &self.evictor
+    }
+
+    /// used_memory_startup: what the engine's own structures hold before
+    /// any key or client: its struct and the shards' database slices.
+    pub fn memory_startup(&self) -> u64 {
+        use crate::keyspace::memory::alloc_size;
+        let slices = self.keyspace.shard_count() * self.keyspace.databases();
+        (alloc_size(std::mem::size_of::<Engine>())
+            + slices * std::mem::size_of::<crate::keyspace::Db>()) as u64
+    }
+
+    /// Records used_memory for used_memory_peak and returns the peak.
+    pub fn memory_peak(&self, used: u64) -> u64 {
+        self.memory_peak
+            .fetch_max(used, Ordering::Relaxed)
+            .max(used)
     }
 
     /// The databases and their keys.
@@ -437,6 +467,12 @@ impl Engine {
         Ok(())
     }
 
+    /// This engine as a weak reference, for threads that must not keep it
+    /// alive.
+    pub fn weak(&self) -> std::sync::Weak<Engine> {
+        self.me.get().cloned().unwrap_or_default()
+    }
+
     /// This engine as an `Arc` (it always lives in one).
     pub fn arc(&self) -> Arc<Engine> {
         self.me
@@ -464,6 +500,20 @@ impl Engine {
         if names.contains(&"requirepass") {
             self.acl
                 .set_default_password(self.config.get("requirepass").as_bytes());
+        }
+        if names.contains(&"maxmemory") {
+            // Redis's updateMaxmemory: evictions start at once, in the
+            // background (the caller may hold shards).
+            let max = self.config.maxmemory.load(Ordering::Relaxed);
+            if max != 0 {
+                let used = self.used_memory();
+                if max < used {
+                    crate::log::warning(&format!(
+                        "WARNING: the new maxmemory value set via CONFIG SET ({max}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy."
+                    ));
+                }
+                self.start_eviction_worker();
+            }
         }
         crate::persist::config_changed(&self.arc(), &names, holds_shards).map_err(Error::err)
     }
@@ -520,10 +570,13 @@ impl Engine {
         self.pubsub.set_notify_flags(notify);
         let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
         self.keyspace.env().want_events(new, expired);
+        let policy = crate::evict::Policy::parse(&self.config.get("maxmemory-policy"))
+            .unwrap_or(crate::evict::Policy::NoEviction);
+        self.evictor.set_policy(policy);
         self.keyspace
             .env()
             .set_access(crate::keyspace::AccessPolicy {
-                lfu: self.config.get("maxmemory-policy").ends_with("lfu"),
+                lfu: policy.lfu(),
                 log_factor: self
                     .config
                     .get_i64("lfu-log-factor")
@@ -729,13 +782,6 @@ impl Engine {
         };
         let max = self.config.get_i64("acllog-max-len").max(0) as usize;
         self.acl.log(entry, max);
-    }
-
-    /// Out of memory: maxmemory is set and the allocator reports more in
-    /// use (Redis's performEvictions with the noeviction policy).
-    pub fn out_of_memory(&self) -> bool {
-        let max = self.config.maxmemory.load(Ordering::Relaxed);
-        max != 0 && crate::memory::stats().allocated > max
     }
 
     /// Forgets every WATCHed key of a client (UNWATCH, EXEC, DISCARD,
@@ -1168,7 +1214,7 @@ impl Session {
         self.state.lent.clear();
         // Such a command may move memory by megabytes: the peak is taken
         // after it, as Redis's call() takes it after every command.
-        crate::memory::peak(crate::memory::stats().allocated);
+        self.engine.memory_peak(self.engine.used_memory());
         flow
     }
 
@@ -1237,6 +1283,13 @@ impl Session {
     ) -> bool {
         if argv.is_empty() {
             return false;
+        }
+        // Eviction, in admission, locks shards of its own: a shard kept
+        // from the command before is released first.
+        if let Some(p) = pipeline.as_deref_mut() {
+            if p.held.is_some() && engine.over_maxmemory() {
+                drop(p.held.take());
+            }
         }
         let id = match self.admit(engine, argv) {
             Ok(Admission::Run(id)) => id,
@@ -1527,7 +1580,7 @@ impl Session {
     ) -> Result<(), Error> {
         let flags = spec.call_flags(engine, &self.state, argv);
         if engine.config.maxmemory.load(Ordering::Relaxed) != 0 {
-            let oom = engine.out_of_memory();
+            let oom = engine.perform_evictions() == crate::evict::Outcome::Fail;
             // Queueing may use any amount of memory: inside MULTI only
             // the commands that end the transaction or the connection pass.
             let reject = flags & flag::DENYOOM != 0

@@ -35,6 +35,7 @@ pub mod config;
 pub mod crash;
 pub mod engine;
 mod error;
+pub mod evict;
 pub mod expire;
 pub mod keyspace;
 pub mod latency;

@@ -1,8 +1,9 @@
-//! Memory figures for INFO memory: the allocator's own statistics when the
-//! host installed one (the server uses jemalloc, as Redis does), otherwise
-//! the process's resident set.
+//! The process's memory figures for INFO memory (allocator_*, used_memory_rss):
+//! the allocator's own statistics when the host installed one (the server
+//! uses jemalloc, as Redis does), otherwise the process's resident set.
+//! They are the whole process's; used_memory is the engine's own
+//! ([`Engine::used_memory`](crate::Engine::used_memory)).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -17,7 +18,6 @@ pub struct AllocatorStats {
 }
 
 static PROVIDER: OnceLock<fn() -> AllocatorStats> = OnceLock::new();
-static PEAK: AtomicU64 = AtomicU64::new(0);
 
 /// Installs the allocator statistics provider (once, at startup).
 pub fn set_provider(f: fn() -> AllocatorStats) {
@@ -55,11 +55,6 @@ pub fn stats() -> AllocatorStats {
             }
         }
     }
-}
-
-/// Records `current` and returns the peak seen so far.
-pub fn peak(current: u64) -> u64 {
-    PEAK.fetch_max(current, Ordering::Relaxed).max(current)
 }
 
 pub fn total_system_memory() -> u64 {

@@ -23,6 +23,8 @@ use super::watch::WatchRegistry;
 use crate::env::{KeyspaceEnv, Now};
 use std::sync::Arc;
 
+use crate::memory::{INDEX_NODE, KEY_NODE};
+
 /// What happened to a key inside the `Db` that keyspace notifications
 /// report. Redis notifies these where they happen (dbAdd, the expiry of a
 /// key or of hash fields), which a `Db` cannot; it records them, in order,
@@ -138,6 +140,11 @@ pub struct Db<W = ()> {
     events: Vec<DbEvent>,
     /// The keyspace's settings, shared by all its databases.
     env: Arc<KeyspaceEnv>,
+    /// Bytes charged for this slice's data (see [`crate::memory`]); the
+    /// keyspace's total is in `env`.
+    used: usize,
+    /// The part of `used` that is the tables' bucket arrays.
+    tables: usize,
 }
 
 impl<W> Drop for Db<W> {
@@ -189,6 +196,100 @@ impl<W: Waiters> Db<W> {
             waiters: W::default(),
             events: Vec::new(),
             env,
+            used: 0,
+            tables: 0,
+        }
+    }
+
+    /// Bytes this slice's keys, values, indexes and tables are charged
+    /// (see [`crate::memory`]).
+    pub fn used_bytes(&self) -> usize {
+        self.used
+    }
+
+    #[inline]
+    fn charge(&mut self, bytes: usize) {
+        self.used += bytes;
+        self.env.dataset_grew(bytes);
+    }
+
+    #[inline]
+    fn discharge(&mut self, bytes: usize) {
+        let bytes = bytes.min(self.used);
+        self.used -= bytes;
+        self.env.dataset_shrank(bytes);
+    }
+
+    /// Charges the change of the tables' bucket arrays since the last call.
+    #[inline]
+    fn retable(&mut self) {
+        let now = (self.keys.buckets() + self.expires.buckets() + self.field_expires.buckets())
+            * std::mem::size_of::<usize>();
+        if now != self.tables {
+            let was = std::mem::replace(&mut self.tables, now);
+            if now > was {
+                self.charge(now - was);
+            } else {
+                self.discharge(was - now);
+            }
+        }
+    }
+
+    /// Charges an object entering the key table under `key`.
+    #[inline]
+    fn charge_entry(&mut self, key: &[u8], obj: &mut Object) {
+        let value = obj.value.charge();
+        obj.charged = crate::memory::to_units(value);
+        self.charge(
+            KEY_NODE + crate::memory::key_heap(key.len()) + crate::memory::from_units(obj.charged),
+        );
+    }
+
+    /// Discharges an object that left the key table.
+    #[inline]
+    fn discharge_entry(&mut self, key: &[u8], obj: &Object) {
+        self.discharge(
+            KEY_NODE + crate::memory::key_heap(key.len()) + crate::memory::from_units(obj.charged),
+        );
+    }
+
+    /// Charges the value at `key` anew after it changed in place (a
+    /// command that pushed, appended, added...); nothing when the key is
+    /// absent. The engine calls it where a command reports a changed key.
+    pub fn recharge(&mut self, hash: u64, key: &[u8]) {
+        let Some(obj) = self.keys.get_mut(hash, key) else {
+            return;
+        };
+        let units = crate::memory::to_units(obj.value.charge());
+        let was = std::mem::replace(&mut obj.charged, units);
+        if units > was {
+            self.charge(crate::memory::from_units(units - was));
+        } else if units < was {
+            self.discharge(crate::memory::from_units(was - units));
+        }
+    }
+
+    /// Adds `key` to the expiry index.
+    fn index_expiry(&mut self, hash: u64, key: &[u8]) {
+        self.expires
+            .insert_new(hash, CompactBytes::from_slice(key), ());
+        self.charge(INDEX_NODE + crate::memory::key_heap(key.len()));
+        self.retable();
+    }
+
+    /// Removes `key` from the expiry index, if it is there.
+    fn unindex_expiry(&mut self, hash: u64, key: &[u8]) {
+        if self.expires.remove(hash, key).is_some() {
+            self.discharge(INDEX_NODE + crate::memory::key_heap(key.len()));
+            self.retable();
+        }
+    }
+
+    /// Removes `key` from the index of hashes with field TTLs, if it is there.
+    fn unindex_field_expiry(&mut self, hash: u64, key: &[u8]) {
+        if self.field_expires.remove(hash, key).is_some() {
+            self.discharge(INDEX_NODE + crate::memory::key_heap(key.len()));
+            self.retable();
         }
     }
 
@@ -218,8 +319,16 @@ impl<W: Waiters> Db<W> {
     }
 
     /// `table_insert` without a "new" event (loading a snapshot).
-    fn table_insert_quiet(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
-        if self.layout_fixed() {
+    fn table_insert_quiet(&mut self, hash: u64, key: &[u8], mut obj: Object) -> &mut Object {
+        self.charge_entry(key, &mut obj);
+        let fixed = self.layout_fixed();
+        if !fixed && self.keys.len() >= self.keys.buckets() {
+            // The insertion grows the table: charged before, as the
+            // object cannot be borrowed across the charge.
+            self.keys.expand(self.keys.len() + 1);
+            self.retable();
+        }
+        if fixed {
             self.keys
                 .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
         } else {
@@ -229,11 +338,16 @@ impl<W: Waiters> Db<W> {
     }
 
     fn table_remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
-        if self.layout_fixed() {
+        let removed = if self.layout_fixed() {
             self.keys.remove_fixed(hash, key).map(|(_, o)| o)
         } else {
             self.keys.remove(hash, key).map(|(_, o)| o)
+        };
+        if let Some(obj) = &removed {
+            self.discharge_entry(key, obj);
+            self.retable();
         }
+        removed
     }
 
     /// Starts this database's part of a snapshot.
@@ -395,6 +509,9 @@ impl<W: Waiters> Db<W> {
                 self.remove(hash, key);
             }
             self.touch_watched(hash, key);
+            if !emptied {
+                self.recharge(hash, key);
+            }
             if emptied {
                 (HashLookup::Absent, reaped)
             } else {
@@ -409,6 +526,8 @@ impl<W: Waiters> Db<W> {
         if self.field_expires.get(hash, key).is_none() {
             self.field_expires
                 .insert_new(hash, CompactBytes::from_slice(key), ());
+            self.charge(INDEX_NODE + crate::memory::key_heap(key.len()));
+            self.retable();
         }
     }
 
@@ -474,7 +593,9 @@ impl<W: Waiters> Db<W> {
                 self.touch_watched(h, &key);
             }
             if !keeps_ttls {
-                self.field_expires.remove(h, &key);
+                self.unindex_field_expiry(h, &key);
+            } else if reaped > 0 {
+                self.recharge(h, &key);
             }
         }
         round
@@ -514,9 +635,9 @@ impl<W: Waiters> Db<W> {
         if let Some(old) = self.table_remove(hash, key) {
             self.leaving(key, &old.value);
         }
-        self.expires.remove(hash, key);
+        self.unindex_expiry(hash, key);
         if !self.field_expires.is_empty() {
-            self.field_expires.remove(hash, key);
+            self.unindex_field_expiry(hash, key);
         }
         self.expired_keys += 1;
         if self.env.log_expired() {
@@ -586,6 +707,9 @@ impl<W: Waiters> Db<W> {
         std::mem::swap(&mut a.expire_cursor, &mut b.expire_cursor);
         std::mem::swap(&mut a.field_expires, &mut b.field_expires);
         std::mem::swap(&mut a.field_expire_cursor, &mut b.field_expire_cursor);
+        // Both belong to one keyspace: its total does not change.
+        std::mem::swap(&mut a.used, &mut b.used);
+        std::mem::swap(&mut a.tables, &mut b.tables);
         // A running snapshot follows the data it is writing.
         std::mem::swap(&mut a.snapshot, &mut b.snapshot);
     }
@@ -599,8 +723,9 @@ impl<W: Waiters> Db<W> {
             let clear_ttl = !keep_ttl && obj.expire_at != 0;
             if clear_ttl {
                 obj.expire_at = 0;
-                self.expires.remove(hash, key);
+                self.unindex_expiry(hash, key);
             }
+            self.recharge(hash, key);
             self.leaving(key, &old);
             return;
         }
@@ -636,15 +761,16 @@ impl<W: Waiters> Db<W> {
         if let Some(old) = self.keys.get_mut(hash, key) {
             let had_ttl = old.expire_at != 0;
             let previous = std::mem::replace(old, obj);
+            // The new object takes the old one's place in the table.
+            self.discharge(crate::memory::from_units(previous.charged));
+            if let Some(new) = self.keys.get_mut(hash, key) {
+                new.charged = 0;
+            }
+            self.recharge(hash, key);
             self.leaving(key, &previous.value);
             match (had_ttl, expire_at != 0) {
-                (true, false) => {
-                    self.expires.remove(hash, key);
-                }
-                (false, true) => {
-                    self.expires
-                        .insert_new(hash, CompactBytes::from_slice(key), ());
-                }
+                (true, false) => self.unindex_expiry(hash, key),
+                (false, true) => self.index_expiry(hash, key),
                 _ => {}
             }
             return;
@@ -655,8 +781,7 @@ impl<W: Waiters> Db<W> {
             self.table_insert_quiet(hash, key, obj);
         }
         if expire_at != 0 {
-            self.expires
-                .insert_new(hash, CompactBytes::from_slice(key), ());
+            self.index_expiry(hash, key);
         }
     }
 
@@ -666,10 +791,10 @@ impl<W: Waiters> Db<W> {
         let obj = self.table_remove(hash, key)?;
         self.leaving(key, &obj.value);
         if obj.expire_at != 0 {
-            self.expires.remove(hash, key);
+            self.unindex_expiry(hash, key);
         }
         if !self.field_expires.is_empty() {
-            self.field_expires.remove(hash, key);
+            self.unindex_field_expiry(hash, key);
         }
         Some(obj)
     }
@@ -685,8 +810,7 @@ impl<W: Waiters> Db<W> {
         let had = obj.expire_at != 0;
         obj.expire_at = at_ms;
         if !had {
-            self.expires
-                .insert_new(hash, CompactBytes::from_slice(key), ());
+            self.index_expiry(hash, key);
         }
         true
     }
@@ -710,7 +834,7 @@ impl<W: Waiters> Db<W> {
             return false;
         }
         obj.expire_at = 0;
-        self.expires.remove(hash, key);
+        self.unindex_expiry(hash, key);
         true
     }
 
@@ -724,6 +848,10 @@ impl<W: Waiters> Db<W> {
         self.expire_cursor = 0;
         self.field_expires.clear();
         self.field_expire_cursor = 0;
+        // The data leaves (to be freed by the caller, maybe elsewhere).
+        let used = self.used;
+        self.discharge(used);
+        self.tables = 0;
         if let Some(s) = self.snapshot.as_deref_mut() {
             if s.detached.is_none() && s.buckets > 0 {
                 // The walk goes on over the old table; nothing to free now.
@@ -751,6 +879,60 @@ impl<W: Waiters> Db<W> {
 
     pub fn random_key(&self, rng: &mut fastrand::Rng) -> Option<(&CompactBytes, &Object)> {
         self.keys.random(rng)
+    }
+
+    /// How many keys an eviction policy may pick from: every key, or
+    /// (`volatile`) those with a TTL.
+    pub fn candidates_len(&self, volatile: bool) -> usize {
+        if volatile {
+            self.expires.len()
+        } else {
+            self.keys.len()
+        }
+    }
+
+    /// Up to `n` keys an eviction policy may pick, sampled as Redis's
+    /// dictGetSomeKeys does (a run of buckets from a random one), each
+    /// with its object.
+    pub fn sample(
+        &self,
+        volatile: bool,
+        n: usize,
+        rng: &mut fastrand::Rng,
+        mut f: impl FnMut(&[u8], &Object),
+    ) {
+        if volatile {
+            self.expires.some(n, rng, |key, _| {
+                if let Some(obj) = self.keys.get(hash_key(key), key) {
+                    f(key, obj);
+                }
+            });
+        } else {
+            self.keys.some(n, rng, |key, obj| f(key, obj));
+        }
+    }
+
+    /// A random key an eviction policy may pick.
+    pub fn random_candidate(
+        &self,
+        volatile: bool,
+        rng: &mut fastrand::Rng,
+    ) -> Option<CompactBytes> {
+        if volatile {
+            self.expires.random(rng).map(|(k, _)| k.clone())
+        } else {
+            self.keys.random(rng).map(|(k, _)| k.clone())
+        }
+    }
+
+    /// Whether `key` is still there for an eviction policy to pick.
+    pub fn is_candidate(&self, key: &[u8], volatile: bool) -> bool {
+        let hash = hash_key(key);
+        if volatile {
+            self.expires.get(hash, key).is_some()
+        } else {
+            self.keys.get(hash, key).is_some()
+        }
     }
 
     /// One step of Redis's active expiry cycle: visit buckets of the expiry
@@ -783,10 +965,24 @@ impl<W: Waiters> Db<W> {
         round
     }
 
-    /// Memory held by the two tables' bucket arrays (INFO memory overhead).
+    /// What the tables themselves are charged, beside the keys' own
+    /// bytes and values (INFO used_memory_overhead, MEMORY STATS
+    /// overhead.hashtable.*): the nodes and the bucket arrays.
     pub fn overhead_bytes(&self) -> usize {
-        (self.keys.buckets() + self.expires.buckets() + self.field_expires.buckets())
-            * std::mem::size_of::<usize>()
+        self.keys.len() * KEY_NODE
+            + (self.expires.len() + self.field_expires.len()) * INDEX_NODE
+            + self.tables
+    }
+
+    /// `overhead_bytes` of the key table and of the expiry indexes apart
+    /// (MEMORY STATS db.N overhead.hashtable.main and .expires).
+    pub fn overhead_split(&self) -> (usize, usize) {
+        let word = std::mem::size_of::<usize>();
+        (
+            self.keys.len() * KEY_NODE + self.keys.buckets() * word,
+            (self.expires.len() + self.field_expires.len()) * INDEX_NODE
+                + (self.expires.buckets() + self.field_expires.buckets()) * word,
+        )
     }
 }
 

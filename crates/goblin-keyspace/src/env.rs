@@ -36,6 +36,9 @@ pub struct KeyspaceEnv {
     /// Called once by a thread that has waited long for a shard (behind a
     /// script): the engine lets its runtime go on serving other clients.
     long_wait: fn(),
+    /// Bytes charged for every database's data (see [`crate::memory`]):
+    /// the dataset part of the engine's used_memory.
+    dataset: AtomicU64,
 }
 
 const WANTS_NEW: u8 = 1;
@@ -58,6 +61,7 @@ impl KeyspaceEnv {
             snapshot_copied: AtomicU64::new(0),
             access: AtomicU64::new(AccessPolicy::default().pack()),
             long_wait,
+            dataset: AtomicU64::new(0),
         }
     }
 
@@ -125,6 +129,22 @@ impl KeyspaceEnv {
 
     pub fn set_access(&self, policy: AccessPolicy) {
         self.access.store(policy.pack(), Relaxed);
+    }
+
+    /// Bytes the keyspace's data is charged (see [`crate::memory`]).
+    #[inline]
+    pub fn dataset_bytes(&self) -> u64 {
+        self.dataset.load(Relaxed)
+    }
+
+    #[inline]
+    pub(crate) fn dataset_grew(&self, bytes: usize) {
+        self.dataset.fetch_add(bytes as u64, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn dataset_shrank(&self, bytes: usize) {
+        self.dataset.fetch_sub(bytes as u64, Relaxed);
     }
 
     pub(crate) fn long_wait(&self) {

@@ -42,6 +42,7 @@ pub mod hash;
 pub mod hyperloglog;
 pub mod list;
 pub mod listpack;
+pub mod memory;
 pub mod object;
 pub mod packed;
 pub mod set;

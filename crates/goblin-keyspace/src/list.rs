@@ -365,6 +365,26 @@ impl List {
             + self.nodes.iter().map(|n| n.buf.capacity()).sum::<usize>()
     }
 
+    /// `heap_size` with the nodes' buffers estimated from the first and
+    /// last few when there are many: a bounded cost whatever the length.
+    pub fn heap_size_sampled(&self) -> usize {
+        const ENDS: usize = 8;
+        let n = self.nodes.len();
+        if n <= 2 * ENDS {
+            return self.heap_size();
+        }
+        let sampled: usize = self
+            .nodes
+            .iter()
+            .take(ENDS)
+            .chain(self.nodes.iter().skip(n - ENDS))
+            .map(|node| node.buf.capacity())
+            .sum();
+        std::mem::size_of::<List>()
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + sampled * n / (2 * ENDS)
+    }
+
     pub fn push_back(&mut self, v: &[u8], fill: Fill) {
         let add = encoded_len(v.len());
         match self.nodes.back_mut() {

@@ -129,6 +129,28 @@ impl Value {
     }
 }
 
+impl Value {
+    /// The value's bytes as used_memory charges them (see
+    /// [`crate::memory`]): `heap_size` with collections estimated from a
+    /// few of their elements, so that charging a change costs as much for
+    /// a list of ten elements as for one of ten million.
+    pub fn charge(&self) -> usize {
+        use crate::memory::alloc_size;
+        match self {
+            Value::Str(s) => alloc_size(s.heap_size()),
+            Value::ZSet(z) => alloc_size(std::mem::size_of::<ZSet>()) + z.heap_size(),
+            Value::Hash(h) => {
+                alloc_size(std::mem::size_of::<Hash>()) + h.heap_size_sampled(DEFAULT_SIZE_SAMPLES)
+            }
+            Value::Set(s) => {
+                alloc_size(std::mem::size_of::<Set>()) + s.heap_size_sampled(DEFAULT_SIZE_SAMPLES)
+            }
+            Value::List(l) => l.heap_size_sampled(),
+            Value::Stream(s) => s.heap_size_sampled(16),
+        }
+    }
+}
+
 /// Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
 pub const DEFAULT_SIZE_SAMPLES: usize = 5;
 
@@ -141,6 +163,9 @@ pub struct Object {
     /// The access word: last access in Unix seconds under LRU, or
     /// (minutes << 8 | counter) under LFU, see [`AccessPolicy`].
     pub(crate) access: u32,
+    /// What the value was charged when it last entered or changed, in
+    /// 8-byte units (see [`crate::memory`]); the key leaves with it.
+    pub(crate) charged: u32,
 }
 
 impl Object {
@@ -151,6 +176,7 @@ impl Object {
             value,
             expire_at: 0,
             access: policy.initial(now_ms),
+            charged: 0,
         }
     }
 
@@ -169,6 +195,12 @@ impl Object {
     #[inline]
     pub(crate) fn touch(&mut self, policy: AccessPolicy, now_ms: u64) {
         self.access = policy.touched(self.access, now_ms);
+    }
+
+    /// Milliseconds since the last access under an LRU policy (Redis's
+    /// estimateObjectIdleTime, at the access word's resolution).
+    pub fn idle_ms(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.access as u64 * 1000)
     }
 
     pub fn idle_seconds(&self, now_ms: u64) -> u64 {
@@ -204,5 +236,10 @@ mod tests {
     #[test]
     fn value_packs_into_the_string_handle() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn the_charge_fits_in_the_objects_padding() {
+        assert_eq!(std::mem::size_of::<Object>(), 40);
     }
 }

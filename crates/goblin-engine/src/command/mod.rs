@@ -405,8 +405,11 @@ impl<'a, 'l> Ctx<'a, 'l> {
     #[inline]
     fn modified_in(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
-        if self.engine.anyone_watching() {
-            let (slice, h) = self.locate_in(db, key);
+        let watching = self.engine.anyone_watching();
+        let (slice, h) = self.locate_in(db, key);
+        // What the value holds now is what used_memory charges it.
+        slice.recharge(h, key);
+        if watching {
             slice.touch_watched(h, key);
         }
     }

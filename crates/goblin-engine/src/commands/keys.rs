@@ -10,6 +10,7 @@ use crate::pubsub::notify;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::Error;
+use std::sync::atomic::Ordering;
 
 // ---------------------------------------------------------------------------
 // Operations.
@@ -536,10 +537,16 @@ fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    // Redis shares the objects of the integers 0..9999 (refcount INT_MAX);
-    // report the same so that introspecting clients see what they expect.
+    // Redis shares the objects of the integers 0..9999 (refcount INT_MAX),
+    // except under maxmemory with an LRU or LFU policy, where every key
+    // needs an access field of its own; report the same so that
+    // introspecting clients see what they expect.
+    let shared = ctx.engine.config().maxmemory.load(Ordering::Relaxed) == 0
+        || !ctx.engine.evictor().policy().tracks_access();
     let rc = ctx.lookup_no_touch(args[2]).map(|o| match &o.value {
-        crate::keyspace::Value::Str(s) if parse_i64(s).is_some_and(|v| (0..10000).contains(&v)) => {
+        crate::keyspace::Value::Str(s)
+            if shared && parse_i64(s).is_some_and(|v| (0..10000).contains(&v)) =>
+        {
             i32::MAX as i64
         }
         _ => 1,

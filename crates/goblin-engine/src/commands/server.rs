@@ -45,7 +45,8 @@ pub fn flush(ctx: &mut Ctx, db: Option<usize>) -> usize {
             if db.is_none_or(|d| d == i) {
                 slice.touch_all_watched(None, now);
             }
-            if db.is_none_or(|d| d == i) && !slice.is_empty() {
+            // An empty slice may still hold its tables' bucket arrays.
+            if db.is_none_or(|d| d == i) && slice.used_bytes() > 0 {
                 removed += slice.len();
                 garbage.push(slice.clear());
             }
@@ -314,31 +315,33 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
     }
     if wants("memory") {
         let maxmemory = engine.config().maxmemory.load(Ordering::Relaxed);
-        let peak = crate::memory::peak(mem.allocated);
-        let overhead: usize = ctx
+        let figures = engine.memory_use();
+        let used = figures.total();
+        let peak = engine.memory_peak(used);
+        let tables: u64 = ctx
             .locks
             .held()
-            .map(|s| s.dbs.iter().map(|d| d.overhead_bytes()).sum::<usize>())
+            .map(|s| s.dbs.iter().map(|d| d.overhead_bytes() as u64).sum::<u64>())
             .sum();
-        let dataset = mem.allocated.saturating_sub(overhead as u64);
-        let frag = if mem.allocated > 0 {
-            mem.resident as f64 / mem.allocated as f64
-        } else {
-            1.0
-        };
+        let overhead = figures.startup + figures.clients + figures.scripts + tables;
+        let dataset = used.saturating_sub(overhead);
+        let net = used.saturating_sub(figures.startup);
+        let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
+        let lazy = &engine.evictor().lazy;
         let _ = write!(
             out,
-            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
-            mem.allocated,
-            human_bytes(mem.allocated),
+            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+            used,
+            human_bytes(used),
             mem.resident,
             human_bytes(mem.resident),
             peak,
             human_bytes(peak),
-            if peak > 0 { mem.allocated as f64 * 100.0 / peak as f64 } else { 100.0 },
+            ratio(used * 100, peak),
             overhead,
+            figures.startup,
             dataset,
-            if mem.allocated > 0 { dataset as f64 * 100.0 / mem.allocated as f64 } else { 0.0 },
+            if net > 0 { dataset as f64 * 100.0 / net as f64 } else { 0.0 },
             mem.allocated,
             mem.active,
             mem.resident,
@@ -348,13 +351,16 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             maxmemory,
             human_bytes(maxmemory),
             engine.config().get("maxmemory-policy"),
-            if mem.allocated > 0 { mem.active as f64 / mem.allocated as f64 } else { 1.0 },
+            ratio(mem.active, mem.allocated),
             mem.active.saturating_sub(mem.allocated),
-            if mem.active > 0 { mem.resident as f64 / mem.active as f64 } else { 1.0 },
+            ratio(mem.resident, mem.active),
             mem.resident.saturating_sub(mem.active),
-            frag,
-            mem.resident as i64 - mem.allocated as i64,
+            ratio(mem.resident, used),
+            mem.resident as i64 - used as i64,
+            figures.clients,
             mem.allocator,
+            lazy.pending_objects(),
+            lazy.freed_objects(),
         );
     }
     if wants("persistence") {
@@ -377,9 +383,10 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             .map(|s| s.dbs.iter().map(|d| d.expired_fields).sum::<u64>())
             .sum();
         let s = &engine.stats();
+        let (exceeded_total, exceeded_current) = engine.evictor().exceeded_ms();
         let _ = write!(
             out,
-            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
             s.connections_received.load(Ordering::Relaxed),
             t.commands_processed,
             engine.instantaneous_ops(),
@@ -388,6 +395,9 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             s.rejected_connections.load(Ordering::Relaxed),
             expired,
             expired_fields,
+            engine.evictor().evicted_keys.load(Ordering::Relaxed),
+            exceeded_total,
+            exceeded_current,
             t.keyspace_hits,
             t.keyspace_misses,
             engine.pubsub().channel_count(),
@@ -1346,9 +1356,11 @@ fn parse_memory_usage(args: &[&[u8]]) -> Result<usize, Error> {
     Ok(samples)
 }
 
-/// MEMORY USAGE key [SAMPLES count]: the key's table entry, its name and
-/// its value, collections estimated from `count` elements (default 5, 0 =
-/// all), as Redis's objectComputeSize.
+/// MEMORY USAGE key [SAMPLES count]: what used_memory charges the key
+/// (its node, name and expiry entry, see `keyspace::memory`) and its
+/// value, collections estimated from `count` elements (default 5, 0 =
+/// all), as Redis's objectComputeSize. With the default count it is the
+/// value's very charge.
 fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let samples = parse_memory_usage(args)?;
     let key_len = args[2].len();
@@ -1356,15 +1368,12 @@ fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.null();
         return Ok(());
     };
-    // Table entry (link, key handle, object) plus the key's own bytes when
-    // they do not fit the handle.
-    let entry = std::mem::size_of::<(usize, crate::keyspace::CompactBytes, Object)>();
-    let key_heap = if key_len > crate::keyspace::bytes::INLINE_CAP {
-        key_len
+    let value = if samples == crate::keyspace::object::DEFAULT_SIZE_SAMPLES {
+        obj.value.charge()
     } else {
-        0
+        obj.value.heap_size_sampled(samples)
     };
-    let usage = entry + key_heap + obj.value.heap_size_sampled(samples);
+    let usage = crate::keyspace::memory::entry_cost(key_len, obj) + value;
     ctx.out.int(usage as i64);
     Ok(())
 }
@@ -1373,19 +1382,23 @@ fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// allocator and the key tables report.
 fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let mem = crate::memory::stats();
-    let peak = crate::memory::peak(mem.allocated);
+    let figures = ctx.engine.memory_use();
+    let used = figures.total();
+    let peak = ctx.engine.memory_peak(used);
     let databases = ctx.databases();
     let mut per_db = vec![(0usize, 0usize, 0usize); databases];
     for shard in ctx.locks.held() {
         for (i, d) in shard.dbs.iter().enumerate() {
+            let (main, expires) = d.overhead_split();
             per_db[i].0 += d.len();
-            per_db[i].1 += d.overhead_bytes();
-            per_db[i].2 += d.volatile_len();
+            per_db[i].1 += main;
+            per_db[i].2 += expires;
         }
     }
     let keys: usize = per_db.iter().map(|d| d.0).sum();
-    let overhead: u64 = per_db.iter().map(|d| d.1 as u64).sum();
-    let dataset = mem.allocated.saturating_sub(overhead);
+    let tables: u64 = per_db.iter().map(|d| (d.1 + d.2) as u64).sum();
+    let overhead = figures.startup + figures.clients + figures.scripts + tables;
+    let dataset = used.saturating_sub(overhead);
     let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
     let used_dbs: Vec<(usize, (usize, usize, usize))> = per_db
         .into_iter()
@@ -1399,11 +1412,11 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         o.int(v as i64);
     };
     int(o, "peak.allocated", peak);
-    int(o, "total.allocated", mem.allocated);
-    int(o, "startup.allocated", 0);
+    int(o, "total.allocated", used);
+    int(o, "startup.allocated", figures.startup);
     int(o, "replication.backlog", 0);
     int(o, "clients.slaves", 0);
-    int(o, "clients.normal", 0);
+    int(o, "clients.normal", figures.clients);
     int(o, "cluster.links", 0);
     int(o, "aof.buffer", 0);
     // Redis's evalScriptsMemory and functionsMemoryOverhead.
@@ -1418,11 +1431,11 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         "functions.caches",
         st.functions_memory.load(Ordering::Relaxed),
     );
-    for (i, (_, bytes, volatile)) in &used_dbs {
+    for (i, (_, main, expires)) in &used_dbs {
         o.bulk(format!("db.{i}").as_bytes());
         o.map(2);
-        int(o, "overhead.hashtable.main", *bytes as u64);
-        int(o, "overhead.hashtable.expires", (*volatile * 16) as u64);
+        int(o, "overhead.hashtable.main", *main as u64);
+        int(o, "overhead.hashtable.expires", *expires as u64);
     }
     int(o, "overhead.total", overhead);
     int(o, "keys.count", keys as u64);
@@ -1430,16 +1443,16 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         o,
         "keys.bytes-per-key",
         if keys > 0 {
-            mem.allocated / keys as u64
+            used.saturating_sub(figures.startup) / keys as u64
         } else {
             0
         },
     );
     int(o, "dataset.bytes", dataset);
     o.bulk(b"dataset.percentage");
-    o.double(ratio(dataset * 100, mem.allocated) as f32 as f64);
+    o.double(ratio(dataset * 100, used.saturating_sub(figures.startup)) as f32 as f64);
     o.bulk(b"peak.percentage");
-    o.double(ratio(mem.allocated * 100, peak) as f32 as f64);
+    o.double(ratio(used * 100, peak) as f32 as f64);
     int(o, "allocator.allocated", mem.allocated);
     int(o, "allocator.active", mem.active);
     int(o, "allocator.resident", mem.resident);
@@ -1461,12 +1474,8 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     o.double(1.0);
     int(o, "rss-overhead.bytes", 0);
     o.bulk(b"fragmentation");
-    o.double(ratio(mem.resident, mem.allocated) as f32 as f64);
-    int(
-        o,
-        "fragmentation.bytes",
-        mem.resident.saturating_sub(mem.allocated),
-    );
+    o.double(ratio(mem.resident, used) as f32 as f64);
+    int(o, "fragmentation.bytes", mem.resident.saturating_sub(used));
     Ok(())
 }
 

@@ -201,8 +201,7 @@ pub fn write_base(
     let databases = engine.keyspace().databases();
     let functions = engine.scripting().library_codes();
     if rdb_format {
-        let mut fmt =
-            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), true);
+        let mut fmt = snapshot::RdbFormat::for_engine(engine, true);
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
     } else {
         let mut fmt = aof::AofFormat {
@@ -223,8 +222,7 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     let functions = engine.scripting().library_codes();
     let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
     let result = save_file(&path, &tmp, |w| {
-        let mut fmt =
-            snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), false);
+        let mut fmt = snapshot::RdbFormat::for_engine(engine, false);
         snapshot::write_locked(locks, databases, &functions, &mut fmt, w, delay)
     });
     match &result {
@@ -303,8 +301,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
             let path = rdb_path(&engine);
             let tmp = temp_path(&engine, "bgsave");
             save_file(&path, &tmp, |w| {
-                let mut fmt =
-                    snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), false);
+                let mut fmt = snapshot::RdbFormat::for_engine(&engine, false);
                 snapshot::write(&engine, &job.walk, &mut fmt, w, delay)
             })
         }
@@ -378,8 +375,7 @@ fn rewrite_job(
     let written = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         if rdb_format {
-            let mut fmt =
-                snapshot::RdbFormat::new(rdb::SaveOptions::from_config(engine.config()), true);
+            let mut fmt = snapshot::RdbFormat::for_engine(engine, true);
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         } else {
             let mut fmt = aof::AofFormat {

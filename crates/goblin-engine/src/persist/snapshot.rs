@@ -99,11 +99,22 @@ pub struct RdbFormat {
 }
 
 impl RdbFormat {
+    /// The format of `engine`'s snapshots: its settings, and its
+    /// used_memory for the used-mem field.
+    pub fn for_engine(engine: &crate::Engine, aof_base: bool) -> RdbFormat {
+        let mut format = RdbFormat::new(
+            super::rdb::SaveOptions::from_config(engine.config()),
+            aof_base,
+        );
+        format.used_memory = engine.used_memory();
+        format
+    }
+
     pub fn new(opts: SaveOptions, aof_base: bool) -> RdbFormat {
         RdbFormat {
             opts,
             aof_base,
-            used_memory: crate::memory::stats().allocated,
+            used_memory: 0,
             crc: rdb::CRC64.digest(),
         }
     }

@@ -341,7 +341,7 @@ pub unsafe fn raise_plain(l: *mut lua_State, msg: &str) -> c_int {
         ffi::lua_settop(l, 0);
         push_str(l, &msg);
         drop(msg);
-        return ffi::lua_error(l);
+        ffi::lua_error(l)
     }
     push_str(l, msg);
     ffi::lua_error(l)

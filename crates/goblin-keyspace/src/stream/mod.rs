@@ -219,15 +219,29 @@ impl Stream {
     /// Approximate bytes owned (MEMORY USAGE): the nodes' allocations, the
     /// map that holds them, and the groups with their PELs and consumers.
     pub fn heap_size(&self) -> usize {
+        self.heap_size_with(usize::MAX)
+    }
+
+    /// `heap_size` with the entry nodes estimated from at most `samples`
+    /// of them (used_memory's charge of a change: a bounded cost).
+    pub fn heap_size_sampled(&self, samples: usize) -> usize {
+        self.heap_size_with(samples.max(1))
+    }
+
+    fn heap_size_with(&self, samples: usize) -> usize {
         // A B-tree entry costs its key and value and about a third more in
         // node slack and edges.
         const MAP_ENTRY: usize = 16 + 24 + 16;
-        let nodes: usize = self
+        let count = self.entries.nodes.len();
+        let (seen, bytes) = self
             .entries
             .nodes
             .values()
-            .map(|lp| lp.capacity() + MAP_ENTRY)
-            .sum();
+            .take(samples)
+            .fold((0usize, 0usize), |(n, b), lp| {
+                (n + 1, b + lp.capacity() + MAP_ENTRY)
+            });
+        let nodes = (bytes * count).checked_div(seen).unwrap_or(0);
         let groups: usize = self
             .groups
             .iter()

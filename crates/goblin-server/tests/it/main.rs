@@ -17,6 +17,7 @@ mod acl;
 mod behaviour;
 mod blocking;
 mod error_bytes;
+mod eviction;
 mod geo;
 mod goblin_bad_input;
 mod goblin_differential;

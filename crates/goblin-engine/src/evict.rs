@@ -1,0 +1,728 @@
+//! Eviction under `maxmemory` (Redis's evict.c): when the engine's
+//! used_memory is over the limit, keys chosen by `maxmemory-policy` are
+//! deleted before a command runs, until it is under again.
+//!
+//! used_memory is the engine's own (see [`Engine::used_memory`]): what its
+//! keys, clients and scripts hold, so two engines in one process never
+//! evict for each other.
+//!
+//! The LRU, LFU and TTL policies are Redis's approximations: each round
+//! samples `maxmemory-samples` keys of every database from a random shard
+//! and offers them to a pool of the 16 best candidates seen so far (the
+//! longest idle, the least frequently used, the nearest expiry), and the
+//! best of the pool still present is deleted. The random policies delete a
+//! random key of each database in turn. The volatile policies only look at
+//! keys with a TTL.
+//!
+//! Eviction never stalls a command for long: after
+//! `maxmemory-eviction-tenacity`'s time limit (500 µs at the default 10),
+//! the command runs and the engine's eviction worker goes on in the
+//! background (Redis's eviction time proc), as it does after CONFIG SET
+//! lowered maxmemory. A large collection evicted under
+//! `lazyfree-lazy-eviction` is freed by the engine's lazy-free worker.
+
+use crate::engine::Engine;
+use crate::keyspace::{CompactBytes, Object, Value};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+/// `maxmemory-policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Policy {
+    NoEviction,
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+    AllKeysLru,
+    AllKeysLfu,
+    AllKeysRandom,
+}
+
+impl Policy {
+    const ALL: [Policy; 8] = [
+        Policy::NoEviction,
+        Policy::VolatileLru,
+        Policy::VolatileLfu,
+        Policy::VolatileRandom,
+        Policy::VolatileTtl,
+        Policy::AllKeysLru,
+        Policy::AllKeysLfu,
+        Policy::AllKeysRandom,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::NoEviction => "noeviction",
+            Policy::VolatileLru => "volatile-lru",
+            Policy::VolatileLfu => "volatile-lfu",
+            Policy::VolatileRandom => "volatile-random",
+            Policy::VolatileTtl => "volatile-ttl",
+            Policy::AllKeysLru => "allkeys-lru",
+            Policy::AllKeysLfu => "allkeys-lfu",
+            Policy::AllKeysRandom => "allkeys-random",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Policy> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Only keys with a TTL may go.
+    fn volatile(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+
+    fn random(self) -> bool {
+        matches!(self, Policy::VolatileRandom | Policy::AllKeysRandom)
+    }
+
+    /// Whether the policy ranks keys by their accesses (Redis's
+    /// MAXMEMORY_FLAG_NO_SHARED_INTEGERS: the LRU and LFU policies).
+    pub fn tracks_access(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru | Policy::VolatileLfu | Policy::AllKeysLru | Policy::AllKeysLfu
+        )
+    }
+
+    /// Whether keys keep an LFU counter rather than an access time.
+    pub fn lfu(self) -> bool {
+        matches!(self, Policy::VolatileLfu | Policy::AllKeysLfu)
+    }
+}
+
+/// What `perform_evictions` found (Redis's EVICT_OK, EVICT_RUNNING,
+/// EVICT_FAIL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Under the limit (or no limit).
+    Ok,
+    /// Over the limit, and the eviction worker goes on.
+    Running,
+    /// Over the limit with nothing left that the policy may evict.
+    Fail,
+}
+
+/// Redis's EVPOOL_SIZE.
+const POOL_SIZE: usize = 16;
+
+struct Candidate {
+    /// Higher is a better victim: idle time, 255 minus the LFU counter,
+    /// or the distance of the expiry from the end of time.
+    score: u64,
+    db: usize,
+    key: CompactBytes,
+}
+
+/// Redis's EvictionPoolLRU: the best candidates seen, in ascending order
+/// of score.
+#[derive(Default)]
+struct Pool {
+    entries: Vec<Candidate>,
+}
+
+impl Pool {
+    /// Redis's evictionPoolPopulate step for one sampled key.
+    fn offer(&mut self, score: u64, db: usize, key: &[u8]) {
+        if self
+            .entries
+            .iter()
+            .any(|c| c.db == db && c.key.as_slice() == key)
+        {
+            return;
+        }
+        let at = self.entries.partition_point(|c| c.score < score);
+        if self.entries.len() < POOL_SIZE {
+            self.entries.insert(
+                at,
+                Candidate {
+                    score,
+                    db,
+                    key: CompactBytes::from_slice(key),
+                },
+            );
+        } else if at > 0 {
+            // Full: the worst goes to make room.
+            self.entries.remove(0);
+            self.entries.insert(
+                at - 1,
+                Candidate {
+                    score,
+                    db,
+                    key: CompactBytes::from_slice(key),
+                },
+            );
+        }
+    }
+
+    fn pop_best(&mut self) -> Option<Candidate> {
+        self.entries.pop()
+    }
+}
+
+/// The engine's eviction state and counters.
+pub struct Evictor {
+    policy: AtomicU8,
+    pool: Mutex<Pool>,
+    /// INFO evicted_keys.
+    pub evicted_keys: AtomicU64,
+    /// INFO total_eviction_exceeded_time, in microseconds.
+    exceeded_total_us: AtomicU64,
+    /// When used_memory went over maxmemory and stayed (µs since the
+    /// evictor was made; 0 while under).
+    exceeded_since_us: AtomicU64,
+    epoch: Instant,
+    /// The random policies' turn over the databases (Redis's next_db).
+    next_db: AtomicUsize,
+    /// The eviction worker has work (Redis's isEvictionProcRunning).
+    running: AtomicBool,
+    /// The scripts' memory as last measured (see `memory_use_fast`).
+    scripts_memory: AtomicU64,
+    worker: std::sync::OnceLock<Mutex<mpsc::Sender<()>>>,
+    pub lazy: LazyFree,
+}
+
+impl Default for Evictor {
+    fn default() -> Self {
+        Evictor {
+            policy: AtomicU8::new(Policy::NoEviction as u8),
+            pool: Mutex::new(Pool::default()),
+            evicted_keys: AtomicU64::new(0),
+            exceeded_total_us: AtomicU64::new(0),
+            exceeded_since_us: AtomicU64::new(0),
+            epoch: Instant::now(),
+            next_db: AtomicUsize::new(0),
+            running: AtomicBool::new(false),
+            scripts_memory: AtomicU64::new(0),
+            worker: std::sync::OnceLock::new(),
+            lazy: LazyFree::default(),
+        }
+    }
+}
+
+impl Evictor {
+    pub fn policy(&self) -> Policy {
+        Policy::ALL[self.policy.load(Ordering::Relaxed) as usize]
+    }
+
+    pub fn set_policy(&self, policy: Policy) {
+        let before = self.policy.swap(policy as u8, Ordering::Relaxed);
+        if before != policy as u8 {
+            // Scores of one policy mean nothing to another.
+            self.pool.lock().entries.clear();
+        }
+    }
+
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64 + 1
+    }
+
+    /// INFO total_eviction_exceeded_time and current_eviction_exceeded_time,
+    /// in milliseconds.
+    pub fn exceeded_ms(&self) -> (u64, u64) {
+        let since = self.exceeded_since_us.load(Ordering::Relaxed);
+        let current = if since == 0 {
+            0
+        } else {
+            self.now_us().saturating_sub(since)
+        };
+        (
+            (self.exceeded_total_us.load(Ordering::Relaxed) + current) / 1000,
+            current / 1000,
+        )
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset_stats(&self) {
+        self.evicted_keys.store(0, Ordering::Relaxed);
+        self.exceeded_total_us.store(0, Ordering::Relaxed);
+        if self.exceeded_since_us.load(Ordering::Relaxed) != 0 {
+            self.exceeded_since_us
+                .store(self.now_us(), Ordering::Relaxed);
+        }
+    }
+
+    /// Redis's update_metrics step.
+    fn note(&self, outcome: Outcome) {
+        let since = self.exceeded_since_us.load(Ordering::Relaxed);
+        match outcome {
+            Outcome::Running | Outcome::Fail => {
+                if since == 0 {
+                    self.exceeded_since_us
+                        .store(self.now_us(), Ordering::Relaxed);
+                }
+            }
+            Outcome::Ok => {
+                if since != 0 && self.exceeded_since_us.swap(0, Ordering::Relaxed) != 0 {
+                    self.exceeded_total_us
+                        .fetch_add(self.now_us().saturating_sub(since), Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// Redis's evictionTimeLimitUs: how long one call may evict, from
+/// `maxmemory-eviction-tenacity` (0..=100).
+fn time_limit_us(tenacity: i64) -> u64 {
+    match tenacity {
+        t if t <= 10 => 50 * t.max(0) as u64,
+        t if t < 100 => (500.0 * 1.15f64.powi(t as i32 - 10)) as u64,
+        _ => u64::MAX,
+    }
+}
+
+/// What used_memory is made of (INFO memory, MEMORY STATS).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryUse {
+    /// The engine's fixed structures (used_memory_startup).
+    pub startup: u64,
+    /// Keys, values, indexes and tables.
+    pub dataset: u64,
+    /// Normal clients' buffers and state (mem_clients_normal).
+    pub clients: u64,
+    /// Lua interpreters, cached scripts and function libraries.
+    pub scripts: u64,
+    /// Values waiting for the lazy-free worker.
+    pub lazy_pending: u64,
+}
+
+impl MemoryUse {
+    /// used_memory.
+    pub fn total(&self) -> u64 {
+        self.startup + self.dataset + self.clients + self.scripts + self.lazy_pending
+    }
+}
+
+impl Engine {
+    /// What this engine holds, part by part (see [`MemoryUse`]).
+    pub fn memory_use(&self) -> MemoryUse {
+        let scripts = self.scripts_memory();
+        self.evictor()
+            .scripts_memory
+            .store(scripts, Ordering::Relaxed);
+        MemoryUse {
+            scripts,
+            ..self.memory_use_fast()
+        }
+    }
+
+    /// `memory_use` with the scripts' part as last measured (by the cron,
+    /// INFO or MEMORY): every other part is a counter, read in one load,
+    /// while measuring the interpreters takes a lock. What eviction
+    /// checks before each command.
+    fn memory_use_fast(&self) -> MemoryUse {
+        MemoryUse {
+            startup: self.memory_startup(),
+            dataset: self.keyspace().env().dataset_bytes(),
+            clients: self.clients().memory_total(),
+            scripts: self.evictor().scripts_memory.load(Ordering::Relaxed),
+            lazy_pending: self.evictor().lazy.pending_bytes(),
+        }
+    }
+
+    /// Lua interpreters, cached scripts and function libraries.
+    fn scripts_memory(&self) -> u64 {
+        let s = &self.scripting().stats;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        self.scripting().eval_vms_memory()
+            + get(&s.functions_vm_memory)
+            + get(&s.cached_scripts_memory)
+            + get(&s.functions_memory)
+    }
+
+    /// INFO used_memory: what this engine's keys, clients and scripts
+    /// hold (not the process's allocator, which other engines share).
+    pub fn used_memory(&self) -> u64 {
+        self.memory_use().total()
+    }
+
+    /// Redis's getMaxmemoryState: the bytes to free, or None when under
+    /// maxmemory (or without one).
+    pub fn memory_to_free(&self) -> Option<u64> {
+        let max = self.config().maxmemory.load(Ordering::Relaxed);
+        if max == 0 {
+            return None;
+        }
+        let used = self.memory_use_fast().total();
+        (used > max).then(|| used - max)
+    }
+
+    /// Whether used_memory is over maxmemory (a cheap look before
+    /// `perform_evictions`).
+    pub fn over_maxmemory(&self) -> bool {
+        self.memory_to_free().is_some()
+    }
+
+    /// Redis's performEvictions: deletes keys the policy allows until
+    /// used_memory is under maxmemory or the time limit is reached. Called
+    /// with no shard held.
+    pub fn perform_evictions(&self) -> Outcome {
+        if !self.evictions_allowed() {
+            return Outcome::Ok;
+        }
+        let outcome = self.evict_until_under();
+        self.evictor().note(outcome);
+        outcome
+    }
+
+    /// Redis's isSafeToPerformEvictions: not while loading, not while a
+    /// script runs past its busy threshold, not while CLIENT PAUSE holds
+    /// the dataset still.
+    fn evictions_allowed(&self) -> bool {
+        !self.persist().loading.load(Ordering::Relaxed)
+            && self.scripting().busy_error().is_none()
+            && !self.pause().expiry_paused()
+    }
+
+    fn evict_until_under(&self) -> Outcome {
+        if self.memory_to_free().is_none() {
+            return Outcome::Ok;
+        }
+        let ev = self.evictor();
+        let policy = ev.policy();
+        if policy == Policy::NoEviction {
+            return Outcome::Fail;
+        }
+        let limit_us = time_limit_us(
+            self.config()
+                .get_i64("maxmemory-eviction-tenacity")
+                .clamp(0, 100),
+        );
+        let lazy = self.config().get_bool("lazyfree-lazy-eviction");
+        let start = Instant::now();
+        let mut rng = fastrand::Rng::new();
+        let mut keys_freed = 0u64;
+        let mut outcome = Outcome::Ok;
+        // Over the limit until the figure says otherwise: other threads
+        // evict, and free, meanwhile (where Redis counts what it freed).
+        while self.memory_to_free().is_some() {
+            let Some((db, key)) = self.pick_victim(policy, &mut rng) else {
+                outcome = Outcome::Fail;
+                break;
+            };
+            let del_start = Instant::now();
+            if self.evict_key(db, &key, lazy).is_none() {
+                continue;
+            }
+            self.latency().add_if_needed(
+                self.config()
+                    .latency_monitor_threshold
+                    .load(Ordering::Relaxed),
+                "eviction-del",
+                del_start.elapsed().as_millis() as u64,
+            );
+            keys_freed += 1;
+            if keys_freed % 16 == 0 && start.elapsed().as_micros() as u64 > limit_us {
+                self.start_eviction_worker();
+                break;
+            }
+        }
+        self.latency().add_if_needed(
+            self.config()
+                .latency_monitor_threshold
+                .load(Ordering::Relaxed),
+            "eviction-cycle",
+            start.elapsed().as_millis() as u64,
+        );
+        if outcome == Outcome::Fail {
+            return Outcome::Fail;
+        }
+        if ev.running.load(Ordering::Relaxed) {
+            Outcome::Running
+        } else {
+            Outcome::Ok
+        }
+    }
+
+    /// The key the policy evicts next, with its database: from the pool
+    /// (after a round of sampling) or at random. None when no key may go.
+    fn pick_victim(
+        &self,
+        policy: Policy,
+        rng: &mut fastrand::Rng,
+    ) -> Option<(usize, CompactBytes)> {
+        let ks = self.keyspace();
+        let shards = ks.shard_count();
+        let volatile = policy.volatile();
+        if policy.random() {
+            let dbs = ks.databases();
+            // A random shard first, then the others, so that an empty shard
+            // does not end the search.
+            let first = rng.usize(..shards);
+            let start = self.evictor().next_db.fetch_add(1, Ordering::Relaxed) + 1;
+            for turn in 0..dbs {
+                let db = (start + turn) % dbs;
+                for s in 0..shards {
+                    let shard = ks.lock((first + s) % shards);
+                    let slice = &shard.dbs[db];
+                    if let Some(key) = slice.random_candidate(volatile, rng) {
+                        return Some((db, key));
+                    }
+                }
+            }
+            return None;
+        }
+        let samples = self.config().get_i64("maxmemory-samples").clamp(1, 64) as usize;
+        let access = ks.env().access();
+        let now = crate::util::time::now_ms();
+        let score = |obj: &Object| -> u64 {
+            match policy {
+                Policy::VolatileTtl => u64::MAX - obj.expire_at().unwrap_or(u64::MAX),
+                Policy::VolatileLfu | Policy::AllKeysLfu => {
+                    255 - obj.lfu_frequency(access, now).min(255) as u64
+                }
+                _ => obj.idle_ms(now),
+            }
+        };
+        let mut pool = self.evictor().pool.lock();
+        // Rounds until the pool yields a key that still exists; a round
+        // that finds no key anywhere means there is none to evict.
+        for _ in 0..(shards * 4).max(16) {
+            let mut found_keys = false;
+            // Sample from a random shard with keys (Redis samples every
+            // database; a database here is spread over the shards).
+            let first = rng.usize(..shards);
+            for s in 0..shards {
+                let shard = ks.lock((first + s) % shards);
+                let mut any = false;
+                for (db, slice) in shard.dbs.iter().enumerate() {
+                    if slice.candidates_len(volatile) == 0 {
+                        continue;
+                    }
+                    any = true;
+                    slice.sample(volatile, samples, rng, |key, obj| {
+                        pool.offer(score(obj), db, key)
+                    });
+                }
+                if any {
+                    found_keys = true;
+                    break;
+                }
+            }
+            if !found_keys {
+                pool.entries.clear();
+                return None;
+            }
+            while let Some(c) = pool.pop_best() {
+                let shard = ks.lock(ks.shard_of_key(&c.key));
+                if shard.dbs[c.db].is_candidate(&c.key, volatile) {
+                    return Some((c.db, c.key));
+                }
+                // A ghost: gone since it was sampled.
+            }
+        }
+        None
+    }
+
+    /// Deletes an evicted key as Redis does: the deletion (lazy for a
+    /// large value under lazyfree-lazy-eviction), WATCH and keyspace
+    /// event, a DEL for the append-only file. The bytes it freed, or None
+    /// when the key is gone.
+    fn evict_key(&self, db: usize, key: &[u8], lazy: bool) -> Option<u64> {
+        let ks = self.keyspace();
+        let hash = crate::keyspace::hash_key(key);
+        let mut shard = ks.lock(ks.shard_of(hash));
+        let slice = &mut shard.dbs[db];
+        let before = slice.used_bytes();
+        let obj = slice.remove(hash, key)?;
+        let freed = before.saturating_sub(slice.used_bytes()) as u64;
+        slice.touch_watched(hash, key);
+        self.evictor().evicted_keys.fetch_add(1, Ordering::Relaxed);
+        let records = if self.persist().aof.is_on() {
+            vec![crate::persist::aof::Record {
+                db,
+                argv: vec![
+                    if lazy {
+                        b"UNLINK".to_vec()
+                    } else {
+                        b"DEL".to_vec()
+                    },
+                    key.to_vec(),
+                ],
+            }]
+        } else {
+            Vec::new()
+        };
+        if !records.is_empty() {
+            self.persist().aof.append(&records);
+        }
+        drop(shard);
+        let flags = self.pubsub().notify_flags.load(Ordering::Relaxed);
+        if flags & crate::pubsub::notify::EVICTED != 0 {
+            self.pubsub()
+                .keyspace_event(flags, db, b"evicted", key, None);
+        }
+        if lazy && free_effort(&obj.value) > LAZYFREE_THRESHOLD {
+            self.evictor().lazy.free(self, obj.value, freed);
+        } else {
+            drop(obj);
+        }
+        Some(freed)
+    }
+
+    /// Starts the eviction worker, which goes on evicting while
+    /// `perform_evictions` says `Running` (Redis's startEvictionTimeProc):
+    /// after a command's time limit, and after CONFIG SET maxmemory.
+    pub fn start_eviction_worker(&self) {
+        let ev = self.evictor();
+        if ev.running.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let sender = ev.worker.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<()>();
+            let me = self.weak();
+            let _ = std::thread::Builder::new()
+                .name("evict".into())
+                .spawn(move || {
+                    while rx.recv().is_ok() {
+                        let Some(engine) = me.upgrade() else { break };
+                        loop {
+                            if engine.perform_evictions() != Outcome::Running {
+                                engine.evictor().running.store(false, Ordering::Relaxed);
+                                // A wake that came meanwhile is the same work.
+                                while rx.try_recv().is_ok() {}
+                                break;
+                            }
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            Mutex::new(tx)
+        });
+        if sender.lock().send(()).is_err() {
+            ev.running.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Redis's LAZYFREE_THRESHOLD: values whose freeing costs more than this
+/// many allocations go to the lazy-free worker.
+const LAZYFREE_THRESHOLD: usize = 64;
+
+/// Redis's lazyfreeGetFreeEffort: about how many allocations freeing the
+/// value takes.
+fn free_effort(value: &Value) -> usize {
+    match value {
+        Value::Str(_) => 1,
+        Value::List(l) => l.node_count(),
+        Value::Hash(h) if h.encoding() == "hashtable" => h.len(),
+        Value::Set(s) if s.encoding() == "hashtable" => s.len(),
+        Value::ZSet(z) if z.encoding() == "skiplist" => z.len(),
+        Value::Stream(s) => s.entries.node_count() + s.groups.len(),
+        _ => 1,
+    }
+}
+
+/// The engine's lazy-free worker: values dropped on a thread of their own
+/// (Redis's BIO_LAZY_FREE), with INFO's lazyfree_pending_objects and
+/// lazyfreed_objects.
+#[derive(Default)]
+pub struct LazyFree {
+    sender: std::sync::OnceLock<Mutex<mpsc::Sender<(Value, u64)>>>,
+    pending: std::sync::Arc<LazyCounts>,
+}
+
+#[derive(Default)]
+struct LazyCounts {
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    freed: AtomicU64,
+}
+
+impl LazyFree {
+    /// Hands `value` (charged `bytes`) to the worker.
+    pub fn free(&self, _engine: &Engine, value: Value, bytes: u64) {
+        let sender = self.sender.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<(Value, u64)>();
+            let counts = self.pending.clone();
+            let _ = std::thread::Builder::new()
+                .name("lazyfree".into())
+                .spawn(move || {
+                    for (value, bytes) in rx {
+                        drop(value);
+                        counts.objects.fetch_sub(1, Ordering::Relaxed);
+                        counts.bytes.fetch_sub(bytes, Ordering::Relaxed);
+                        counts.freed.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            Mutex::new(tx)
+        });
+        self.pending.objects.fetch_add(1, Ordering::Relaxed);
+        self.pending.bytes.fetch_add(bytes, Ordering::Relaxed);
+        if let Err(mpsc::SendError((value, bytes))) = sender.lock().send((value, bytes)) {
+            // No worker (it could not start): freed here.
+            drop(value);
+            self.pending.objects.fetch_sub(1, Ordering::Relaxed);
+            self.pending.bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
+    }
+
+    /// INFO lazyfree_pending_objects.
+    pub fn pending_objects(&self) -> u64 {
+        self.pending.objects.load(Ordering::Relaxed)
+    }
+
+    fn pending_bytes(&self) -> u64 {
+        self.pending.bytes.load(Ordering::Relaxed)
+    }
+
+    /// INFO lazyfreed_objects.
+    pub fn freed_objects(&self) -> u64 {
+        self.pending.freed.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_keeps_the_best_sixteen_in_order() {
+        let mut pool = Pool::default();
+        for i in 0..40u64 {
+            let score = (i * 7919) % 40;
+            pool.offer(score, 0, format!("k{score}").as_bytes());
+        }
+        assert_eq!(pool.entries.len(), POOL_SIZE);
+        let scores: Vec<u64> = pool.entries.iter().map(|c| c.score).collect();
+        assert_eq!(scores, (24..40).collect::<Vec<_>>());
+        // The same key is offered once.
+        pool.offer(39, 0, b"k39");
+        assert_eq!(pool.entries.len(), POOL_SIZE);
+        assert_eq!(pool.pop_best().map(|c| c.score), Some(39));
+        // Worse than every entry of a full pool: not taken.
+        pool.offer(39, 0, b"new");
+        pool.offer(0, 0, b"worst");
+        assert!(pool.entries.iter().all(|c| c.key.as_slice() != b"worst"));
+    }
+
+    #[test]
+    fn tenacity_maps_to_redis_time_limits() {
+        assert_eq!(time_limit_us(0), 0);
+        assert_eq!(time_limit_us(10), 500);
+        assert_eq!(time_limit_us(11), 575);
+        assert_eq!(time_limit_us(100), u64::MAX);
+    }
+
+    #[test]
+    fn every_policy_name_parses_back() {
+        for p in Policy::ALL {
+            assert_eq!(Policy::parse(p.name()), Some(p));
+        }
+        assert_eq!(Policy::parse("ALLKEYS-LRU"), Some(Policy::AllKeysLru));
+        assert_eq!(Policy::parse("lru"), None);
+    }
+}
