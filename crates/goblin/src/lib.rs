@@ -41,4 +41,4 @@ mod store;
 pub use goblin_engine::protocol::{ErrorText, Reply};
 /// The configuration parameters of `goblin-server`, for [`Store::open_with_config`].
 pub use goblin_engine::Config;
-pub use store::{Error, Store};
+pub use store::{Error, EvictionPolicy, Store, StoreBuilder};

@@ -71,7 +71,107 @@ pub enum Error {
     /// load it.
     #[error("persistence: {0}")]
     Persistence(String),
+    /// A setting given to [`StoreBuilder`] was refused, with the reason
+    /// the server's configuration file would give.
+    #[error("configuration: {0}")]
+    Config(String),
 }
+
+/// How a [`Store`] opens: in memory (the default) or on a data directory,
+/// and with which settings.
+///
+/// A memory bound is this store's own: `max_memory` limits what its keys,
+/// sessions and scripts hold (its `used_memory`), not the process's
+/// memory, so two stores in one process never evict for each other. Over
+/// the bound, keys go as `eviction_policy` says (Redis's
+/// `maxmemory-policy`), or writes fail with Redis's OOM error under
+/// [`EvictionPolicy::NoEviction`], the default.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), goblin::Error> {
+/// use goblin::{EvictionPolicy, Store};
+///
+/// let cache = Store::builder()
+///     .max_memory(10 << 20)
+///     .eviction_policy(EvictionPolicy::AllKeysLru)
+///     .open()?;
+/// cache.execute(["SET", "k", "v"]).await?;
+/// assert!(cache.engine().used_memory() < 10 << 20);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct StoreBuilder {
+    dir: Option<std::path::PathBuf>,
+    settings: Vec<(String, String)>,
+}
+
+impl StoreBuilder {
+    /// Keeps the data in `dir`, as [`Store::open`] does.
+    pub fn dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Bounds what the store holds to `bytes` (Redis's `maxmemory`; 0 for
+    /// no bound).
+    pub fn max_memory(self, bytes: u64) -> Self {
+        self.set("maxmemory", bytes.to_string())
+    }
+
+    /// What goes when the store is over its bound (Redis's
+    /// `maxmemory-policy`).
+    pub fn eviction_policy(self, policy: EvictionPolicy) -> Self {
+        self.set("maxmemory-policy", policy.name())
+    }
+
+    /// Any parameter of the server's configuration file, as it would be
+    /// written there (`"hz", "50"`, `"appendfsync", "always"`...); checked
+    /// when the store opens.
+    pub fn set(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((name.into(), value.into()));
+        self
+    }
+
+    /// Opens the store: loads what the directory holds, if one was given.
+    pub fn open(self) -> Result<Store, Error> {
+        let config = Config::new();
+        match &self.dir {
+            None => {
+                // The defaults are the server's, which snapshots to its
+                // working directory; an in-memory store writes nothing.
+                let _ = config.set_initial("save", "");
+                let _ = config.set_initial("appendonly", "no");
+            }
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                let dir = dir.canonicalize()?;
+                let dir = dir.to_str().ok_or_else(|| {
+                    Error::Io(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "the data directory's path is not UTF-8",
+                    ))
+                })?;
+                config
+                    .set_initial("dir", dir)
+                    .map_err(|e| Error::Config(format!("dir: {e}")))?;
+            }
+        }
+        for (name, value) in &self.settings {
+            config
+                .set_initial(name, value)
+                .map_err(|e| Error::Config(format!("{name} {value}: {e}")))?;
+        }
+        if self.dir.is_none() {
+            Ok(Store::start(Engine::new(config)))
+        } else {
+            Store::open_with_config(config)
+        }
+    }
+}
+
+pub use goblin_engine::evict::Policy as EvictionPolicy;
 
 /// Idle sessions kept for reuse; more concurrent callers than this simply
 /// open sessions of their own.
@@ -154,20 +254,14 @@ impl Store {
     /// no snapshots...). Two stores, or a store and a server, must not
     /// share a directory.
     pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
-        let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)?;
-        let dir = dir.canonicalize()?;
-        let dir = dir.to_str().ok_or_else(|| {
-            Error::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "the data directory's path is not UTF-8",
-            ))
-        })?;
-        let config = Config::new();
-        config
-            .set_initial("dir", dir)
-            .map_err(|e| Error::Persistence(format!("{e:?}")))?;
-        Store::open_with_config(config)
+        Store::builder().dir(dir).open()
+    }
+
+    /// A [`StoreBuilder`]: a store in memory or on a directory, with a
+    /// memory bound and an eviction policy of its own, or any other
+    /// setting of the server's configuration file.
+    pub fn builder() -> StoreBuilder {
+        StoreBuilder::default()
     }
 
     /// A store with the given configuration (the parameters of

@@ -17,7 +17,7 @@ use crate::keyspace::list::{Fill, List};
 use crate::keyspace::set::{Member, Set};
 use crate::keyspace::stream::{self, ConsumerGroup, Nack, Stream, StreamId};
 use crate::keyspace::zset::{self, ZSet};
-use crate::keyspace::{CompactBytes, Value};
+use crate::keyspace::{CompactBytes, Object, Value};
 use crate::util::number::{format_g17, parse_f64, parse_i64};
 use std::io::Read;
 
@@ -83,6 +83,19 @@ pub struct SaveOptions {
     /// list-max-listpack-size: entries per quicklist node when positive,
     /// a byte budget of 4/8/16/32/64 KB when -1..-5.
     pub list_fill: i64,
+    /// Each key's access record, as the maxmemory-policy keeps it: its
+    /// idle time under an LRU policy, its counter under an LFU one
+    /// (RDB_OPCODE_IDLE / RDB_OPCODE_FREQ, as rdbSaveKeyValuePair writes
+    /// them).
+    pub access: AccessRecord,
+}
+
+/// Which access record keys carry in a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessRecord {
+    None,
+    Idle,
+    Freq(crate::keyspace::AccessPolicy),
 }
 
 impl Default for SaveOptions {
@@ -90,15 +103,27 @@ impl Default for SaveOptions {
         SaveOptions {
             compress: true,
             list_fill: -2,
+            access: AccessRecord::None,
         }
     }
 }
 
 impl SaveOptions {
     pub fn from_config(config: &crate::config::Config) -> SaveOptions {
+        let policy = crate::evict::Policy::parse(&config.get("maxmemory-policy"));
+        let access = match policy {
+            Some(p) if p.lfu() => AccessRecord::Freq(crate::keyspace::AccessPolicy {
+                lfu: true,
+                log_factor: config.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,
+                decay_minutes: config.get_i64("lfu-decay-time").clamp(0, u32::MAX as i64) as u32,
+            }),
+            Some(p) if p.tracks_access() => AccessRecord::Idle,
+            _ => AccessRecord::None,
+        };
         SaveOptions {
             compress: config.get_bool("rdbcompression"),
             list_fill: config.get_i64("list-max-listpack-size"),
+            access,
         }
     }
 }
@@ -346,17 +371,24 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
     }
 }
 
-/// One key's record in a snapshot: expiry, type, key, value.
-pub fn put_key(
-    out: &mut Vec<u8>,
-    key: &[u8],
-    v: &Value,
-    expire_at: Option<u64>,
-    opts: &SaveOptions,
-) {
-    if let Some(at) = expire_at {
+/// One key's record in a snapshot: expiry, access record (see
+/// [`AccessRecord`]), type, key, value.
+pub fn put_key(out: &mut Vec<u8>, key: &[u8], obj: &Object, opts: &SaveOptions, now_ms: u64) {
+    let v = &obj.value;
+    if let Some(at) = obj.expire_at() {
         out.push(opcode::EXPIRETIME_MS);
         out.extend_from_slice(&at.to_le_bytes());
+    }
+    match opts.access {
+        AccessRecord::None => {}
+        AccessRecord::Idle => {
+            out.push(opcode::IDLE);
+            put_len(out, obj.idle_seconds(now_ms));
+        }
+        AccessRecord::Freq(policy) => {
+            out.push(opcode::FREQ);
+            out.push(obj.lfu_frequency(policy, now_ms).min(255) as u8);
+        }
     }
     out.push(value_kind(v).expect("every value type has an RDB type"));
     put_string(out, key, opts);

@@ -94,6 +94,8 @@ pub struct RdbFormat {
     pub opts: SaveOptions,
     pub aof_base: bool,
     pub used_memory: u64,
+    /// The clock keys' idle times and counters are written at.
+    pub now_ms: u64,
     /// Running checksum of everything written.
     pub crc: crc::Digest<'static, u64>,
 }
@@ -115,6 +117,7 @@ impl RdbFormat {
             opts,
             aof_base,
             used_memory: 0,
+            now_ms: crate::util::time::now_ms(),
             crc: rdb::CRC64.digest(),
         }
     }
@@ -143,7 +146,7 @@ impl Format for RdbFormat {
     }
 
     fn key(&mut self, out: &mut Vec<u8>, key: &[u8], obj: &Object) {
-        rdb::put_key(out, key, &obj.value, obj.expire_at(), &self.opts);
+        rdb::put_key(out, key, obj, &self.opts, self.now_ms);
     }
 
     fn footer(&mut self, out: &mut Vec<u8>) {

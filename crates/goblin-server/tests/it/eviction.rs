@@ -489,3 +489,50 @@ fn lowering_maxmemory_evicts_in_the_background() {
         "0"
     );
 }
+
+/// Keys' idle times (LRU policies) and counters (LFU policies) travel in
+/// snapshots as Redis writes them (RDB_OPCODE_IDLE, RDB_OPCODE_FREQ), so
+/// a restart does not make every key look fresh.
+#[test]
+fn idle_times_and_counters_survive_a_reload() {
+    let server = TestServer::start();
+    let mut c = server.client();
+    let _: () = redis::cmd("SET")
+        .arg("template")
+        .arg("v")
+        .query(&mut c)
+        .unwrap();
+    let dump: Vec<u8> = redis::cmd("DUMP").arg("template").query(&mut c).unwrap();
+    for (policy, option, n, read_back) in [
+        ("allkeys-lru", "IDLETIME", 5000u64, "IDLETIME"),
+        ("volatile-lfu", "FREQ", 77, "FREQ"),
+    ] {
+        config_set(&mut c, "maxmemory-policy", policy);
+        let _: () = redis::cmd("RESTORE")
+            .arg("k")
+            .arg(0)
+            .arg(&dump)
+            .arg("REPLACE")
+            .arg(option)
+            .arg(n)
+            .query(&mut c)
+            .unwrap();
+        let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut c).unwrap();
+        let after: u64 = redis::cmd("OBJECT")
+            .arg(read_back)
+            .arg("k")
+            .query(&mut c)
+            .unwrap();
+        // An idle time only grows; a counter decays by one a minute (a
+        // minute may turn meanwhile).
+        let expected = if read_back == "IDLETIME" {
+            n..n + 60
+        } else {
+            n - 1..n + 1
+        };
+        assert!(
+            expected.contains(&after),
+            "{policy}: OBJECT {read_back} {after} after a reload, {n} before"
+        );
+    }
+}

@@ -405,3 +405,98 @@ async fn error_replies_keep_bytes_that_are_not_utf8() {
         ])
     );
 }
+
+/// A store given a memory bound of its own stays within it under a write
+/// loop ten times its size, evicting as its policy says; a second store in
+/// the same process, unbounded and growing, takes nothing from it, and the
+/// first never evicts for the second's data.
+#[tokio::test]
+async fn a_bounded_store_stays_within_its_own_bound() {
+    use goblin::EvictionPolicy;
+    const BOUND: u64 = 10 << 20;
+    let cache = Store::builder()
+        .max_memory(BOUND)
+        .eviction_policy(EvictionPolicy::AllKeysLru)
+        .open()
+        .unwrap();
+    let other = Store::open_in_memory();
+    let value = vec![b'v'; 1000];
+    let mut most = 0;
+    for i in 0..100_000u32 {
+        let key = format!("key:{i}");
+        cache
+            .execute([b"SET".as_slice(), key.as_bytes(), &value])
+            .await
+            .unwrap();
+        if i % 1000 == 0 {
+            most = most.max(cache.engine().used_memory());
+        }
+    }
+    assert!(most <= BOUND + 64 * 1024, "used_memory reached {most}");
+    let evicted = info_u64(&cache, "evicted_keys").await;
+    let kept = match cache.execute(["DBSIZE"]).await.unwrap() {
+        Reply::Int(n) => n as u64,
+        other => panic!("{other:?}"),
+    };
+    assert!(kept > 5000 && kept < 11_000, "{kept} keys kept");
+    assert_eq!(kept + evicted, 100_000);
+
+    // The other store grows past the first one's bound; the first evicts
+    // nothing for it.
+    for i in 0..30_000u32 {
+        other
+            .execute([b"SET".as_slice(), format!("big:{i}").as_bytes(), &value])
+            .await
+            .unwrap();
+    }
+    assert!(other.engine().used_memory() > 3 * BOUND);
+    assert_eq!(info_u64(&cache, "evicted_keys").await, evicted);
+    assert_eq!(info_u64(&other, "evicted_keys").await, 0);
+    cache.execute(["SET", "one-more", "v"]).await.unwrap();
+    assert_eq!(cache.execute(["GET", "one-more"]).await.unwrap(), bulk("v"));
+}
+
+/// A store without an eviction policy refuses writes over its bound with
+/// Redis's OOM error, and still reads.
+#[tokio::test]
+async fn a_bounded_store_without_eviction_refuses_writes() {
+    let store = Store::builder().max_memory(1 << 20).open().unwrap();
+    let value = vec![b'v'; 1000];
+    let mut refused = None;
+    for i in 0..10_000u32 {
+        if let Err(e) = store
+            .execute([b"SET".as_slice(), format!("k:{i}").as_bytes(), &value])
+            .await
+        {
+            refused = Some((i, e.to_string()));
+            break;
+        }
+    }
+    let (at, text) = refused.expect("a write refused over the bound");
+    assert!(at > 100, "refused after {at} writes");
+    assert_eq!(
+        text,
+        "OOM command not allowed when used memory > 'maxmemory'."
+    );
+    assert_eq!(
+        store.execute(["EXISTS", "k:0"]).await.unwrap(),
+        Reply::Int(1)
+    );
+    assert!(matches!(
+        Store::builder().set("maxmemory-policy", "sometimes").open(),
+        Err(Error::Config(_))
+    ));
+}
+
+async fn info_u64(store: &Store, field: &str) -> u64 {
+    let info = match store.execute(["INFO", "stats"]).await.unwrap() {
+        Reply::Bulk(b) | Reply::Verbatim { text: b, .. } => String::from_utf8(b).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
