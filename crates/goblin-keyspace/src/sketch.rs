@@ -37,9 +37,10 @@
 //! of a shard's keys) do not weaken it.
 
 /// Counters per key of capacity. Caffeine keeps 16 (one word per key);
-/// four keep the false-positive rate of a one-time key low enough for
-/// eviction (see the simulator, examples/cachesim.rs), at 2 bytes per key.
-pub const COUNTERS_PER_KEY: usize = 4;
+/// eight do as well for eviction at half the memory, 4 bytes per key,
+/// while four lose a point of hit ratio to collisions (the simulator,
+/// examples/cachesim.rs).
+pub const COUNTERS_PER_KEY: usize = 8;
 
 /// The counters are halved after this many accesses per key of capacity
 /// (Caffeine's sample size, 10 × maximum size).
@@ -64,26 +65,33 @@ pub struct FrequencySketch {
     /// Additions after which the counters are halved.
     sample_size: usize,
     counters_per_key: usize,
+    sample_factor: usize,
 }
 
 impl FrequencySketch {
     /// A sketch sized for `expected_keys` keys (at least one block).
     pub fn new(expected_keys: usize) -> FrequencySketch {
-        Self::with_counters_per_key(expected_keys, COUNTERS_PER_KEY)
+        Self::with_shape(expected_keys, COUNTERS_PER_KEY, SAMPLE_FACTOR)
     }
 
     /// A sketch with `counters_per_key` 4-bit counters per expected key
-    /// (rounded up to a power of two of words): more counters, fewer
-    /// collisions, more memory. For measurements; the keyspace uses
-    /// [`FrequencySketch::new`].
-    pub fn with_counters_per_key(expected_keys: usize, counters_per_key: usize) -> FrequencySketch {
+    /// (rounded up to a power of two of words: more counters, fewer
+    /// collisions, more memory) halved every `sample_factor` accesses per
+    /// expected key (longer, a longer memory). For measurements; the
+    /// keyspace uses [`FrequencySketch::new`].
+    pub fn with_shape(
+        expected_keys: usize,
+        counters_per_key: usize,
+        sample_factor: usize,
+    ) -> FrequencySketch {
         let words = Self::words_for(expected_keys, counters_per_key);
         FrequencySketch {
             table: vec![0u64; words].into_boxed_slice(),
             block_mask: words / BLOCK_WORDS - 1,
             additions: 0,
-            sample_size: Self::sample_size_for(expected_keys),
+            sample_size: expected_keys.max(1).saturating_mul(sample_factor),
             counters_per_key,
+            sample_factor,
         }
     }
 
@@ -93,17 +101,17 @@ impl FrequencySketch {
             .max(BLOCK_WORDS)
     }
 
-    fn sample_size_for(expected_keys: usize) -> usize {
-        expected_keys.max(1).saturating_mul(SAMPLE_FACTOR)
-    }
-
     /// Grows the table when the key count has outgrown it (the next power
     /// of two). The counts are lost, as in Caffeine's `ensureCapacity`:
     /// the sketch relearns them within one sample period, and growth is
     /// rare (each time the keys double). Never shrinks.
     pub fn ensure_capacity(&mut self, expected_keys: usize) {
         if Self::words_for(expected_keys, self.counters_per_key) > self.table.len() {
-            *self = FrequencySketch::with_counters_per_key(expected_keys, self.counters_per_key);
+            *self = FrequencySketch::with_shape(
+                expected_keys,
+                self.counters_per_key,
+                self.sample_factor,
+            );
         }
     }
 
@@ -183,6 +191,74 @@ impl FrequencySketch {
     }
 }
 
+/// The access word of a key under allkeys-tinylfu, and its rank in the
+/// eviction pool.
+///
+/// ```text
+/// bits 24..32  zero (reserved)
+/// bits  8..24  the minute of the last access (Unix minutes mod 2^16), as
+///              Redis's LFU word keeps it
+/// bits  0..8   the key's access count, linear, saturating at 255
+/// ```
+///
+/// Redis's LFU counter starts every new key at 5 and climbs
+/// logarithmically, so near the eviction boundary (keys read a few times)
+/// it cannot tell them apart, and a key evicted and asked for again starts
+/// over. Here the count is linear, and a new key starts at the sketch's
+/// estimate, which remembers the accesses of keys that are not held: a
+/// popular key that was evicted comes back with its history, a key read
+/// once by a scan comes in at 1 or 2. The count halves once per
+/// lfu-decay-time minutes without access (Redis's loses one).
+///
+/// The eviction pool ranks keys by [`tinylfu::eviction_score`], and the
+/// key whose creation caused an eviction takes part in it
+/// ([`tinylfu::admits`]): TinyLFU's admission filter.
+pub mod tinylfu {
+    fn minutes(now_ms: u64) -> u32 {
+        ((now_ms / 60_000) & 65535) as u32
+    }
+
+    /// The word of a new key; `estimate` is the sketch's, read after this
+    /// access was counted.
+    pub fn initial(estimate: u8, now_ms: u64) -> u32 {
+        (minutes(now_ms) << 8) | estimate as u32
+    }
+
+    /// The count after decay: halved once per `decay_minutes` since the
+    /// last access (never, when `decay_minutes` is 0).
+    pub fn count(word: u32, now_ms: u64, decay_minutes: u32) -> u32 {
+        let last = (word >> 8) & 65535;
+        let now = minutes(now_ms);
+        let elapsed = if now >= last {
+            now - last
+        } else {
+            65536 - last + now
+        };
+        let periods = elapsed.checked_div(decay_minutes).unwrap_or(0);
+        (word & 255) >> periods.min(8)
+    }
+
+    /// The word after one access.
+    pub fn touched(word: u32, now_ms: u64, decay_minutes: u32) -> u32 {
+        let count = (count(word, now_ms, decay_minutes) + 1).min(255);
+        (minutes(now_ms) << 8) | count
+    }
+
+    /// The eviction pool's score (higher is evicted first, as Redis's
+    /// `idle`): the fewer accesses, the better a victim.
+    pub fn eviction_score(word: u32, now_ms: u64, decay_minutes: u32) -> u64 {
+        255 - count(word, now_ms, decay_minutes) as u64
+    }
+
+    /// Whether a key just created (`new_word`) stays, against the best
+    /// victim the pool found (`victim_score`): it goes itself when it
+    /// ranks no better, as TinyLFU rejects a candidate no more frequent
+    /// than the victim.
+    pub fn admits(new_word: u32, victim_score: u64, now_ms: u64, decay_minutes: u32) -> bool {
+        eviction_score(new_word, now_ms, decay_minutes) < victim_score
+    }
+}
+
 /// A 64-bit finaliser (splitmix64's): every output bit depends on every
 /// input bit.
 #[inline]
@@ -216,7 +292,11 @@ mod tests {
         assert!(total < s.sample_size());
         for i in 0..keys {
             let truth = (i % 17).min(15) as u8;
-            assert!(s.estimate(h(i)) >= truth, "key {i}: {} < {truth}", s.estimate(h(i)));
+            assert!(
+                s.estimate(h(i)) >= truth,
+                "key {i}: {} < {truth}",
+                s.estimate(h(i))
+            );
         }
     }
 
@@ -227,8 +307,13 @@ mod tests {
         for i in 0..keys {
             s.increment(h(i));
         }
-        let unseen = (keys..keys + 10_000).filter(|&i| s.estimate(h(i)) == 0).count();
-        assert!(unseen > 9_000, "only {unseen} of 10000 unseen keys estimate 0");
+        let unseen = (keys..keys + 10_000)
+            .filter(|&i| s.estimate(h(i)) == 0)
+            .count();
+        assert!(
+            unseen > 9_000,
+            "only {unseen} of 10000 unseen keys estimate 0"
+        );
     }
 
     #[test]
@@ -273,10 +358,17 @@ mod tests {
                 break;
             }
             before = s.additions();
-            assert!(i <= s.sample_size(), "no halving after a whole sample period");
+            assert!(
+                i <= s.sample_size(),
+                "no halving after a whole sample period"
+            );
         }
         assert!(s.additions() <= s.sample_size() / 2);
-        assert!(s.estimate(h(7)) <= 8, "a hot key's count was not halved: {}", s.estimate(h(7)));
+        assert!(
+            s.estimate(h(7)) <= 8,
+            "a hot key's count was not halved: {}",
+            s.estimate(h(7))
+        );
     }
 
     #[test]
@@ -295,8 +387,13 @@ mod tests {
         }
         let hot_min = (0..500).map(|i| s.estimate(h(i))).min().unwrap();
         assert!(hot_min >= 8);
-        let once_above_two = (0..20_000).filter(|&i| s.estimate(h(1_000_000 + i)) > 2).count();
-        assert!(once_above_two < 200, "{once_above_two} one-time keys look frequent");
+        let once_above_two = (0..20_000)
+            .filter(|&i| s.estimate(h(1_000_000 + i)) > 2)
+            .count();
+        assert!(
+            once_above_two < 200,
+            "{once_above_two} one-time keys look frequent"
+        );
     }
 
     #[test]
@@ -306,11 +403,57 @@ mod tests {
         let mut s = FrequencySketch::new(1_000);
         s.increment(h(1));
         s.ensure_capacity(500);
-        assert_eq!(s.estimate(h(1)), 1, "a smaller key count must not replace the table");
+        assert_eq!(
+            s.estimate(h(1)),
+            1,
+            "a smaller key count must not replace the table"
+        );
         s.ensure_capacity(1_000_000);
         // At most twice the counters asked for (a power of two), 4 bits each.
         assert!(s.memory_bytes() <= 2 * 1_000_000 * COUNTERS_PER_KEY / 2 + 128);
         assert!(s.memory_bytes() >= 1_000_000 * COUNTERS_PER_KEY / 2);
         assert_eq!(s.sample_size(), 1_000_000 * SAMPLE_FACTOR);
+    }
+    #[test]
+    fn tinylfu_word_counts_linearly_and_decays_by_halves() {
+        let t0 = 1_000 * 60_000;
+        let mut w = tinylfu::initial(3, t0);
+        assert_eq!(tinylfu::count(w, t0, 1), 3);
+        for _ in 0..10 {
+            w = tinylfu::touched(w, t0, 1);
+        }
+        assert_eq!(tinylfu::count(w, t0, 1), 13);
+        assert_eq!(tinylfu::count(w, t0 + 60_000, 1), 6);
+        assert_eq!(tinylfu::count(w, t0 + 2 * 60_000, 1), 3);
+        assert_eq!(
+            tinylfu::count(w, t0 + 100 * 60_000, 0),
+            13,
+            "decay 0 never decays"
+        );
+        assert_eq!(w >> 24, 0, "the top byte stays free");
+        for _ in 0..300 {
+            w = tinylfu::touched(w, t0, 1);
+        }
+        assert_eq!(tinylfu::count(w, t0, 1), 255);
+        // The minutes wrap at 2^16, as Redis's do: 65,000 minutes later
+        // reads as 65,000 minutes, not as a time before the access.
+        let late = t0 + 65_000 * 60_000;
+        assert_eq!(tinylfu::count(w, late, 1), 0);
+    }
+
+    #[test]
+    fn tinylfu_ranks_rare_keys_first_and_admits_only_more_frequent_ones() {
+        let now = 5 * 60_000;
+        let rare = tinylfu::initial(1, now);
+        let hot = tinylfu::initial(9, now);
+        let rare_score = tinylfu::eviction_score(rare, now, 1);
+        let hot_score = tinylfu::eviction_score(hot, now, 1);
+        assert!(rare_score > hot_score);
+        assert!(tinylfu::admits(hot, rare_score, now, 1));
+        assert!(
+            !tinylfu::admits(rare, rare_score, now, 1),
+            "a tie does not admit"
+        );
+        assert!(!tinylfu::admits(rare, hot_score, now, 1));
     }
 }
