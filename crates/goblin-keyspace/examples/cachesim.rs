@@ -37,6 +37,21 @@
 //! (the benchmark's pace), as Redis's LRU clock (seconds) and LFU clock
 //! (minutes) would.
 //!
+//! What it printed at 38,355 keys (hit ratio without scans, with scans):
+//!
+//! ```text
+//! exact LRU        70.94  69.16     Redis's LRU     67.60  65.56
+//! exact S3-FIFO    74.44  74.05     Redis's LFU     74.32  74.02
+//! sampled SIEVE    68.67  66.66     random          67.04  64.89
+//! sampled S3-FIFO  71.73  71.17     sketch rank     73.49  72.43
+//! allkeys-tinylfu  75.66  75.37
+//! ```
+//!
+//! allkeys-tinylfu (src/sketch.rs) leads at every capacity tried (20,000
+//! to 45,000 keys: 1 to 2.4 points over Redis's LFU, 7 to 11 over its
+//! LRU), and scans cost it under half a point, after its sketch's memory
+//! is taken out of the keys it can hold.
+//!
 //! Deterministic: key hashes are foldhash's, as `hash_key` computes them,
 //! with a fixed seed; every random choice comes from a seeded generator.
 
