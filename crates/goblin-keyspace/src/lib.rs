@@ -47,6 +47,7 @@ pub mod object;
 pub mod packed;
 pub mod set;
 pub mod shards;
+pub mod sketch;
 pub mod small_bytes;
 pub mod stream;
 pub mod thin_bytes;
