@@ -256,6 +256,7 @@ pub static PARAMS: &[ParamSpec] = &[
             "allkeys-lfu",
             "allkeys-random",
             "noeviction",
+            "allkeys-tinylfu",
         ]),
         "noeviction",
     ),

@@ -570,22 +570,10 @@ impl Engine {
         self.pubsub.set_notify_flags(notify);
         let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
         self.keyspace.env().want_events(new, expired);
-        let policy = crate::evict::Policy::parse(&self.config.get("maxmemory-policy"))
-            .unwrap_or(crate::evict::Policy::NoEviction);
-        self.evictor.set_policy(policy);
+        self.evictor.configure(&self.config);
         self.keyspace
             .env()
-            .set_access(crate::keyspace::AccessPolicy {
-                lfu: policy.lfu(),
-                log_factor: self
-                    .config
-                    .get_i64("lfu-log-factor")
-                    .clamp(0, u32::MAX as i64) as u32,
-                decay_minutes: self
-                    .config
-                    .get_i64("lfu-decay-time")
-                    .clamp(0, u32::MAX as i64) as u32,
-            });
+            .set_access(crate::evict::access_policy(&self.config));
     }
 
     /// INFO persistence.
@@ -622,6 +610,7 @@ impl Engine {
             block_reply_discarded: false,
             last_command: 0,
             paused: false,
+            out_of_memory: false,
             last_shard: usize::MAX,
         }
     }
@@ -1128,6 +1117,9 @@ pub struct Session {
     last_command: usize,
     /// The last command was held back by CLIENT PAUSE (Flow::Paused).
     paused: bool,
+    /// What the eviction before the current command found: over
+    /// maxmemory with nothing it may evict (Redis's EVICT_FAIL).
+    out_of_memory: bool,
     /// The shard the last pipelined command locked, when it had one key:
     /// the next on the same shard keeps its lock (see `Pipeline`).
     last_shard: usize,
@@ -1284,12 +1276,16 @@ impl Session {
         if argv.is_empty() {
             return false;
         }
-        // Eviction, in admission, locks shards of its own: a shard kept
-        // from the command before is released first.
-        if let Some(p) = pipeline.as_deref_mut() {
-            if p.held.is_some() && engine.over_maxmemory() {
+        // Redis's performEvictions, before the command: eviction locks
+        // shards of its own, so a shard kept from the command before is
+        // released first. Its outcome is what admission (and scripts and
+        // transactions, for the commands they run) go by.
+        self.out_of_memory = false;
+        if engine.config.maxmemory.load(Ordering::Relaxed) != 0 && engine.over_maxmemory() {
+            if let Some(p) = pipeline.as_deref_mut() {
                 drop(p.held.take());
             }
+            self.out_of_memory = engine.perform_evictions() == crate::evict::Outcome::Fail;
         }
         let id = match self.admit(engine, argv) {
             Ok(Admission::Run(id)) => id,
@@ -1580,7 +1576,7 @@ impl Session {
     ) -> Result<(), Error> {
         let flags = spec.call_flags(engine, &self.state, argv);
         if engine.config.maxmemory.load(Ordering::Relaxed) != 0 {
-            let oom = engine.perform_evictions() == crate::evict::Outcome::Fail;
+            let oom = self.out_of_memory;
             // Queueing may use any amount of memory: inside MULTI only
             // the commands that end the transaction or the connection pass.
             let reject = flags & flag::DENYOOM != 0

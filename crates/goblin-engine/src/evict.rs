@@ -40,10 +40,13 @@ pub enum Policy {
     AllKeysLru,
     AllKeysLfu,
     AllKeysRandom,
+    /// Goblin's: any key, the one asked for least often, with a frequency
+    /// sketch that remembers keys no longer held (docs/EVICTION.md).
+    AllKeysTinyLfu,
 }
 
 impl Policy {
-    const ALL: [Policy; 8] = [
+    const ALL: [Policy; 9] = [
         Policy::NoEviction,
         Policy::VolatileLru,
         Policy::VolatileLfu,
@@ -52,6 +55,7 @@ impl Policy {
         Policy::AllKeysLru,
         Policy::AllKeysLfu,
         Policy::AllKeysRandom,
+        Policy::AllKeysTinyLfu,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Policy {
             Policy::AllKeysLru => "allkeys-lru",
             Policy::AllKeysLfu => "allkeys-lfu",
             Policy::AllKeysRandom => "allkeys-random",
+            Policy::AllKeysTinyLfu => "allkeys-tinylfu",
         }
     }
 
@@ -93,13 +98,32 @@ impl Policy {
     pub fn tracks_access(self) -> bool {
         matches!(
             self,
-            Policy::VolatileLru | Policy::VolatileLfu | Policy::AllKeysLru | Policy::AllKeysLfu
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::AllKeysLru
+                | Policy::AllKeysLfu
+                | Policy::AllKeysTinyLfu
         )
     }
 
-    /// Whether keys keep an LFU counter rather than an access time.
+    /// Whether keys keep an access count rather than an access time.
     pub fn lfu(self) -> bool {
-        matches!(self, Policy::VolatileLfu | Policy::AllKeysLfu)
+        matches!(
+            self,
+            Policy::VolatileLfu | Policy::AllKeysLfu | Policy::AllKeysTinyLfu
+        )
+    }
+}
+
+/// How keys record their accesses under the configured policy, with its
+/// lfu-log-factor and lfu-decay-time.
+pub fn access_policy(config: &crate::config::Config) -> crate::keyspace::AccessPolicy {
+    let policy = Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+    crate::keyspace::AccessPolicy {
+        lfu: policy.lfu(),
+        tinylfu: policy == Policy::AllKeysTinyLfu,
+        log_factor: config.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,
+        decay_minutes: config.get_i64("lfu-decay-time").clamp(0, u32::MAX as i64) as u32,
     }
 }
 
@@ -134,15 +158,10 @@ struct Pool {
 }
 
 impl Pool {
-    /// Redis's evictionPoolPopulate step for one sampled key.
+    /// Redis's evictionPoolPopulate step for one sampled key. As in
+    /// Redis, a key sampled twice may hold two entries; the second is a
+    /// ghost once the first is evicted.
     fn offer(&mut self, score: u64, db: usize, key: &[u8]) {
-        if self
-            .entries
-            .iter()
-            .any(|c| c.db == db && c.key.as_slice() == key)
-        {
-            return;
-        }
         let at = self.entries.partition_point(|c| c.score < score);
         if self.entries.len() < POOL_SIZE {
             self.entries.insert(
@@ -190,6 +209,11 @@ pub struct Evictor {
     running: AtomicBool,
     /// The scripts' memory as last measured (see `memory_use_fast`).
     scripts_memory: AtomicU64,
+    /// maxmemory-samples, the time limit maxmemory-eviction-tenacity
+    /// gives, lazyfree-lazy-eviction: read on every eviction.
+    samples: AtomicUsize,
+    time_limit_us: AtomicU64,
+    lazy_eviction: AtomicBool,
     worker: std::sync::OnceLock<Mutex<mpsc::Sender<()>>>,
     pub lazy: LazyFree,
 }
@@ -206,6 +230,9 @@ impl Default for Evictor {
             next_db: AtomicUsize::new(0),
             running: AtomicBool::new(false),
             scripts_memory: AtomicU64::new(0),
+            samples: AtomicUsize::new(5),
+            time_limit_us: AtomicU64::new(time_limit_us(10)),
+            lazy_eviction: AtomicBool::new(false),
             worker: std::sync::OnceLock::new(),
             lazy: LazyFree::default(),
         }
@@ -217,7 +244,26 @@ impl Evictor {
         Policy::ALL[self.policy.load(Ordering::Relaxed) as usize]
     }
 
-    pub fn set_policy(&self, policy: Policy) {
+    /// The eviction settings of the configuration (apply_config).
+    pub fn configure(&self, config: &crate::config::Config) {
+        let policy =
+            Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+        self.set_policy(policy);
+        self.samples.store(
+            config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
+            Ordering::Relaxed,
+        );
+        self.time_limit_us.store(
+            time_limit_us(config.get_i64("maxmemory-eviction-tenacity")),
+            Ordering::Relaxed,
+        );
+        self.lazy_eviction.store(
+            config.get_bool("lazyfree-lazy-eviction"),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn set_policy(&self, policy: Policy) {
         let before = self.policy.swap(policy as u8, Ordering::Relaxed);
         if before != policy as u8 {
             // Scores of one policy mean nothing to another.
@@ -368,12 +414,18 @@ impl Engine {
 
     /// Redis's performEvictions: deletes keys the policy allows until
     /// used_memory is under maxmemory or the time limit is reached. Called
-    /// with no shard held.
+    /// before a command, with no shard held. It never waits for a shard
+    /// another command holds (a long script, a DEBUG SLEEP): it samples
+    /// others, and leaves what it could not do to the eviction worker.
     pub fn perform_evictions(&self) -> Outcome {
+        self.perform_evictions_as(Waits::Never)
+    }
+
+    fn perform_evictions_as(&self, waits: Waits) -> Outcome {
         if !self.evictions_allowed() {
             return Outcome::Ok;
         }
-        let outcome = self.evict_until_under();
+        let outcome = self.evict_until_under(waits);
         self.evictor().note(outcome);
         outcome
     }
@@ -387,7 +439,7 @@ impl Engine {
             && !self.pause().expiry_paused()
     }
 
-    fn evict_until_under(&self) -> Outcome {
+    fn evict_until_under(&self, waits: Waits) -> Outcome {
         if self.memory_to_free().is_none() {
             return Outcome::Ok;
         }
@@ -396,12 +448,12 @@ impl Engine {
         if policy == Policy::NoEviction {
             return Outcome::Fail;
         }
-        let limit_us = time_limit_us(
-            self.config()
-                .get_i64("maxmemory-eviction-tenacity")
-                .clamp(0, 100),
-        );
-        let lazy = self.config().get_bool("lazyfree-lazy-eviction");
+        let limit_us = ev.time_limit_us.load(Ordering::Relaxed);
+        let lazy = ev.lazy_eviction.load(Ordering::Relaxed);
+        let threshold = self
+            .config()
+            .latency_monitor_threshold
+            .load(Ordering::Relaxed);
         let start = Instant::now();
         let mut rng = fastrand::Rng::new();
         let mut keys_freed = 0u64;
@@ -409,34 +461,45 @@ impl Engine {
         // Over the limit until the figure says otherwise: other threads
         // evict, and free, meanwhile (where Redis counts what it freed).
         while self.memory_to_free().is_some() {
-            let Some((db, key)) = self.pick_victim(policy, &mut rng) else {
-                outcome = Outcome::Fail;
-                break;
+            let (db, key) = match self.pick_victim(policy, &mut rng, waits) {
+                Pick::Victim(db, key) => (db, key),
+                Pick::Nothing => {
+                    outcome = Outcome::Fail;
+                    break;
+                }
+                Pick::Busy => {
+                    self.start_eviction_worker();
+                    break;
+                }
             };
-            let del_start = Instant::now();
-            if self.evict_key(db, &key, lazy).is_none() {
-                continue;
+            // Timed only for the latency monitor, as Redis's
+            // latencyStartMonitor.
+            let del_start = (threshold != 0).then(Instant::now);
+            match self.evict_key(db, &key, lazy, waits) {
+                Some(true) => {}
+                Some(false) => continue,
+                None => {
+                    self.start_eviction_worker();
+                    break;
+                }
             }
-            self.latency().add_if_needed(
-                self.config()
-                    .latency_monitor_threshold
-                    .load(Ordering::Relaxed),
-                "eviction-del",
-                del_start.elapsed().as_millis() as u64,
-            );
+            if let Some(t) = del_start {
+                self.latency()
+                    .add_if_needed(threshold, "eviction-del", t.elapsed().as_millis() as u64);
+            }
             keys_freed += 1;
             if keys_freed % 16 == 0 && start.elapsed().as_micros() as u64 > limit_us {
                 self.start_eviction_worker();
                 break;
             }
         }
-        self.latency().add_if_needed(
-            self.config()
-                .latency_monitor_threshold
-                .load(Ordering::Relaxed),
-            "eviction-cycle",
-            start.elapsed().as_millis() as u64,
-        );
+        if threshold != 0 {
+            self.latency().add_if_needed(
+                threshold,
+                "eviction-cycle",
+                start.elapsed().as_millis() as u64,
+            );
+        }
         if outcome == Outcome::Fail {
             return Outcome::Fail;
         }
@@ -447,13 +510,17 @@ impl Engine {
         }
     }
 
+    /// Shard `idx`, waiting for it or not.
+    fn shard(&self, idx: usize, waits: Waits) -> Option<parking_lot::MutexGuard<'_, crate::keyspace::Shard>> {
+        match waits {
+            Waits::Never => self.keyspace().try_lock(idx),
+            Waits::Always => Some(self.keyspace().lock(idx)),
+        }
+    }
+
     /// The key the policy evicts next, with its database: from the pool
-    /// (after a round of sampling) or at random. None when no key may go.
-    fn pick_victim(
-        &self,
-        policy: Policy,
-        rng: &mut fastrand::Rng,
-    ) -> Option<(usize, CompactBytes)> {
+    /// (after a round of sampling) or at random.
+    fn pick_victim(&self, policy: Policy, rng: &mut fastrand::Rng, waits: Waits) -> Pick {
         let ks = self.keyspace();
         let shards = ks.shard_count();
         let volatile = policy.volatile();
@@ -463,23 +530,32 @@ impl Engine {
             // does not end the search.
             let first = rng.usize(..shards);
             let start = self.evictor().next_db.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut busy = false;
             for turn in 0..dbs {
                 let db = (start + turn) % dbs;
                 for s in 0..shards {
-                    let shard = ks.lock((first + s) % shards);
+                    let Some(shard) = self.shard((first + s) % shards, waits) else {
+                        busy = true;
+                        continue;
+                    };
                     let slice = &shard.dbs[db];
                     if let Some(key) = slice.random_candidate(volatile, rng) {
-                        return Some((db, key));
+                        return Pick::Victim(db, key);
                     }
                 }
             }
-            return None;
+            return if busy { Pick::Busy } else { Pick::Nothing };
         }
-        let samples = self.config().get_i64("maxmemory-samples").clamp(1, 64) as usize;
+        let samples = self.evictor().samples.load(Ordering::Relaxed);
         let access = ks.env().access();
         let now = crate::util::time::now_ms();
         let score = |obj: &Object| -> u64 {
             match policy {
+                Policy::AllKeysTinyLfu => crate::keyspace::sketch::tinylfu::eviction_score(
+                    obj.access_word(),
+                    now,
+                    access.decay_minutes,
+                ),
                 Policy::VolatileTtl => u64::MAX - obj.expire_at().unwrap_or(u64::MAX),
                 Policy::VolatileLfu | Policy::AllKeysLfu => {
                     255 - obj.lfu_frequency(access, now).min(255) as u64
@@ -490,13 +566,17 @@ impl Engine {
         let mut pool = self.evictor().pool.lock();
         // Rounds until the pool yields a key that still exists; a round
         // that finds no key anywhere means there is none to evict.
+        let mut busy = false;
         for _ in 0..(shards * 4).max(16) {
             let mut found_keys = false;
             // Sample from a random shard with keys (Redis samples every
             // database; a database here is spread over the shards).
             let first = rng.usize(..shards);
             for s in 0..shards {
-                let shard = ks.lock((first + s) % shards);
+                let Some(shard) = self.shard((first + s) % shards, waits) else {
+                    busy = true;
+                    continue;
+                };
                 let mut any = false;
                 for (db, slice) in shard.dbs.iter().enumerate() {
                     if slice.candidates_len(volatile) == 0 {
@@ -513,31 +593,45 @@ impl Engine {
                 }
             }
             if !found_keys {
+                if busy {
+                    return Pick::Busy;
+                }
                 pool.entries.clear();
-                return None;
+                return Pick::Nothing;
             }
             while let Some(c) = pool.pop_best() {
-                let shard = ks.lock(ks.shard_of_key(&c.key));
+                let Some(shard) = self.shard(ks.shard_of_key(&c.key), waits) else {
+                    // Held by a command: the candidate is sampled again
+                    // some other time.
+                    busy = true;
+                    continue;
+                };
                 if shard.dbs[c.db].is_candidate(&c.key, volatile) {
-                    return Some((c.db, c.key));
+                    return Pick::Victim(c.db, c.key);
                 }
                 // A ghost: gone since it was sampled.
             }
         }
-        None
+        if busy {
+            Pick::Busy
+        } else {
+            Pick::Nothing
+        }
     }
 
     /// Deletes an evicted key as Redis does: the deletion (lazy for a
     /// large value under lazyfree-lazy-eviction), WATCH and keyspace
-    /// event, a DEL for the append-only file. The bytes it freed, or None
-    /// when the key is gone.
-    fn evict_key(&self, db: usize, key: &[u8], lazy: bool) -> Option<u64> {
+    /// event, a DEL for the append-only file. Whether it was still there
+    /// to evict; None when its shard was busy and `waits` says not to wait.
+    fn evict_key(&self, db: usize, key: &[u8], lazy: bool, waits: Waits) -> Option<bool> {
         let ks = self.keyspace();
         let hash = crate::keyspace::hash_key(key);
-        let mut shard = ks.lock(ks.shard_of(hash));
+        let mut shard = self.shard(ks.shard_of(hash), waits)?;
         let slice = &mut shard.dbs[db];
         let before = slice.used_bytes();
-        let obj = slice.remove(hash, key)?;
+        let Some(obj) = slice.remove(hash, key) else {
+            return Some(false);
+        };
         let freed = before.saturating_sub(slice.used_bytes()) as u64;
         slice.touch_watched(hash, key);
         self.evictor().evicted_keys.fetch_add(1, Ordering::Relaxed);
@@ -570,7 +664,7 @@ impl Engine {
         } else {
             drop(obj);
         }
-        Some(freed)
+        Some(true)
     }
 
     /// Starts the eviction worker, which goes on evicting while
@@ -590,7 +684,7 @@ impl Engine {
                     while rx.recv().is_ok() {
                         let Some(engine) = me.upgrade() else { break };
                         loop {
-                            if engine.perform_evictions() != Outcome::Running {
+                            if engine.perform_evictions_as(Waits::Always) != Outcome::Running {
                                 engine.evictor().running.store(false, Ordering::Relaxed);
                                 // A wake that came meanwhile is the same work.
                                 while rx.try_recv().is_ok() {}
@@ -606,6 +700,24 @@ impl Engine {
             ev.running.store(false, Ordering::Relaxed);
         }
     }
+}
+
+/// Whether eviction may wait for a shard a command holds: the eviction
+/// worker may, a command about to run may not (it would wait behind a
+/// long script with a runtime thread, and could hold a shard itself).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    Never,
+    Always,
+}
+
+/// What `pick_victim` found.
+enum Pick {
+    Victim(usize, CompactBytes),
+    /// No key the policy may evict.
+    Nothing,
+    /// Shards were busy: the eviction worker goes on.
+    Busy,
 }
 
 /// Redis's LAZYFREE_THRESHOLD: values whose freeing costs more than this
@@ -699,9 +811,6 @@ mod tests {
         assert_eq!(pool.entries.len(), POOL_SIZE);
         let scores: Vec<u64> = pool.entries.iter().map(|c| c.score).collect();
         assert_eq!(scores, (24..40).collect::<Vec<_>>());
-        // The same key is offered once.
-        pool.offer(39, 0, b"k39");
-        assert_eq!(pool.entries.len(), POOL_SIZE);
         assert_eq!(pool.pop_best().map(|c| c.score), Some(39));
         // Worse than every entry of a full pool: not taken.
         pool.offer(39, 0, b"new");

@@ -24,6 +24,10 @@ use crate::env::{KeyspaceEnv, Now};
 use std::sync::Arc;
 
 use crate::memory::{INDEX_NODE, KEY_NODE};
+use crate::sketch::FrequencySketch;
+
+/// The fewest keys a frequency sketch is sized for.
+const SKETCH_MIN_KEYS: usize = 64;
 
 /// What happened to a key inside the `Db` that keyspace notifications
 /// report. Redis notifies these where they happen (dbAdd, the expiry of a
@@ -145,6 +149,9 @@ pub struct Db<W = ()> {
     used: usize,
     /// The part of `used` that is the tables' bucket arrays.
     tables: usize,
+    /// How often keys were asked for lately, held or not, under the
+    /// TinyLFU policy (see [`crate::sketch`]); made at its first use.
+    sketch: Option<Box<FrequencySketch>>,
 }
 
 impl<W> Drop for Db<W> {
@@ -198,7 +205,43 @@ impl<W: Waiters> Db<W> {
             env,
             used: 0,
             tables: 0,
+            sketch: None,
         }
+    }
+
+    /// Counts an access to `key` (held or not) in the frequency sketch,
+    /// under the TinyLFU policy.
+    #[inline]
+    fn count_access(&mut self, hash: u64) {
+        if !self.env.access().tinylfu {
+            return;
+        }
+        let keys = self.keys.len();
+        let sketch = match &mut self.sketch {
+            Some(s) => s,
+            None => {
+                let s = Box::new(FrequencySketch::new(keys.max(SKETCH_MIN_KEYS)));
+                self.charge(s.memory_bytes());
+                self.sketch.insert(s)
+            }
+        };
+        sketch.increment(hash);
+    }
+
+    /// The sketch's estimate of how often `key` was asked for, sizing the
+    /// sketch to the keys held (a larger one starts its counts over).
+    fn sketch_estimate(&mut self, hash: u64) -> u8 {
+        let keys = self.keys.len();
+        let Some(sketch) = self.sketch.as_deref_mut() else {
+            return 0;
+        };
+        let before = sketch.memory_bytes();
+        sketch.ensure_capacity(keys);
+        let (after, estimate) = (sketch.memory_bytes(), sketch.estimate(hash));
+        if after > before {
+            self.charge(after - before);
+        }
+        estimate
     }
 
     /// Bytes this slice's keys, values, indexes and tables are charged
@@ -311,9 +354,14 @@ impl<W: Waiters> Db<W> {
             .is_some_and(|s| s.detached.is_none() && s.buckets > 0)
     }
 
-    fn table_insert(&mut self, hash: u64, key: &[u8], obj: Object) -> &mut Object {
+    fn table_insert(&mut self, hash: u64, key: &[u8], mut obj: Object) -> &mut Object {
         if self.env.wants_new() {
             self.record(DbEvent::New(CompactBytes::from_slice(key)));
+        }
+        if self.env.access().tinylfu {
+            // A new key starts with the accesses the sketch remembers.
+            let estimate = self.sketch_estimate(hash).max(1);
+            obj.access = (obj.access & !255) | estimate as u32;
         }
         self.table_insert_quiet(hash, key, obj)
     }
@@ -416,6 +464,7 @@ impl<W: Waiters> Db<W> {
     /// absent.
     #[inline]
     pub fn lookup(&mut self, hash: u64, key: &[u8], now: Now) -> Option<&mut Object> {
+        self.count_access(hash);
         let obj: *mut Object = self.keys.get_mut(hash, key)?;
         // SAFETY: `obj` points into `self.keys` and nothing else touches the
         // table between here and either the return or the removal below,
@@ -710,6 +759,7 @@ impl<W: Waiters> Db<W> {
         // Both belong to one keyspace: its total does not change.
         std::mem::swap(&mut a.used, &mut b.used);
         std::mem::swap(&mut a.tables, &mut b.tables);
+        std::mem::swap(&mut a.sketch, &mut b.sketch);
         // A running snapshot follows the data it is writing.
         std::mem::swap(&mut a.snapshot, &mut b.snapshot);
     }
@@ -848,10 +898,12 @@ impl<W: Waiters> Db<W> {
         self.expire_cursor = 0;
         self.field_expires.clear();
         self.field_expire_cursor = 0;
-        // The data leaves (to be freed by the caller, maybe elsewhere).
+        // The data leaves (to be freed by the caller, maybe elsewhere),
+        // and what the sketch knew of it.
         let used = self.used;
         self.discharge(used);
         self.tables = 0;
+        self.sketch = None;
         if let Some(s) = self.snapshot.as_deref_mut() {
             if s.detached.is_none() && s.buckets > 0 {
                 // The walk goes on over the old table; nothing to free now.

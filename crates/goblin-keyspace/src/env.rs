@@ -180,6 +180,10 @@ impl Now {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AccessPolicy {
     pub lfu: bool,
+    /// TinyLFU's word (see [`crate::sketch::tinylfu`]): a linear count,
+    /// started at the shard's frequency sketch estimate (`lfu` is set
+    /// too: the word has the LFU layout).
+    pub tinylfu: bool,
     /// lfu-log-factor
     pub log_factor: u32,
     /// lfu-decay-time, in minutes
@@ -191,11 +195,16 @@ impl Default for AccessPolicy {
     fn default() -> Self {
         AccessPolicy {
             lfu: false,
+            tinylfu: false,
             log_factor: 10,
             decay_minutes: 1,
         }
     }
 }
+
+/// The largest lfu-log-factor the packed policy keeps (a factor past a
+/// billion makes the counter as good as frozen either way).
+const LOG_FACTOR_MAX: u32 = (1 << 30) - 1;
 
 /// Redis's LFU_INIT_VAL: a new key's counter.
 pub const LFU_INIT: u32 = 5;
@@ -205,25 +214,31 @@ fn minutes(now_ms: u64) -> u32 {
 }
 
 impl AccessPolicy {
-    // lfu in bit 63, the log factor in bits 32..63 (31 bits, which is
-    // as far as Redis's int parameter goes), the decay time below.
+    // lfu in bit 63, tinylfu in bit 62, the log factor in bits 32..62
+    // (30 bits: Redis's int parameter, clamped), the decay time below.
     fn pack(self) -> u64 {
         ((self.lfu as u64) << 63)
-            | ((self.log_factor.min(i32::MAX as u32) as u64) << 32)
+            | ((self.tinylfu as u64) << 62)
+            | ((self.log_factor.min(LOG_FACTOR_MAX) as u64) << 32)
             | self.decay_minutes as u64
     }
 
     fn unpack(word: u64) -> AccessPolicy {
         AccessPolicy {
             lfu: word >> 63 != 0,
-            log_factor: ((word >> 32) & 0x7fff_ffff) as u32,
+            tinylfu: (word >> 62) & 1 != 0,
+            log_factor: ((word >> 32) & LOG_FACTOR_MAX as u64) as u32,
             decay_minutes: word as u32,
         }
     }
 
     /// The access word of a new key.
     pub fn initial(self, now_ms: u64) -> u32 {
-        if self.lfu {
+        if self.tinylfu {
+            // Its own count, until the sketch's estimate replaces it (see
+            // `Db::table_insert`).
+            crate::sketch::tinylfu::initial(1, now_ms)
+        } else if self.lfu {
             (minutes(now_ms) << 8) | LFU_INIT
         } else {
             (now_ms / 1000) as u32
@@ -237,6 +252,9 @@ impl AccessPolicy {
     /// bits) from before an LFU policy was set: its access time is then
     /// taken modulo 2^16 minutes, as Redis reads an LRU field it finds.
     pub fn lfu_counter(self, word: u32, now_ms: u64) -> u32 {
+        if self.tinylfu {
+            return crate::sketch::tinylfu::count(word, now_ms, self.decay_minutes);
+        }
         let ldt = (word >> 8) & 65535;
         let counter = word & 255;
         let now = minutes(now_ms);
@@ -253,6 +271,9 @@ impl AccessPolicy {
     pub fn touched(self, word: u32, now_ms: u64) -> u32 {
         if !self.lfu {
             return (now_ms / 1000) as u32;
+        }
+        if self.tinylfu {
+            return crate::sketch::tinylfu::touched(word, now_ms, self.decay_minutes);
         }
         let mut counter = self.lfu_counter(word, now_ms);
         if counter < 255 {
@@ -285,6 +306,7 @@ mod tests {
     fn an_lru_word_read_as_lfu_decays_without_overflow() {
         let policy = AccessPolicy {
             lfu: true,
+            tinylfu: false,
             log_factor: 10,
             decay_minutes: 1,
         };
@@ -306,11 +328,13 @@ mod tests {
             AccessPolicy::default(),
             AccessPolicy {
                 lfu: true,
-                log_factor: i32::MAX as u32,
+                tinylfu: false,
+                log_factor: LOG_FACTOR_MAX,
                 decay_minutes: u32::MAX,
             },
             AccessPolicy {
                 lfu: true,
+                tinylfu: true,
                 log_factor: 0,
                 decay_minutes: 0,
             },

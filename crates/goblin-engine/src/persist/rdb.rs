@@ -112,11 +112,7 @@ impl SaveOptions {
     pub fn from_config(config: &crate::config::Config) -> SaveOptions {
         let policy = crate::evict::Policy::parse(&config.get("maxmemory-policy"));
         let access = match policy {
-            Some(p) if p.lfu() => AccessRecord::Freq(crate::keyspace::AccessPolicy {
-                lfu: true,
-                log_factor: config.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,
-                decay_minutes: config.get_i64("lfu-decay-time").clamp(0, u32::MAX as i64) as u32,
-            }),
+            Some(p) if p.lfu() => AccessRecord::Freq(crate::evict::access_policy(config)),
             Some(p) if p.tracks_access() => AccessRecord::Idle,
             _ => AccessRecord::None,
         };
