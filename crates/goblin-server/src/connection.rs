@@ -156,6 +156,9 @@ enum Turn {
     /// CLIENT PAUSE held a command back: it did not run, and is parsed
     /// again after the pause.
     Paused,
+    /// A command waits for the other ready connections to run first: it
+    /// did not run, and is parsed again after a yield to the runtime.
+    Yield,
     /// The connection closes once its replies are written: a command asked
     /// for it (QUIT), or a protocol error, or the query buffer limit.
     Close,
@@ -234,12 +237,19 @@ impl Connection {
                 if self.write_replies(&turn).await.is_err() {
                     break;
                 }
+                if self.account_memory().is_err() {
+                    break;
+                }
                 let waited = match turn {
                     Turn::NeedInput { .. } => self.wait_input().await,
                     // The rare waits are boxed: the task keeps the largest of
                     // its futures for as long as the client is connected.
                     Turn::Blocked => Box::pin(self.wait_blocked()).await,
                     Turn::Paused => Box::pin(self.wait_unpaused()).await,
+                    Turn::Yield => {
+                        tokio::task::yield_now().await;
+                        Ok(())
+                    }
                     // Its replies are written.
                     Turn::Close => break,
                 };
@@ -247,6 +257,9 @@ impl Connection {
                     break;
                 }
             }
+            // Out of CLIENT LIST and the clients' memory before the socket's
+            // shutdown is awaited (the session's drop would do it after).
+            self.engine.clients().unregister(self.info.id);
             let _ = self.stream.shutdown().await;
         }
     }
@@ -260,6 +273,10 @@ impl Connection {
         self.info
             .query_buffer
             .store(self.rbuf.len(), Ordering::Relaxed);
+        // A large reply past the hard output limit is not even built (see
+        // ReplyWriter::limit).
+        let hard = self.output_limits()[0].load(Ordering::Relaxed) as usize;
+        self.session.out.limit = if hard == 0 { 0 } else { self.written + hard };
         // The commands of one read may keep their shard from one to the
         // next; the pipeline, and with it any shard, is released at the
         // end of this block, before the replies are written.
@@ -293,7 +310,7 @@ impl Connection {
                             let lent = self.parser.big_args().iter().map(|(_, b)| b.clone());
                             self.session.execute_lent(&argv, lent, &mut pipeline)
                         };
-                        if !matches!(flow, Flow::Paused) {
+                        if !matches!(flow, Flow::Paused | Flow::Yield) {
                             self.parser.finish_command();
                         }
                         match flow {
@@ -305,6 +322,12 @@ impl Connection {
                             Flow::Paused => {
                                 self.parser.rewind();
                                 break Turn::Paused;
+                            }
+                            // Runs on the next turn, after the other ready
+                            // connections' (see flag::AFTER_READY).
+                            Flow::Yield => {
+                                self.parser.rewind();
+                                break Turn::Yield;
                             }
                         }
                     }
@@ -321,6 +344,10 @@ impl Connection {
         self.rbuf.advance(consumed);
         self.parser.discard(consumed);
         self.parser.shrink();
+        // A big bulk whose header was just read gets its buffer at once, as
+        // Redis makes room for the whole bulk when it parses the header:
+        // the client's memory shows it from this turn on.
+        let _ = self.parser.big_bulk_buffer(&mut self.rbuf);
         if self.rbuf.is_empty() && consumed > 0 {
             // Reuses the whole allocation from its start (no copy: it is
             // empty), so CLIENT LIST reports all of it as free; the cron
@@ -351,11 +378,53 @@ impl Connection {
         } else {
             turn
         };
-        self.info.query_buffer.store(unparsed, Ordering::Relaxed);
-        self.info
-            .query_buffer_free
-            .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
+        self.publish_query_buffer();
         turn
+    }
+
+    /// Reports the query buffer to CLIENT LIST and to the client's memory.
+    /// While a big bulk is received, qbuf is what its buffer holds (the
+    /// read buffer then holds the command's start, up to the bulk), and the
+    /// arguments before it count as argv-mem, as Redis has them by then.
+    fn publish_query_buffer(&self) {
+        let info = &self.info;
+        let free = self.rbuf.capacity() - self.rbuf.len();
+        if self.parser.receiving_big() {
+            let big = self.parser.big_received();
+            info.query_buffer.store(big, Ordering::Relaxed);
+            let (bytes, argc) = self.parser.partial_args();
+            info.set_argv(bytes, argc);
+        } else {
+            info.query_buffer.store(self.rbuf.len(), Ordering::Relaxed);
+        }
+        info.query_buffer_free.store(free, Ordering::Relaxed);
+        info.query_buffer_alloc.store(
+            self.rbuf.capacity() + self.parser.big_capacity(),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Redis's updateClientMemUsageAndBucket after a client's turn, then its
+    /// evictClients: the client's memory is counted (its buffers as they
+    /// are now that its replies went out as far as the socket took them),
+    /// and clients are evicted while all use more than maxmemory-clients.
+    /// The client itself may be the one: its connection closes, its
+    /// replies unwritten.
+    fn account_memory(&mut self) -> Result<(), Closing> {
+        let buf = &self.session.out.buf;
+        self.info
+            .reply_buffer_size
+            .store(buf.capacity(), Ordering::Relaxed);
+        if buf.len() > self.info.reply_buffer_peak.load(Ordering::Relaxed) {
+            self.info
+                .reply_buffer_peak
+                .store(buf.len(), Ordering::Relaxed);
+        }
+        self.engine.clients().update_memory(&self.info);
+        if self.info.is_killed() {
+            return Err(Closing);
+        }
+        Ok(())
     }
 
     /// Redis's checkClientOutputBufferLimits: a client whose unsent
@@ -368,6 +437,10 @@ impl Connection {
                 "Client id={} addr={} closed for overcoming of output buffer limits.",
                 self.info.id, self.info.addr
             ));
+            // Gone from CLIENT LIST and the clients' memory at once, before
+            // its socket is shut down: the limit, not client eviction,
+            // frees it.
+            self.engine.clients().unregister(self.info.id);
             return Err(Closing);
         }
         Ok(())
@@ -378,6 +451,7 @@ impl Connection {
     /// socket takes now.
     async fn write_replies(&mut self, turn: &Turn) -> Result<(), Closing> {
         match *turn {
+            Turn::Yield => self.flush_some().await.map_err(|_| Closing)?,
             Turn::NeedInput { commands } => {
                 // A pipeline's replies wait until the other connections ready
                 // on this worker have run theirs (as Redis writes every
@@ -538,9 +612,11 @@ impl Connection {
                             if self.rbuf.len() > limit.load(Ordering::Relaxed) as usize {
                                 return Err(Closing);
                             }
-                            self.info
-                                .query_buffer
-                                .store(self.rbuf.len(), Ordering::Relaxed);
+                            self.publish_query_buffer();
+                            self.engine.clients().update_memory(&self.info);
+                            if self.info.is_killed() {
+                                return Err(Closing);
+                            }
                         }
                     },
                 }
@@ -613,7 +689,9 @@ impl Connection {
     /// its reply buffer goes too, when nothing in it waits to be written,
     /// as Redis's clientsCronResizeOutputBuffer shrinks an idle client's.
     fn release_idle_reply_buffer(&mut self, size: usize) {
-        if size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
+        // DEBUG REPLYBUFFER RESIZING 0 keeps it.
+        let resizing = self.engine.reply_buffer_resizing.load(Ordering::Relaxed);
+        if resizing && size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
             self.session.out.buf = Vec::new();
         }
     }
@@ -648,6 +726,7 @@ impl Connection {
     /// while it keeps reading, as Redis does).
     async fn flush_some(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
+        self.check_not_over_limit()?;
         if self.session.out.buf.len() == self.written {
             return self.stream.send_buffered();
         }
@@ -671,6 +750,7 @@ impl Connection {
     /// Writes every pending reply, waiting for the socket.
     async fn flush_all(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
+        self.check_not_over_limit()?;
         if self.session.out.buf.len() == self.written {
             return self.stream.write_all(&[]).await;
         }
@@ -708,6 +788,21 @@ impl Connection {
         Ok(())
     }
 
+    /// A reply that was not built for the hard output limit (see
+    /// ReplyWriter::limit) leaves the output incomplete: it is never
+    /// written, the client is closed (a blocked command served past the
+    /// limit ends here).
+    fn check_not_over_limit(&self) -> std::io::Result<()> {
+        if self.session.out.over_limit {
+            crate::log::warning(&format!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                self.info.id, self.info.addr
+            ));
+            return Err(std::io::Error::other("output buffer limit"));
+        }
+        Ok(())
+    }
+
     /// Appends what other clients produced for this one since the last
     /// flush: Pub/Sub messages (after the replies, as they arrived later)
     /// and MONITOR lines.
@@ -715,6 +810,16 @@ impl Connection {
     fn take_output_of_others(&mut self) {
         self.session.deliver_pushes();
         self.info.take_pushed(&mut self.session.out.buf);
+    }
+
+    /// The output buffer limits of the client's class: hard, soft, soft
+    /// seconds.
+    fn output_limits(&self) -> &[std::sync::atomic::AtomicU64; 3] {
+        if self.session.state.subscribed() {
+            &self.engine.config().obuf_pubsub
+        } else {
+            &self.engine.config().obuf_normal
+        }
     }
 
     /// Redis's checkClientOutputBufferLimits for a normal client or a
@@ -726,7 +831,7 @@ impl Connection {
     /// (Redis counts its reply list, rounded up to allocation sizes).
     fn over_output_limit(&mut self) -> bool {
         let pending = self.session.out.buf.len() - self.written;
-        if pending == 0 {
+        if pending == 0 && !self.session.out.over_limit {
             self.soft_since = 0;
             return false;
         }
@@ -734,11 +839,10 @@ impl Connection {
         if used > 1024 && self.session.auth_required() {
             return true;
         }
-        let [hard, soft, secs] = if self.session.state.subscribed() {
-            &self.engine.config().obuf_pubsub
-        } else {
-            &self.engine.config().obuf_normal
-        };
+        if self.session.out.over_limit {
+            return true;
+        }
+        let [hard, soft, secs] = self.output_limits();
         let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
         if hard != 0 && used >= hard {
             return true;

@@ -654,7 +654,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "list",
         arity: -2,
-        flags: flag::ADMIN | CONN,
+        flags: flag::ADMIN | CONN | flag::AFTER_READY,
         group: Group::Connection,
         since: "2.4.0",
         summary: "Lists open connections.",
