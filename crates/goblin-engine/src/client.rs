@@ -35,7 +35,8 @@ pub enum ReplyMode {
 pub struct ClientInfo {
     pub id: u64,
     // Boxed strings and bytes rather than String and Vec: every connected
-    // client holds one entry, which fits jemalloc's 384-byte class.
+    // client holds one entry, which fits jemalloc's 448-byte class with
+    // its Arc's counts (432 bytes at most).
     pub addr: Box<str>,
     pub laddr: Box<str>,
     pub fd: i64,
@@ -67,7 +68,9 @@ pub struct ClientInfo {
     /// The reply buffer's size (CLIENT LIST's rbs; it holds the pending
     /// output too) and the most it held since the cron last looked (rbp).
     pub reply_buffer_size: AtomicUsize,
-    pub reply_buffer_peak: AtomicUsize,
+    /// (Saturated at 4 GiB: a u32 keeps the entry in jemalloc's 448-byte
+    /// class.)
+    pub reply_buffer_peak: AtomicU32,
     /// The arguments of the command in flight, or of the command being
     /// received when a big bulk is (CLIENT LIST's argv-mem, Redis's
     /// argv_len_sum), and their number.
@@ -726,7 +729,7 @@ impl ClientRegistry {
             query_buffer_resize: AtomicUsize::new(usize::MAX),
             output_pending: AtomicUsize::new(0),
             reply_buffer_size: AtomicUsize::new(0),
-            reply_buffer_peak: AtomicUsize::new(0),
+            reply_buffer_peak: AtomicU32::new(0),
             argv_mem: AtomicUsize::new(0),
             argc: AtomicU32::new(0),
             multi_mem: AtomicUsize::new(0),
@@ -858,5 +861,40 @@ impl ClientRegistry {
 
     pub fn count(&self) -> usize {
         self.connected.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every connected client holds one: its Arc stays in jemalloc's
+    /// 448-byte class.
+    #[test]
+    fn client_info_fits_its_size_class() {
+        assert!(std::mem::size_of::<ClientInfo>() + 16 <= 448);
+    }
+
+    #[test]
+    fn buckets_are_powers_of_two_from_32_kib() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(32 * 1024 - 1), 0);
+        assert_eq!(bucket_of(32 * 1024), 1);
+        assert_eq!(bucket_of(64 * 1024 - 1), 1);
+        assert_eq!(bucket_of(64 * 1024), 2);
+        assert_eq!(bucket_of(u64::MAX), (BUCKETS - 1) as u8);
+    }
+
+    #[test]
+    fn eviction_limit_reads_bytes_and_percentages() {
+        assert_eq!(eviction_limit("0", 1 << 20), 0);
+        assert_eq!(eviction_limit("1mb", 0), 1 << 20);
+        assert_eq!(eviction_limit("3000000", 0), 3_000_000);
+        // Never below 128 KiB.
+        assert_eq!(eviction_limit("1", 0), 128 * 1024);
+        assert_eq!(eviction_limit("7%", 6 << 20), 440_401);
+        // A percentage of no maxmemory is no limit.
+        assert_eq!(eviction_limit("50%", 0), 0);
+        assert_eq!(eviction_limit("0%", 1 << 30), 0);
     }
 }

@@ -415,10 +415,9 @@ impl Connection {
         self.info
             .reply_buffer_size
             .store(buf.capacity(), Ordering::Relaxed);
-        if buf.len() > self.info.reply_buffer_peak.load(Ordering::Relaxed) {
-            self.info
-                .reply_buffer_peak
-                .store(buf.len(), Ordering::Relaxed);
+        let len = buf.len().min(u32::MAX as usize) as u32;
+        if len > self.info.reply_buffer_peak.load(Ordering::Relaxed) {
+            self.info.reply_buffer_peak.store(len, Ordering::Relaxed);
         }
         self.engine.clients().update_memory(&self.info);
         if self.info.is_killed() {

@@ -43,7 +43,13 @@ fn named(server: &TestServer, name: &str) -> RawClient {
 
 /// Sends the start of a one-argument command whose bulk of `declared`
 /// bytes gets only `sent` of them, and waits until the server holds them.
-fn hold(admin: &mut redis::Connection, c: &mut RawClient, name: &str, declared: usize, sent: usize) {
+fn hold(
+    admin: &mut redis::Connection,
+    c: &mut RawClient,
+    name: &str,
+    declared: usize,
+    sent: usize,
+) {
     c.stream
         .write_all(format!("*2\r\n${declared}\r\n").as_bytes())
         .unwrap();
@@ -82,7 +88,10 @@ fn a_client_over_maxmemory_clients_is_evicted_and_counted() {
     assert_eq!(info_number(&mut admin, "stats", "evicted_clients"), 1);
     // What it held is no longer counted.
     let after = info_number(&mut admin, "memory", "mem_clients_normal");
-    assert!(after < before + 64 * 1024, "mem_clients_normal {before} -> {after}");
+    assert!(
+        after < before + 64 * 1024,
+        "mem_clients_normal {before} -> {after}"
+    );
 }
 
 #[test]
@@ -96,7 +105,10 @@ fn client_no_evict_keeps_a_client_over_the_limit() {
     hold(&mut admin, &mut kept, "kept", 2_000_000, 1_500_000);
     let tot = client_number(&mut admin, "kept", "tot-mem").expect("the client is kept");
     assert!(tot > 1024 * 1024, "tot-mem {tot} is over the limit");
-    assert_eq!(client_field(&mut admin, "kept", "flags").as_deref(), Some("e"));
+    assert_eq!(
+        client_field(&mut admin, "kept", "flags").as_deref(),
+        Some("e")
+    );
     assert_eq!(info_number(&mut admin, "stats", "evicted_clients"), 0);
 }
 
@@ -105,7 +117,11 @@ fn the_largest_client_is_evicted_first_and_only_until_under_the_limit() {
     let server = TestServer::start();
     let mut admin = admin(&server);
     // Sizes a bucket (a power of two) apart at least.
-    let sizes = [("small", 100_000), ("medium", 600_000), ("large", 2_500_000)];
+    let sizes = [
+        ("small", 100_000),
+        ("medium", 600_000),
+        ("large", 2_500_000),
+    ];
     let mut clients: Vec<RawClient> = sizes
         .iter()
         .map(|(name, size)| {
@@ -120,7 +136,10 @@ fn the_largest_client_is_evicted_first_and_only_until_under_the_limit() {
 
     // Room for all but half of the largest: evicting it is enough.
     config_set(&mut admin, "maxmemory-clients", total - large / 2);
-    assert!(client_field(&mut admin, "large", "id").is_none(), "the largest goes at once");
+    assert!(
+        client_field(&mut admin, "large", "id").is_none(),
+        "the largest goes at once"
+    );
     assert!(client_field(&mut admin, "medium", "id").is_some());
     assert!(client_field(&mut admin, "small", "id").is_some());
     assert_eq!(info_number(&mut admin, "stats", "evicted_clients"), 1);
@@ -227,9 +246,15 @@ fn multi_queue_and_argv_show_in_client_list() {
     let mut c = named(&server, "tx");
     c.roundtrip(b"MULTI\r\n", b"+OK\r\n");
     let value = vec![b'x'; 5000];
-    c.roundtrip(&crate::common::resp(&[b"SET", b"k", &value]), b"+QUEUED\r\n");
+    c.roundtrip(
+        &crate::common::resp(&[b"SET", b"k", &value]),
+        b"+QUEUED\r\n",
+    );
     let multi_mem = client_number(&mut admin, "tx", "multi-mem").unwrap();
-    assert!(multi_mem >= 5004, "multi-mem {multi_mem} counts the queued arguments");
+    assert!(
+        multi_mem >= 5004,
+        "multi-mem {multi_mem} counts the queued arguments"
+    );
     assert!(client_number(&mut admin, "tx", "tot-mem").unwrap() >= multi_mem);
     c.roundtrip(b"EXEC\r\n", b"*1\r\n+OK\r\n");
     assert_eq!(client_number(&mut admin, "tx", "multi-mem"), Some(0));
