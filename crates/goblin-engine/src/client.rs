@@ -89,6 +89,9 @@ pub struct ClientInfo {
     bucket: AtomicU8,
     counted: AtomicBool,
     pub multi_len: AtomicU64,
+    /// Its connection is processing input (from parsing its commands
+    /// until it has checked its limits; see `await_turns`).
+    pub in_turn: AtomicBool,
     pub in_multi: AtomicBool,
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
@@ -597,6 +600,14 @@ impl ClientMemory {
     }
 
     fn set(&self, c: &ClientInfo, mem: u64) {
+        // The common case, a client whose buffers kept their sizes, writes
+        // nothing.
+        if c.accounted.load(Ordering::Relaxed) == mem {
+            if c.bucket.load(Ordering::Relaxed) != Self::bucket_for(c, mem) {
+                self.rebucket(c);
+            }
+            return;
+        }
         let old = c.accounted.swap(mem, Ordering::SeqCst);
         if old != mem {
             self.total
@@ -613,13 +624,18 @@ impl ClientMemory {
             self.forget(c);
             return;
         }
-        let want = if c.no_evict.load(Ordering::Relaxed) {
+        if Self::bucket_for(c, mem) != c.bucket.load(Ordering::Relaxed) {
+            self.rebucket(c);
+        }
+    }
+
+    /// The bucket a client using `mem` belongs in (NO_BUCKET when it may
+    /// not be evicted).
+    fn bucket_for(c: &ClientInfo, mem: u64) -> u8 {
+        if c.no_evict.load(Ordering::Relaxed) {
             NO_BUCKET
         } else {
             bucket_of(mem)
-        };
-        if want != c.bucket.load(Ordering::Relaxed) {
-            self.rebucket(c);
         }
     }
 
@@ -672,6 +688,45 @@ impl ClientMemory {
             clients.remove(&id);
         }
     }
+}
+
+/// Waits, for at most 10 ms in all, until none of `clients` but `me` has
+/// input its connection has not read yet, or is in the middle of
+/// processing what it read: what CLIENT LIST reports then includes the
+/// effect of the commands those clients sent before it (a limit that
+/// closed one, the buffers a big argument took), as Redis's event loop
+/// serves every ready client in turn and never shows one halfway through
+/// a command. Their connections do that on other threads without waiting
+/// for anything this caller holds, so the wait is short; the bound covers
+/// a client that does not read (blocked, paused).
+pub fn await_turns(clients: &[Arc<ClientInfo>], me: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(10);
+    for c in clients {
+        if c.id == me {
+            continue;
+        }
+        // The socket first: its connection marks its turn before it reads.
+        while (unread_input(c.fd) || c.in_turn.load(Ordering::SeqCst))
+            && std::time::Instant::now() < deadline
+        {
+            // Sleeps rather than spins: the thread waited for may need
+            // this core.
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+/// Whether the socket `fd` holds input not read yet (FIONREAD).
+fn unread_input(fd: i64) -> bool {
+    if fd < 0 {
+        return false;
+    }
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int; a descriptor closed meanwhile (or
+    // reused) only makes the answer wrong, which the caller's bound
+    // covers.
+    let r = unsafe { libc::ioctl(fd as libc::c_int, libc::FIONREAD, &mut n) };
+    r == 0 && n > 0
 }
 
 /// Redis's getClientEvictionLimit: `maxmemory-clients` as bytes, or as a
@@ -738,6 +793,7 @@ impl ClientRegistry {
             bucket: AtomicU8::new(NO_BUCKET),
             counted: AtomicBool::new(conn.fd >= 0),
             multi_len: AtomicU64::new(0),
+            in_turn: AtomicBool::new(false),
             in_multi: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),

@@ -229,9 +229,14 @@ impl Connection {
     fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
         async move {
             loop {
+                // CLIENT LIST waits for this part of other clients' turns
+                // (goblin_engine::client::await_turns).
+                self.info.in_turn.store(true, Ordering::Relaxed);
                 let turn = self.run_commands();
                 let turn = self.check_query_buffer(turn);
-                if self.check_output_buffer().is_err() {
+                let checked = self.check_output_buffer();
+                self.info.in_turn.store(false, Ordering::Release);
+                if checked.is_err() {
                     break;
                 }
                 if self.write_replies(&turn).await.is_err() {
@@ -260,6 +265,7 @@ impl Connection {
             // Out of CLIENT LIST and the clients' memory before the socket's
             // shutdown is awaited (the session's drop would do it after).
             self.engine.clients().unregister(self.info.id);
+            self.info.in_turn.store(false, Ordering::Release);
             let _ = self.stream.shutdown().await;
         }
     }
@@ -432,14 +438,14 @@ impl Connection {
     fn check_output_buffer(&mut self) -> Result<(), Closing> {
         self.take_output_of_others();
         if self.over_output_limit() {
-            crate::log::warning(&format!(
-                "Client id={} addr={} closed for overcoming of output buffer limits.",
-                self.info.id, self.info.addr
-            ));
             // Gone from CLIENT LIST and the clients' memory at once, before
             // its socket is shut down: the limit, not client eviction,
             // frees it.
             self.engine.clients().unregister(self.info.id);
+            crate::log::warning(&format!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                self.info.id, self.info.addr
+            ));
             return Err(Closing);
         }
         Ok(())
@@ -502,6 +508,9 @@ impl Connection {
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
                 let had_buffer = self.rbuf.capacity() > 0;
+                // From the read on, CLIENT LIST waits for this turn
+                // (goblin_engine::client::await_turns).
+                self.info.in_turn.store(true, Ordering::SeqCst);
                 self.reserve_read();
                 match self.read_some() {
                     Ok(0) => return Err(Closing),

@@ -79,7 +79,8 @@ pub mod flag {
     /// connection's command so flagged first lets the connections woken
     /// with it run their turn (`Flow::Yield`), so that it sees what they
     /// read before it, as Redis serves every ready client of an event
-    /// loop's turn in order.
+    /// loop's turn in order (the command then also waits for turns in
+    /// progress on other threads, `client::await_turns`).
     pub const AFTER_READY: u32 = 1 << 29;
 
     pub const NAMES: &[(u32, &str)] = &[
