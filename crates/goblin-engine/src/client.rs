@@ -4,11 +4,20 @@
 //! A connection owns its `ClientState`; the fields other connections need
 //! to read (CLIENT LIST) or act on (CLIENT KILL) live in the shared
 //! `ClientInfo`, behind atomics or a small mutex.
+//!
+//! Client memory (Redis's getClientMemoryUsage and client eviction): each
+//! `ClientInfo` publishes the sizes of the client's buffers and state in
+//! atomics, set where they change (the connection after each turn, the
+//! session after each command, a publisher as a message reaches a
+//! mailbox). `ClientMemory` keeps the engine's running total of what its
+//! clients use and, for `maxmemory-clients`, the evictable clients in
+//! buckets by size (powers of two), which `ClientRegistry::evict_over_limit`
+//! empties from the largest down until the total is under the limit.
 
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// CLIENT REPLY mode.
@@ -26,7 +35,8 @@ pub enum ReplyMode {
 pub struct ClientInfo {
     pub id: u64,
     // Boxed strings and bytes rather than String and Vec: every connected
-    // client holds one entry, which fits jemalloc's 384-byte class.
+    // client holds one entry, which fits jemalloc's 448-byte class with
+    // its Arc's counts (432 bytes at most).
     pub addr: Box<str>,
     pub laddr: Box<str>,
     pub fd: i64,
@@ -39,8 +49,14 @@ pub struct ClientInfo {
     /// The last command's full name, as an index into the command table
     /// (usize::MAX = none yet).
     pub last_cmd: AtomicUsize,
+    /// CLIENT LIST's qbuf and qbuf-free. While a big bulk is received
+    /// into a buffer of its own, qbuf is what it holds, as Redis's query
+    /// buffer then holds the bulk alone.
     pub query_buffer: AtomicUsize,
     pub query_buffer_free: AtomicUsize,
+    /// All the memory of the query buffer (the read buffer and a big
+    /// bulk's own buffer, whole allocations), for tot-mem.
+    pub query_buffer_alloc: AtomicUsize,
     /// The most the query buffer held since the cron last looked (Redis's
     /// querybuf_peak).
     pub query_buffer_peak: AtomicUsize,
@@ -49,7 +65,33 @@ pub struct ClientInfo {
     /// Replies its connection has not written yet (the socket did not
     /// take them), as of the connection's last turn.
     pub output_pending: AtomicUsize,
+    /// The reply buffer's size (CLIENT LIST's rbs; it holds the pending
+    /// output too) and the most it held since the cron last looked (rbp).
+    pub reply_buffer_size: AtomicUsize,
+    /// (Saturated at 4 GiB: a u32 keeps the entry in jemalloc's 448-byte
+    /// class.)
+    pub reply_buffer_peak: AtomicU32,
+    /// The arguments of the command in flight, or of the command being
+    /// received when a big bulk is (CLIENT LIST's argv-mem, Redis's
+    /// argv_len_sum), and their number.
+    pub argv_mem: AtomicUsize,
+    pub argc: AtomicU32,
+    /// The arguments of the commands queued by MULTI, with their
+    /// references (multi-mem, Redis's mstate.argv_len_sums), and the rest
+    /// of the transaction state: the queue's slots and the watched keys
+    /// (the rest of Redis's multiStateMemOverhead).
+    pub multi_mem: AtomicUsize,
+    pub multi_overhead: AtomicUsize,
+    /// What the client counts for in its engine's `ClientMemory` total,
+    /// its bucket there (NO_BUCKET: none), and whether it counts at all
+    /// (registered clients, until they leave the registry).
+    accounted: AtomicU64,
+    bucket: AtomicU8,
+    counted: AtomicBool,
     pub multi_len: AtomicU64,
+    /// Its connection is processing input (from parsing its commands
+    /// until it has checked its limits; see `await_turns`).
+    pub in_turn: AtomicBool,
     pub in_multi: AtomicBool,
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
@@ -129,7 +171,7 @@ impl ClientInfo {
         let omem = info.output_memory();
         let subs = &info.subscriptions;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
             info.id,
             info.addr,
             info.laddr,
@@ -145,12 +187,14 @@ impl ClientInfo {
             multi,
             qbuf,
             qbuf_free,
-            qbuf + qbuf_free,
-            qbuf,
+            info.argv_mem.load(Ordering::Relaxed),
+            info.multi_mem.load(Ordering::Relaxed),
+            info.reply_buffer_size.load(Ordering::Relaxed),
+            info.reply_buffer_peak.load(Ordering::Relaxed),
             obl,
             usize::from(omem > 0),
             omem,
-            qbuf + qbuf_free + obl + omem,
+            info.memory_usage(),
             cmd,
             String::from_utf8_lossy(&info.user.lock()),
             info.resp.load(Ordering::Relaxed),
@@ -167,6 +211,50 @@ impl ClientInfo {
         } else {
             pending
         }
+    }
+
+    /// Everything the client uses, as Redis's getClientMemoryUsage counts
+    /// it (CLIENT LIST's tot-mem): the query buffer's allocation, the
+    /// reply buffer (which holds the output not written yet) and the
+    /// messages waiting in the mailbox, the arguments of the command in
+    /// flight, the transaction state, the Pub/Sub bookkeeping, and the
+    /// client's own structures. Read from atomics only: cheap enough for
+    /// every turn of the connection.
+    pub fn memory_usage(&self) -> u64 {
+        let argc = self.argc.load(Ordering::Relaxed) as usize;
+        (self.query_buffer_alloc.load(Ordering::Relaxed)
+            + self.reply_buffer_size.load(Ordering::Relaxed)
+            + self.mailbox.len()
+            + self.argv_mem.load(Ordering::Relaxed)
+            + argc * std::mem::size_of::<&[u8]>()
+            + self.multi_mem.load(Ordering::Relaxed)
+            + self.multi_overhead.load(Ordering::Relaxed)
+            + self.pubsub_overhead()
+            + CLIENT_STRUCT) as u64
+    }
+
+    /// Redis's pubsubMemOverhead: the client's own bookkeeping of its
+    /// subscriptions (a list node a pattern, a hash entry and slot a
+    /// channel), not the names, which the registry shares.
+    fn pubsub_overhead(&self) -> usize {
+        const LIST_NODE: usize = 24;
+        const DICT_ENTRY: usize = 24;
+        let dict = |n: u32| match n as usize {
+            0 => 0,
+            n => n * DICT_ENTRY + n.next_power_of_two().max(4) * 8,
+        };
+        let s = &self.subscriptions;
+        s.patterns.load(Ordering::Relaxed) as usize * LIST_NODE
+            + dict(s.channels.load(Ordering::Relaxed))
+            + dict(s.shard_channels.load(Ordering::Relaxed))
+    }
+
+    /// Sets the arguments of the command in flight (argv-mem): their
+    /// bytes and number.
+    #[inline]
+    pub fn set_argv(&self, bytes: usize, argc: usize) {
+        self.argv_mem.store(bytes, Ordering::Relaxed);
+        self.argc.store(argc as u32, Ordering::Relaxed);
     }
 
     pub fn kill(&self) {
@@ -222,6 +310,9 @@ impl ClientInfo {
         let free = self.query_buffer_free.load(Ordering::Relaxed);
         let size = len + free;
         let peak = self.query_buffer_peak.swap(len, Ordering::Relaxed);
+        // The reply buffer's peak restarts too (Redis resets buf_peak
+        // every few seconds).
+        self.reply_buffer_peak.store(0, Ordering::Relaxed);
         if free <= 4 * 1024 {
             return;
         }
@@ -285,6 +376,21 @@ pub struct QueuedCommand {
 pub struct MultiState {
     pub commands: Vec<QueuedCommand>,
     pub aborted: bool,
+    /// The queued commands' arguments, with a reference each (Redis's
+    /// mstate.argv_len_sums, CLIENT LIST's multi-mem).
+    pub argv_mem: usize,
+}
+
+impl MultiState {
+    /// Queues a command.
+    pub fn push(&mut self, id: usize, argv: &[&[u8]]) {
+        self.argv_mem += argv.iter().map(|a| a.len()).sum::<usize>()
+            + argv.len() * std::mem::size_of::<Vec<u8>>();
+        self.commands.push(QueuedCommand {
+            id,
+            argv: argv.iter().map(|a| a.to_vec()).collect(),
+        });
+    }
 }
 
 /// The keys a client WATCHes: (database, key) pairs and the shared flag
@@ -292,6 +398,8 @@ pub struct MultiState {
 pub struct Watching {
     pub state: std::sync::Arc<crate::keyspace::watch::WatchState>,
     pub keys: Vec<(usize, Vec<u8>)>,
+    /// The bytes of the keys' names (the client keeps a copy of each).
+    pub key_bytes: usize,
 }
 
 /// The per-connection state commands read and change.
@@ -397,11 +505,254 @@ impl ClientState {
         self.db = db;
         self.info.db.store(db, Ordering::Relaxed);
     }
+
+    /// Publishes the memory of the transaction state (multi-mem and the
+    /// rest of Redis's multiStateMemOverhead): the queue and the watched
+    /// keys. O(1): both keep their sums as they grow.
+    pub fn publish_multi_memory(&self) {
+        let (argv, slots) = self.multi.as_ref().map_or((0, 0), |m| {
+            (
+                m.argv_mem,
+                m.commands.capacity() * std::mem::size_of::<QueuedCommand>(),
+            )
+        });
+        let watched = self.watching.as_ref().map_or(0, |w| {
+            w.keys.capacity() * std::mem::size_of::<(usize, Vec<u8>)>() + w.key_bytes
+        });
+        self.info.multi_mem.store(argv, Ordering::Relaxed);
+        self.info
+            .multi_overhead
+            .store(slots + watched, Ordering::Relaxed);
+    }
+}
+
+/// The size of a client's own structures in the engine, counted in its
+/// memory (Redis counts its client struct).
+const CLIENT_STRUCT: usize = std::mem::size_of::<ClientInfo>() + std::mem::size_of::<ClientState>();
+
+/// Redis's client memory usage buckets: bucket i holds the evictable
+/// clients using [2^(15+i), 2^(16+i)) bytes, the first those under
+/// 32 KiB too, the last those of 4 GiB and more.
+const BUCKET_MIN_LOG: u32 = 15;
+const BUCKET_MAX_LOG: u32 = 33;
+const BUCKETS: usize = (BUCKET_MAX_LOG - BUCKET_MIN_LOG + 1) as usize;
+const NO_BUCKET: u8 = u8::MAX;
+
+/// Redis's getMemUsageBucket: log2 of the memory, clamped.
+fn bucket_of(mem: u64) -> u8 {
+    let bits = u64::BITS - mem.leading_zeros();
+    (bits.clamp(BUCKET_MIN_LOG, BUCKET_MAX_LOG) - BUCKET_MIN_LOG) as u8
+}
+
+/// The memory of an engine's clients: the running total of what its
+/// registered clients use (INFO's mem_clients_normal), the eviction limit
+/// from `maxmemory-clients`, and the evictable clients by size.
+///
+/// A client's share changes by the difference between what it counted
+/// for and what it counts for now (`accounted` swapped), so updates from
+/// several threads (its connection, a publisher) keep the total exact.
+#[derive(Default)]
+pub struct ClientMemory {
+    total: AtomicU64,
+    /// Bytes; 0: no client eviction.
+    limit: AtomicU64,
+    /// Client ids by bucket (see `bucket_of`); a client moves only when
+    /// its memory doubles or halves.
+    buckets: Mutex<[BTreeSet<u64>; BUCKETS]>,
+    /// Held while evicting, so that clients are evicted once.
+    evicting: Mutex<()>,
+    /// INFO's evicted_clients.
+    pub evicted: AtomicU64,
+}
+
+impl ClientMemory {
+    /// What the engine's clients use, in bytes.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Whether the clients use more than `maxmemory-clients` allows.
+    #[inline]
+    pub fn over_limit(&self) -> bool {
+        let limit = self.limit.load(Ordering::Relaxed);
+        limit != 0 && self.total.load(Ordering::Relaxed) >= limit
+    }
+
+    /// Redis's updateClientMemUsageAndBucket: counts what the client uses
+    /// now, and moves it to its bucket (out of them when it may not be
+    /// evicted).
+    pub fn update(&self, c: &ClientInfo) {
+        if !c.counted.load(Ordering::Relaxed) {
+            return;
+        }
+        self.set(c, c.memory_usage());
+    }
+
+    /// The client's output grew by `n` bytes (a message reached its
+    /// mailbox): counted without looking at the rest.
+    pub fn grow(&self, c: &ClientInfo, n: usize) {
+        if !c.counted.load(Ordering::Relaxed) {
+            return;
+        }
+        let old = c.accounted.fetch_add(n as u64, Ordering::SeqCst);
+        self.total.fetch_add(n as u64, Ordering::Relaxed);
+        self.settle(c, old + n as u64);
+    }
+
+    fn set(&self, c: &ClientInfo, mem: u64) {
+        // The common case, a client whose buffers kept their sizes, writes
+        // nothing.
+        if c.accounted.load(Ordering::Relaxed) == mem {
+            if c.bucket.load(Ordering::Relaxed) != Self::bucket_for(c, mem) {
+                self.rebucket(c);
+            }
+            return;
+        }
+        let old = c.accounted.swap(mem, Ordering::SeqCst);
+        if old != mem {
+            self.total
+                .fetch_add(mem.wrapping_sub(old), Ordering::Relaxed);
+        }
+        self.settle(c, mem);
+    }
+
+    /// After a change of the client's share: gives it back when the client
+    /// left meanwhile, and moves the client between buckets when its size
+    /// (or NO-EVICT) says so.
+    fn settle(&self, c: &ClientInfo, mem: u64) {
+        if !c.counted.load(Ordering::SeqCst) {
+            self.forget(c);
+            return;
+        }
+        if Self::bucket_for(c, mem) != c.bucket.load(Ordering::Relaxed) {
+            self.rebucket(c);
+        }
+    }
+
+    /// The bucket a client using `mem` belongs in (NO_BUCKET when it may
+    /// not be evicted).
+    fn bucket_for(c: &ClientInfo, mem: u64) -> u8 {
+        if c.no_evict.load(Ordering::Relaxed) {
+            NO_BUCKET
+        } else {
+            bucket_of(mem)
+        }
+    }
+
+    /// Puts the client in the bucket its current share calls for, under the
+    /// buckets' lock (so two updates of one client cannot cross).
+    fn rebucket(&self, c: &ClientInfo) {
+        let mut buckets = self.buckets.lock();
+        let want = if !c.counted.load(Ordering::SeqCst) || c.no_evict.load(Ordering::Relaxed) {
+            NO_BUCKET
+        } else {
+            bucket_of(c.accounted.load(Ordering::SeqCst))
+        };
+        let current = c.bucket.load(Ordering::Relaxed);
+        if current == want {
+            return;
+        }
+        if current != NO_BUCKET {
+            buckets[current as usize].remove(&c.id);
+        }
+        if want != NO_BUCKET {
+            buckets[want as usize].insert(c.id);
+        }
+        c.bucket.store(want, Ordering::Relaxed);
+    }
+
+    /// The client leaves: its share goes, and it leaves its bucket.
+    fn forget(&self, c: &ClientInfo) {
+        c.counted.store(false, Ordering::SeqCst);
+        let old = c.accounted.swap(0, Ordering::SeqCst);
+        if old != 0 {
+            self.total.fetch_sub(old, Ordering::Relaxed);
+        }
+        if c.bucket.load(Ordering::Relaxed) != NO_BUCKET {
+            self.rebucket(c);
+        }
+    }
+
+    /// The client to evict next: the first of the largest bucket.
+    fn largest(&self) -> Option<u64> {
+        let buckets = self.buckets.lock();
+        buckets
+            .iter()
+            .rev()
+            .find_map(|clients| clients.first().copied())
+    }
+
+    /// Drops an id whose client is gone from the buckets.
+    fn drop_id(&self, id: u64) {
+        for clients in self.buckets.lock().iter_mut() {
+            clients.remove(&id);
+        }
+    }
+}
+
+/// Waits, for at most 10 ms in all, until none of `clients` but `me` has
+/// input its connection has not read yet, or is in the middle of
+/// processing what it read: what CLIENT LIST reports then includes the
+/// effect of the commands those clients sent before it (a limit that
+/// closed one, the buffers a big argument took), as Redis's event loop
+/// serves every ready client in turn and never shows one halfway through
+/// a command. Their connections do that on other threads without waiting
+/// for anything this caller holds, so the wait is short; the bound covers
+/// a client that does not read (blocked, paused).
+pub fn await_turns(clients: &[Arc<ClientInfo>], me: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(10);
+    for c in clients {
+        if c.id == me {
+            continue;
+        }
+        // The socket first: its connection marks its turn before it reads.
+        while (unread_input(c.fd) || c.in_turn.load(Ordering::SeqCst))
+            && std::time::Instant::now() < deadline
+        {
+            // Sleeps rather than spins: the thread waited for may need
+            // this core.
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+/// Whether the socket `fd` holds input not read yet (FIONREAD).
+fn unread_input(fd: i64) -> bool {
+    if fd < 0 {
+        return false;
+    }
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int; a descriptor closed meanwhile (or
+    // reused) only makes the answer wrong, which the caller's bound
+    // covers.
+    let r = unsafe { libc::ioctl(fd as libc::c_int, libc::FIONREAD, &mut n) };
+    r == 0 && n > 0
+}
+
+/// Redis's getClientEvictionLimit: `maxmemory-clients` as bytes, or as a
+/// percentage of `maxmemory` (none while maxmemory is 0); 0 for no limit,
+/// and never less than 128 KiB, so that a bad setting cannot cut everyone
+/// off.
+pub fn eviction_limit(maxmemory_clients: &str, maxmemory: u64) -> u64 {
+    let limit = match maxmemory_clients.strip_suffix('%') {
+        Some(pct) => {
+            let pct: u64 = pct.parse().unwrap_or(0);
+            (maxmemory as f64 * pct as f64 / 100.0) as u64
+        }
+        None => crate::config::parse_memory(maxmemory_clients).unwrap_or(0) as u64,
+    };
+    match limit {
+        0 => 0,
+        n => n.max(128 * 1024),
+    }
 }
 
 #[derive(Default)]
 pub struct ClientRegistry {
     clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    /// Shared with the Pub/Sub registry, which counts the messages it
+    /// leaves in mailboxes.
+    memory: Arc<ClientMemory>,
     next_id: AtomicU64,
     pub connected: AtomicUsize,
     /// Clients blocked on keys (INFO blocked_clients). While zero, writes
@@ -428,10 +779,21 @@ impl ClientRegistry {
             last_cmd: AtomicUsize::new(usize::MAX),
             query_buffer: AtomicUsize::new(0),
             query_buffer_free: AtomicUsize::new(0),
+            query_buffer_alloc: AtomicUsize::new(0),
             query_buffer_peak: AtomicUsize::new(0),
             query_buffer_resize: AtomicUsize::new(usize::MAX),
             output_pending: AtomicUsize::new(0),
+            reply_buffer_size: AtomicUsize::new(0),
+            reply_buffer_peak: AtomicU32::new(0),
+            argv_mem: AtomicUsize::new(0),
+            argc: AtomicU32::new(0),
+            multi_mem: AtomicUsize::new(0),
+            multi_overhead: AtomicUsize::new(0),
+            accounted: AtomicU64::new(0),
+            bucket: AtomicU8::new(NO_BUCKET),
+            counted: AtomicBool::new(conn.fd >= 0),
             multi_len: AtomicU64::new(0),
+            in_turn: AtomicBool::new(false),
             in_multi: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
@@ -448,13 +810,74 @@ impl ClientRegistry {
         if conn.fd >= 0 {
             self.clients.lock().insert(id, info.clone());
             self.connected.fetch_add(1, Ordering::Relaxed);
+            self.memory.update(&info);
         }
         info
     }
 
     pub fn unregister(&self, id: u64) {
-        if self.clients.lock().remove(&id).is_some() {
+        let removed = self.clients.lock().remove(&id);
+        if let Some(c) = removed {
             self.connected.fetch_sub(1, Ordering::Relaxed);
+            self.memory.forget(&c);
+        }
+    }
+
+    /// The memory accounting of this registry's clients.
+    pub fn memory(&self) -> &Arc<ClientMemory> {
+        &self.memory
+    }
+
+    /// What all connected clients use, in bytes (INFO's
+    /// mem_clients_normal): a running total, one atomic load.
+    pub fn memory_total(&self) -> u64 {
+        self.memory.total()
+    }
+
+    /// Clients evicted for maxmemory-clients (INFO's evicted_clients).
+    pub fn evicted(&self) -> u64 {
+        self.memory.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Sets the client eviction limit in bytes (see `eviction_limit`; 0:
+    /// none).
+    pub fn set_eviction_limit(&self, bytes: u64) {
+        self.memory.limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts what the client uses now (see `ClientMemory::update`), then
+    /// evicts clients if that takes the total over the limit.
+    pub fn update_memory(&self, c: &ClientInfo) {
+        self.memory.update(c);
+        self.evict_over_limit();
+    }
+
+    /// Redis's evictClients: while the clients use more than
+    /// `maxmemory-clients` allows, the largest evictable client is closed
+    /// (the first of the largest bucket), only until the total is under
+    /// the limit. A client with CLIENT NO-EVICT on is never chosen, though
+    /// its memory counts. One load when under the limit.
+    pub fn evict_over_limit(&self) {
+        let memory = &self.memory;
+        if !memory.over_limit() {
+            return;
+        }
+        let _one = memory.evicting.lock();
+        while memory.over_limit() {
+            let Some(id) = memory.largest() else {
+                crate::log::warning("Over client maxmemory after evicting all evictable clients");
+                break;
+            };
+            let Some(c) = self.get(id) else {
+                memory.drop_id(id);
+                continue;
+            };
+            crate::log::notice(&format!(
+                "Evicting client: {}",
+                c.line(crate::util::time::now_ms())
+            ));
+            self.kill(&c);
+            memory.evicted.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -492,20 +915,42 @@ impl ClientRegistry {
         last
     }
 
-    /// What the normal clients hold (INFO mem_clients_normal): their
-    /// query buffers, pending output and state.
-    pub fn memory_total(&self) -> u64 {
-        let mut total = 0u64;
-        self.visit_some(0, usize::MAX, |c| {
-            total += (std::mem::size_of::<ClientInfo>()
-                + c.query_buffer.load(Ordering::Relaxed)
-                + c.query_buffer_free.load(Ordering::Relaxed)
-                + c.output_memory()) as u64;
-        });
-        total
-    }
-
     pub fn count(&self) -> usize {
         self.connected.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every connected client holds one: its Arc stays in jemalloc's
+    /// 448-byte class.
+    #[test]
+    fn client_info_fits_its_size_class() {
+        assert!(std::mem::size_of::<ClientInfo>() + 16 <= 448);
+    }
+
+    #[test]
+    fn buckets_are_powers_of_two_from_32_kib() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(32 * 1024 - 1), 0);
+        assert_eq!(bucket_of(32 * 1024), 1);
+        assert_eq!(bucket_of(64 * 1024 - 1), 1);
+        assert_eq!(bucket_of(64 * 1024), 2);
+        assert_eq!(bucket_of(u64::MAX), (BUCKETS - 1) as u8);
+    }
+
+    #[test]
+    fn eviction_limit_reads_bytes_and_percentages() {
+        assert_eq!(eviction_limit("0", 1 << 20), 0);
+        assert_eq!(eviction_limit("1mb", 0), 1 << 20);
+        assert_eq!(eviction_limit("3000000", 0), 3_000_000);
+        // Never below 128 KiB.
+        assert_eq!(eviction_limit("1", 0), 128 * 1024);
+        assert_eq!(eviction_limit("7%", 6 << 20), 440_401);
+        // A percentage of no maxmemory is no limit.
+        assert_eq!(eviction_limit("50%", 0), 0);
+        assert_eq!(eviction_limit("0%", 1 << 30), 0);
     }
 }

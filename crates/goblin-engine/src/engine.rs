@@ -83,6 +83,9 @@ pub struct Engine {
     /// DEBUG PAUSE-CRON: the periodic work (active expiry, scheduled saves,
     /// a pending signal's shutdown) waits while set.
     cron_paused: AtomicBool,
+    /// DEBUG REPLYBUFFER RESIZING: whether the cron may release an idle
+    /// client's reply buffer (Redis's reply_buffer_resizing_enabled).
+    pub reply_buffer_resizing: AtomicBool,
     /// Filled by the server: the TCP port actually bound (INFO server).
     tcp_port: AtomicU64,
     /// Path of the config file the server was started with (INFO server).
@@ -146,6 +149,7 @@ impl Engine {
         let (tx, _) = tokio::sync::watch::channel(None);
         let clients = ClientRegistry::default();
         let scripting = crate::scripting::Scripting::new(&clients);
+        let pubsub = crate::pubsub::PubSub::new(clients.memory().clone());
         let engine = Arc::new(Engine {
             keyspace: Keyspace::new(
                 databases,
@@ -157,7 +161,7 @@ impl Engine {
             clients,
             scripting,
             acl: crate::acl::Acl::new(),
-            pubsub: crate::pubsub::PubSub::new(),
+            pubsub,
             started: Instant::now(),
             run_id,
             dirty_base: AtomicU64::new(0),
@@ -167,6 +171,7 @@ impl Engine {
             shutdown: tx,
             shutdown_signal: std::sync::atomic::AtomicI32::new(0),
             cron_paused: AtomicBool::new(false),
+            reply_buffer_resizing: AtomicBool::new(true),
             tcp_port: AtomicU64::new(0),
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
@@ -557,6 +562,15 @@ impl Engine {
     /// Pushes configuration that lives outside the config table into the
     /// parts of the engine that read it on hot paths.
     pub fn apply_config(&self) {
+        // maxmemory-clients (or maxmemory under a percentage): a lower limit
+        // evicts at once, as Redis's CONFIG SET does before its next
+        // command.
+        self.clients
+            .set_eviction_limit(crate::client::eviction_limit(
+                &self.config.get("maxmemory-clients"),
+                self.config.maxmemory.load(Ordering::Relaxed),
+            ));
+        self.clients.evict_over_limit();
         self.acl
             .set_pubsub_default(self.config.get("acl-pubsub-default") == "allchannels");
         let [hard, soft, secs] = self
@@ -611,6 +625,8 @@ impl Engine {
             last_command: 0,
             paused: false,
             out_of_memory: false,
+            yielded: false,
+            yielding: false,
             last_shard: usize::MAX,
         }
     }
@@ -1101,6 +1117,10 @@ pub enum Flow {
     /// CLIENT PAUSE holds the command back: it did not run. Wait on
     /// `Engine::pause`, then give the same command to `execute` again.
     Paused,
+    /// The command (flagged AFTER_READY) did not run yet: let the other
+    /// ready connections have their turn (a yield to the runtime), then
+    /// give the same command to `execute` again; it runs then.
+    Yield,
 }
 
 /// One client's connection to the engine.
@@ -1120,6 +1140,10 @@ pub struct Session {
     /// What the eviction before the current command found: over
     /// maxmemory with nothing it may evict (Redis's EVICT_FAIL).
     out_of_memory: bool,
+    /// The last command was held back to let other connections run first
+    /// (Flow::Yield): given again, it runs.
+    yielded: bool,
+    yielding: bool,
     /// The shard the last pipelined command locked, when it had one key:
     /// the next on the same shard keeps its lock (see `Pipeline`).
     last_shard: usize,
@@ -1217,10 +1241,25 @@ impl Session {
         self.deliver_pushes();
         self.out.clear_push_marks();
         let reply_start = self.out.len();
-        if !self.dispatch(&engine, &stats, argv, pipeline) {
+        let was_over_limit = self.out.over_limit;
+        // CLIENT LIST's argv-mem while the command runs (Redis's
+        // argv_len_sum).
+        let info = &self.state.info;
+        info.set_argv(argv.iter().map(|a| a.len()).sum(), argv.len());
+        let ran = self.dispatch(&engine, &stats, argv, pipeline);
+        let info = &self.state.info;
+        info.set_argv(0, 0);
+        // The transaction state may have grown or gone (MULTI's queue,
+        // WATCH, EXEC, DISCARD, RESET).
+        self.state.publish_multi_memory();
+        if !ran {
             if self.paused {
                 self.paused = false;
                 return Flow::Paused;
+            }
+            if self.yielding {
+                self.yielding = false;
+                return Flow::Yield;
             }
             self.state
                 .info
@@ -1250,6 +1289,8 @@ impl Session {
         };
         if discard {
             self.out.discard_from(reply_start);
+            // A reply not built for the output limit is not wanted either.
+            self.out.over_limit = was_over_limit;
         } else {
             self.out.clear_push_marks();
         }
@@ -1303,6 +1344,13 @@ impl Session {
             }
         };
         let spec = table().get(id).spec;
+        if spec.has(flag::AFTER_READY) && pipeline.is_some() {
+            self.yielded = !self.yielded;
+            if self.yielded {
+                self.yielding = true;
+                return false;
+            }
+        }
 
         // In a pipeline, a command with one key on the shard of the one
         // before takes it as an owned guard, which the pipeline keeps for
@@ -1521,10 +1569,7 @@ impl Session {
     fn queue(&mut self, id: usize, argv: &[&[u8]]) {
         let multi = self.state.multi.as_mut().expect("queued inside MULTI");
         if !multi.aborted {
-            multi.commands.push(crate::client::QueuedCommand {
-                id,
-                argv: argv.iter().map(|a| a.to_vec()).collect(),
-            });
+            multi.push(id, argv);
             self.state
                 .info
                 .multi_len

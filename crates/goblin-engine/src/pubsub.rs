@@ -178,13 +178,17 @@ pub struct PubSub {
     /// returns at once.
     subscriptions: AtomicUsize,
     limits: OutputLimits,
+    /// The memory accounting of the engine's clients: a message left in a
+    /// mailbox counts at once (Redis updates a subscriber's memory as it
+    /// publishes to it).
+    memory: Arc<crate::client::ClientMemory>,
     /// `notify-keyspace-events` as Redis's NOTIFY_* bits (see [`notify`]).
     pub notify_flags: AtomicU32,
 }
 
 impl Default for PubSub {
     fn default() -> Self {
-        PubSub::new()
+        PubSub::new(Default::default())
     }
 }
 
@@ -196,8 +200,9 @@ pub struct Publisher<'a> {
 }
 
 impl PubSub {
-    pub fn new() -> PubSub {
+    pub fn new(memory: Arc<crate::client::ClientMemory>) -> PubSub {
         PubSub {
+            memory,
             channels: ChannelTable::new(),
             shard_channels: ChannelTable::new(),
             patterns: RwLock::new(Map::default()),
@@ -480,7 +485,9 @@ impl PubSub {
                 return;
             }
         }
-        client.mailbox.append(client, frame, &self.limits);
+        if client.mailbox.append(client, frame, &self.limits) {
+            self.memory.grow(client, frame.len());
+        }
     }
 
     /// The subscribed clients of user `user` that hold a subscription
@@ -663,6 +670,9 @@ impl SubscriptionCounts {
 pub struct Mailbox {
     /// Something is waiting: read without the lock by the connection.
     pending: AtomicBool,
+    /// The bytes waiting, read without the lock (CLIENT LIST, the client's
+    /// memory).
+    len: AtomicUsize,
     inner: Mutex<MailboxInner>,
 }
 
@@ -680,16 +690,18 @@ impl Mailbox {
 
     /// Bytes waiting (CLIENT LIST's omem).
     pub fn len(&self) -> usize {
-        self.inner.lock().bytes.len()
+        self.len.load(Ordering::Relaxed)
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn append(&self, client: &ClientInfo, frame: &[u8], limits: &OutputLimits) {
+    /// Appends a message; false when it was not kept (the client is going,
+    /// or is closed now for its output limit).
+    fn append(&self, client: &ClientInfo, frame: &[u8], limits: &OutputLimits) -> bool {
         if client.is_killed() {
-            return;
+            return false;
         }
         let resp3 = client.resp.load(Ordering::Relaxed) == 3;
         let mut inner = self.inner.lock();
@@ -698,14 +710,16 @@ impl Mailbox {
         inner.bytes.extend_from_slice(&frame[1..]);
         if over_limit(&mut inner, limits) {
             inner.bytes = Vec::new();
+            self.len.store(0, Ordering::Relaxed);
             drop(inner);
             crate::log::warning(&format!(
                 "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
                 client.line(crate::util::time::now_ms())
             ));
             client.kill();
-            return;
+            return false;
         }
+        self.len.store(inner.bytes.len(), Ordering::Relaxed);
         if was_empty {
             self.pending.store(true, Ordering::Release);
         }
@@ -713,6 +727,7 @@ impl Mailbox {
         if was_empty {
             client.wake.notify_one();
         }
+        true
     }
 
     /// Moves the waiting messages to the end of `out`, marked as pushes
@@ -727,6 +742,7 @@ impl Mailbox {
         if inner.bytes.is_empty() {
             return false;
         }
+        self.len.store(0, Ordering::Relaxed);
         let start = out.len();
         if out.is_empty() {
             std::mem::swap(&mut out.buf, &mut inner.bytes);
@@ -743,6 +759,7 @@ impl Mailbox {
     pub fn clear(&self) {
         let mut inner = self.inner.lock();
         inner.bytes = Vec::new();
+        self.len.store(0, Ordering::Relaxed);
         self.pending.store(false, Ordering::Release);
     }
 }

@@ -156,6 +156,9 @@ enum Turn {
     /// CLIENT PAUSE held a command back: it did not run, and is parsed
     /// again after the pause.
     Paused,
+    /// A command waits for the other ready connections to run first: it
+    /// did not run, and is parsed again after a yield to the runtime.
+    Yield,
     /// The connection closes once its replies are written: a command asked
     /// for it (QUIT), or a protocol error, or the query buffer limit.
     Close,
@@ -226,12 +229,20 @@ impl Connection {
     fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
         async move {
             loop {
+                // CLIENT LIST waits for this part of other clients' turns
+                // (goblin_engine::client::await_turns).
+                self.info.in_turn.store(true, Ordering::Relaxed);
                 let turn = self.run_commands();
                 let turn = self.check_query_buffer(turn);
-                if self.check_output_buffer().is_err() {
+                let checked = self.check_output_buffer();
+                self.info.in_turn.store(false, Ordering::Release);
+                if checked.is_err() {
                     break;
                 }
                 if self.write_replies(&turn).await.is_err() {
+                    break;
+                }
+                if self.account_memory().is_err() {
                     break;
                 }
                 let waited = match turn {
@@ -240,6 +251,10 @@ impl Connection {
                     // its futures for as long as the client is connected.
                     Turn::Blocked => Box::pin(self.wait_blocked()).await,
                     Turn::Paused => Box::pin(self.wait_unpaused()).await,
+                    Turn::Yield => {
+                        tokio::task::yield_now().await;
+                        Ok(())
+                    }
                     // Its replies are written.
                     Turn::Close => break,
                 };
@@ -247,6 +262,10 @@ impl Connection {
                     break;
                 }
             }
+            // Out of CLIENT LIST and the clients' memory before the socket's
+            // shutdown is awaited (the session's drop would do it after).
+            self.engine.clients().unregister(self.info.id);
+            self.info.in_turn.store(false, Ordering::Release);
             let _ = self.stream.shutdown().await;
         }
     }
@@ -260,6 +279,10 @@ impl Connection {
         self.info
             .query_buffer
             .store(self.rbuf.len(), Ordering::Relaxed);
+        // A large reply past the hard output limit is not even built (see
+        // ReplyWriter::limit).
+        let hard = self.output_limits()[0].load(Ordering::Relaxed) as usize;
+        self.session.out.limit = if hard == 0 { 0 } else { self.written + hard };
         // The commands of one read may keep their shard from one to the
         // next; the pipeline, and with it any shard, is released at the
         // end of this block, before the replies are written.
@@ -293,7 +316,7 @@ impl Connection {
                             let lent = self.parser.big_args().iter().map(|(_, b)| b.clone());
                             self.session.execute_lent(&argv, lent, &mut pipeline)
                         };
-                        if !matches!(flow, Flow::Paused) {
+                        if !matches!(flow, Flow::Paused | Flow::Yield) {
                             self.parser.finish_command();
                         }
                         match flow {
@@ -305,6 +328,12 @@ impl Connection {
                             Flow::Paused => {
                                 self.parser.rewind();
                                 break Turn::Paused;
+                            }
+                            // Runs on the next turn, after the other ready
+                            // connections' (see flag::AFTER_READY).
+                            Flow::Yield => {
+                                self.parser.rewind();
+                                break Turn::Yield;
                             }
                         }
                     }
@@ -321,6 +350,10 @@ impl Connection {
         self.rbuf.advance(consumed);
         self.parser.discard(consumed);
         self.parser.shrink();
+        // A big bulk whose header was just read gets its buffer at once, as
+        // Redis makes room for the whole bulk when it parses the header:
+        // the client's memory shows it from this turn on.
+        let _ = self.parser.big_bulk_buffer(&mut self.rbuf);
         if self.rbuf.is_empty() && consumed > 0 {
             // Reuses the whole allocation from its start (no copy: it is
             // empty), so CLIENT LIST reports all of it as free; the cron
@@ -351,11 +384,52 @@ impl Connection {
         } else {
             turn
         };
-        self.info.query_buffer.store(unparsed, Ordering::Relaxed);
-        self.info
-            .query_buffer_free
-            .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
+        self.publish_query_buffer();
         turn
+    }
+
+    /// Reports the query buffer to CLIENT LIST and to the client's memory.
+    /// While a big bulk is received, qbuf is what its buffer holds (the
+    /// read buffer then holds the command's start, up to the bulk), and the
+    /// arguments before it count as argv-mem, as Redis has them by then.
+    fn publish_query_buffer(&self) {
+        let info = &self.info;
+        let free = self.rbuf.capacity() - self.rbuf.len();
+        if self.parser.receiving_big() {
+            let big = self.parser.big_received();
+            info.query_buffer.store(big, Ordering::Relaxed);
+            let (bytes, argc) = self.parser.partial_args();
+            info.set_argv(bytes, argc);
+        } else {
+            info.query_buffer.store(self.rbuf.len(), Ordering::Relaxed);
+        }
+        info.query_buffer_free.store(free, Ordering::Relaxed);
+        info.query_buffer_alloc.store(
+            self.rbuf.capacity() + self.parser.big_capacity(),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Redis's updateClientMemUsageAndBucket after a client's turn, then its
+    /// evictClients: the client's memory is counted (its buffers as they
+    /// are now that its replies went out as far as the socket took them),
+    /// and clients are evicted while all use more than maxmemory-clients.
+    /// The client itself may be the one: its connection closes, its
+    /// replies unwritten.
+    fn account_memory(&mut self) -> Result<(), Closing> {
+        let buf = &self.session.out.buf;
+        self.info
+            .reply_buffer_size
+            .store(buf.capacity(), Ordering::Relaxed);
+        let len = buf.len().min(u32::MAX as usize) as u32;
+        if len > self.info.reply_buffer_peak.load(Ordering::Relaxed) {
+            self.info.reply_buffer_peak.store(len, Ordering::Relaxed);
+        }
+        self.engine.clients().update_memory(&self.info);
+        if self.info.is_killed() {
+            return Err(Closing);
+        }
+        Ok(())
     }
 
     /// Redis's checkClientOutputBufferLimits: a client whose unsent
@@ -364,6 +438,10 @@ impl Connection {
     fn check_output_buffer(&mut self) -> Result<(), Closing> {
         self.take_output_of_others();
         if self.over_output_limit() {
+            // Gone from CLIENT LIST and the clients' memory at once, before
+            // its socket is shut down: the limit, not client eviction,
+            // frees it.
+            self.engine.clients().unregister(self.info.id);
             crate::log::warning(&format!(
                 "Client id={} addr={} closed for overcoming of output buffer limits.",
                 self.info.id, self.info.addr
@@ -378,6 +456,7 @@ impl Connection {
     /// socket takes now.
     async fn write_replies(&mut self, turn: &Turn) -> Result<(), Closing> {
         match *turn {
+            Turn::Yield => self.flush_some().await.map_err(|_| Closing)?,
             Turn::NeedInput { commands } => {
                 // A pipeline's replies wait until the other connections ready
                 // on this worker have run theirs (as Redis writes every
@@ -429,6 +508,9 @@ impl Connection {
                 // The buffer grows at the read, not before the wait, so
                 // that one the cron released stays released while idle.
                 let had_buffer = self.rbuf.capacity() > 0;
+                // From the read on, CLIENT LIST waits for this turn
+                // (goblin_engine::client::await_turns).
+                self.info.in_turn.store(true, Ordering::SeqCst);
                 self.reserve_read();
                 match self.read_some() {
                     Ok(0) => return Err(Closing),
@@ -538,9 +620,11 @@ impl Connection {
                             if self.rbuf.len() > limit.load(Ordering::Relaxed) as usize {
                                 return Err(Closing);
                             }
-                            self.info
-                                .query_buffer
-                                .store(self.rbuf.len(), Ordering::Relaxed);
+                            self.publish_query_buffer();
+                            self.engine.clients().update_memory(&self.info);
+                            if self.info.is_killed() {
+                                return Err(Closing);
+                            }
                         }
                     },
                 }
@@ -613,7 +697,9 @@ impl Connection {
     /// its reply buffer goes too, when nothing in it waits to be written,
     /// as Redis's clientsCronResizeOutputBuffer shrinks an idle client's.
     fn release_idle_reply_buffer(&mut self, size: usize) {
-        if size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
+        // DEBUG REPLYBUFFER RESIZING 0 keeps it.
+        let resizing = self.engine.reply_buffer_resizing.load(Ordering::Relaxed);
+        if resizing && size == 0 && self.written == 0 && self.session.out.buf.is_empty() {
             self.session.out.buf = Vec::new();
         }
     }
@@ -648,6 +734,7 @@ impl Connection {
     /// while it keeps reading, as Redis does).
     async fn flush_some(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
+        self.check_not_over_limit()?;
         if self.session.out.buf.len() == self.written {
             return self.stream.send_buffered();
         }
@@ -671,6 +758,7 @@ impl Connection {
     /// Writes every pending reply, waiting for the socket.
     async fn flush_all(&mut self) -> std::io::Result<()> {
         self.take_output_of_others();
+        self.check_not_over_limit()?;
         if self.session.out.buf.len() == self.written {
             return self.stream.write_all(&[]).await;
         }
@@ -708,6 +796,21 @@ impl Connection {
         Ok(())
     }
 
+    /// A reply that was not built for the hard output limit (see
+    /// ReplyWriter::limit) leaves the output incomplete: it is never
+    /// written, the client is closed (a blocked command served past the
+    /// limit ends here).
+    fn check_not_over_limit(&self) -> std::io::Result<()> {
+        if self.session.out.over_limit {
+            crate::log::warning(&format!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                self.info.id, self.info.addr
+            ));
+            return Err(std::io::Error::other("output buffer limit"));
+        }
+        Ok(())
+    }
+
     /// Appends what other clients produced for this one since the last
     /// flush: Pub/Sub messages (after the replies, as they arrived later)
     /// and MONITOR lines.
@@ -715,6 +818,16 @@ impl Connection {
     fn take_output_of_others(&mut self) {
         self.session.deliver_pushes();
         self.info.take_pushed(&mut self.session.out.buf);
+    }
+
+    /// The output buffer limits of the client's class: hard, soft, soft
+    /// seconds.
+    fn output_limits(&self) -> &[std::sync::atomic::AtomicU64; 3] {
+        if self.session.state.subscribed() {
+            &self.engine.config().obuf_pubsub
+        } else {
+            &self.engine.config().obuf_normal
+        }
     }
 
     /// Redis's checkClientOutputBufferLimits for a normal client or a
@@ -726,7 +839,7 @@ impl Connection {
     /// (Redis counts its reply list, rounded up to allocation sizes).
     fn over_output_limit(&mut self) -> bool {
         let pending = self.session.out.buf.len() - self.written;
-        if pending == 0 {
+        if pending == 0 && !self.session.out.over_limit {
             self.soft_since = 0;
             return false;
         }
@@ -734,11 +847,10 @@ impl Connection {
         if used > 1024 && self.session.auth_required() {
             return true;
         }
-        let [hard, soft, secs] = if self.session.state.subscribed() {
-            &self.engine.config().obuf_pubsub
-        } else {
-            &self.engine.config().obuf_normal
-        };
+        if self.session.out.over_limit {
+            return true;
+        }
+        let [hard, soft, secs] = self.output_limits();
         let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
         if hard != 0 && used >= hard {
             return true;

@@ -75,6 +75,13 @@ pub mod flag {
     /// amount of memory, so everything else is refused then, as in
     /// Redis's processCommand.
     pub const MULTI_OOM_OK: u32 = 1 << 28;
+    /// Goblin-specific: reports on other clients (CLIENT LIST). A
+    /// connection's command so flagged first lets the connections woken
+    /// with it run their turn (`Flow::Yield`), so that it sees what they
+    /// read before it, as Redis serves every ready client of an event
+    /// loop's turn in order (the command then also waits for turns in
+    /// progress on other threads, `client::await_turns`).
+    pub const AFTER_READY: u32 = 1 << 29;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),

@@ -342,6 +342,11 @@ fn parse_client_list(args: &[&[u8]]) -> Result<ClientListOptions, Error> {
 
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let ClientListOptions { ids, pubsub } = parse_client_list(args)?;
+    // A transaction or a script may hold shards another client's command
+    // waits for: no waiting then.
+    if !ctx.in_multi && !ctx.in_script {
+        crate::client::await_turns(&ctx.engine.clients().all(), ctx.client.id());
+    }
     let now = now_ms();
     let mut text = String::new();
     for info in ctx.engine.clients().all() {
@@ -654,7 +659,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "list",
         arity: -2,
-        flags: flag::ADMIN | CONN,
+        flags: flag::ADMIN | CONN | flag::AFTER_READY,
         group: Group::Connection,
         since: "2.4.0",
         summary: "Lists open connections.",

@@ -386,7 +386,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
         let (exceeded_total, exceeded_current) = engine.evictor().exceeded_ms();
         let _ = write!(
             out,
-            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
             s.connections_received.load(Ordering::Relaxed),
             t.commands_processed,
             engine.instantaneous_ops(),
@@ -396,6 +396,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             expired,
             expired_fields,
             engine.evictor().evicted_keys.load(Ordering::Relaxed),
+            engine.clients().evicted(),
             exceeded_total,
             exceeded_current,
             t.keyspace_hits,
@@ -1130,6 +1131,8 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     "    Stop the server for <seconds>. Decimals allowed.",
                     "RELOAD",
                     "    Save the RDB on disk and reload it back to memory.",
+                    "REPLYBUFFER RESIZING <0|1>",
+                    "    Enable or disable the reply buffer resize cron job",
                 ],
             );
         }
@@ -1233,6 +1236,14 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"jmap", 2) => ctx.out.ok(),
+        (b"replybuffer", 4) if args[2].eq_ignore_ascii_case(b"resizing") => {
+            // Redis reads the flag with atoi.
+            let on = crate::util::number::parse_i64(args[3]).unwrap_or(0) != 0;
+            ctx.engine
+                .reply_buffer_resizing
+                .store(on, Ordering::Relaxed);
+            ctx.out.ok();
+        }
         (b"pause-cron", 3) => {
             ctx.engine.set_cron_paused(arg_i64(args[2])? != 0);
             ctx.out.ok();

@@ -166,6 +166,7 @@ fn watch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.client.watching = Some(Watching {
             state: WatchState::new(ctx.client.id()),
             keys: Vec::new(),
+            key_bytes: 0,
         });
         ctx.engine.started_watching();
     }
@@ -179,6 +180,7 @@ fn watch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             continue;
         }
         watching.keys.push((db, key.to_vec()));
+        watching.key_bytes += key.len();
         let state = watching.state.clone();
         let h = hash_key(key);
         let slice = &mut ctx.locks.shard(ctx.engine.keyspace().shard_of(h)).dbs[db];

@@ -130,6 +130,32 @@ impl RequestParser {
             .map_or(0, |b| b.len())
     }
 
+    /// Whether a big bulk is being received into a buffer of its own.
+    pub fn receiving_big(&self) -> bool {
+        self.big.as_ref().is_some_and(|b| b.receiving.is_some())
+    }
+
+    /// The size of the buffer of the big bulk being received, allocated
+    /// at the bulk's size: memory of the client's query buffer. (Big
+    /// bulks already received count as arguments, `partial_args`.)
+    pub fn big_capacity(&self) -> usize {
+        self.big
+            .as_ref()
+            .and_then(|b| b.receiving.as_ref())
+            .map_or(0, |r| r.capacity())
+    }
+
+    /// The arguments of the command being received read so far: their
+    /// bytes and number (Redis has them in the client's argv by then).
+    pub fn partial_args(&self) -> (usize, usize) {
+        if self.remaining == 0 && self.bulk_len.is_none() {
+            return (0, 0);
+        }
+        let bytes = self.spans.iter().map(|r| r.len()).sum::<usize>()
+            + self.big_args().iter().map(|(_, a)| a.len()).sum::<usize>();
+        (bytes, self.spans.len())
+    }
+
     /// The command just parsed has run: its big bulks are let go (a value
     /// that adopted one holds it alone from now on).
     pub fn finish_command(&mut self) {

@@ -29,7 +29,18 @@ pub struct ReplyWriter {
     /// confirmations) since the last `discard_from`: CLIENT REPLY OFF and
     /// SKIP drop a command's reply but never these (Redis's CLIENT_PUSHING).
     push_marks: Vec<(usize, usize)>,
+    /// The size past which `buf` may not grow with a large bulk (the
+    /// client's hard output buffer limit beyond what its connection wrote
+    /// already; 0: none). Such a bulk is not copied: `over_limit` is set,
+    /// and the connection closes the client without its replies, as Redis
+    /// closes a client past its hard limit as soon as a reply takes it
+    /// there.
+    pub limit: usize,
+    pub over_limit: bool,
 }
+
+/// Bulks from this size on are checked against `ReplyWriter::limit`.
+const LIMITED_BULK: usize = 16 * 1024;
 
 /// The code an error text is counted under in INFO errorstats, as
 /// Redis's afterErrorReply finds it: the text up to its first space when
@@ -144,6 +155,10 @@ impl ReplyWriter {
 
     #[inline]
     pub fn bulk(&mut self, b: &[u8]) {
+        if b.len() >= LIMITED_BULK && self.limit != 0 && self.buf.len() + b.len() > self.limit {
+            self.over_limit = true;
+            return;
+        }
         self.prefixed(b'$', b.len() as i64);
         self.buf.extend_from_slice(b);
         self.buf.extend_from_slice(b"\r\n");

@@ -16,6 +16,7 @@ mod goblin_support;
 mod acl;
 mod behaviour;
 mod blocking;
+mod client_eviction;
 mod error_bytes;
 mod eviction;
 mod geo;
