@@ -75,8 +75,10 @@ pub struct Engine {
     /// on it from its cron, unless DEBUG PAUSE-CRON holds the cron, and
     /// SHUTDOWN ABORT clears it.
     shutdown_signal: std::sync::atomic::AtomicI32,
-    /// Eviction under maxmemory, its counters and the lazy-free worker.
+    /// Eviction under maxmemory and its counters.
     evictor: crate::evict::Evictor,
+    /// The lazy-free worker.
+    lazyfree: crate::lazyfree::LazyFree,
     /// used_memory_peak: the most used_memory was when sampled (after
     /// commands that move much memory, and by the cron).
     memory_peak: AtomicU64,
@@ -185,6 +187,7 @@ impl Engine {
             listeners: parking_lot::Mutex::new(None),
             tls: parking_lot::Mutex::new(None),
             evictor: Default::default(),
+            lazyfree: Default::default(),
             memory_peak: AtomicU64::new(0),
             me: std::sync::OnceLock::new(),
         });
@@ -267,11 +270,17 @@ impl Engine {
             .sum();
         self.expired_baseline.store(expired, Ordering::Relaxed);
         self.evictor.reset_stats();
+        self.lazyfree.reset_stats();
     }
 
     /// Eviction under maxmemory.
     pub fn evictor(&self) -> &crate::evict::Evictor {
         &self.evictor
+    }
+
+    /// The lazy-free worker.
+    pub fn lazyfree(&self) -> &crate::lazyfree::LazyFree {
+        &self.lazyfree
     }
 
     /// used_memory_startup: what the engine's own structures hold before

@@ -19,10 +19,11 @@
 //! the command runs and the engine's eviction worker goes on in the
 //! background (Redis's eviction time proc), as it does after CONFIG SET
 //! lowered maxmemory. A large collection evicted under
-//! `lazyfree-lazy-eviction` is freed by the engine's lazy-free worker.
+//! `lazyfree-lazy-eviction` is freed by the engine's lazy-free worker
+//! ([`crate::lazyfree`]).
 
 use crate::engine::Engine;
-use crate::keyspace::{CompactBytes, Object, Value};
+use crate::keyspace::{CompactBytes, Object};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -215,7 +216,6 @@ pub struct Evictor {
     time_limit_us: AtomicU64,
     lazy_eviction: AtomicBool,
     worker: std::sync::OnceLock<Mutex<mpsc::Sender<()>>>,
-    pub lazy: LazyFree,
 }
 
 impl Default for Evictor {
@@ -234,7 +234,6 @@ impl Default for Evictor {
             time_limit_us: AtomicU64::new(time_limit_us(10)),
             lazy_eviction: AtomicBool::new(false),
             worker: std::sync::OnceLock::new(),
-            lazy: LazyFree::default(),
         }
     }
 }
@@ -246,8 +245,7 @@ impl Evictor {
 
     /// The eviction settings of the configuration (apply_config).
     pub fn configure(&self, config: &crate::config::Config) {
-        let policy =
-            Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+        let policy = Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
         self.set_policy(policy);
         self.samples.store(
             config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
@@ -257,10 +255,8 @@ impl Evictor {
             time_limit_us(config.get_i64("maxmemory-eviction-tenacity")),
             Ordering::Relaxed,
         );
-        self.lazy_eviction.store(
-            config.get_bool("lazyfree-lazy-eviction"),
-            Ordering::Relaxed,
-        );
+        self.lazy_eviction
+            .store(config.get_bool("lazyfree-lazy-eviction"), Ordering::Relaxed);
     }
 
     fn set_policy(&self, policy: Policy) {
@@ -375,7 +371,7 @@ impl Engine {
             dataset: self.keyspace().env().dataset_bytes(),
             clients: self.clients().memory_total(),
             scripts: self.evictor().scripts_memory.load(Ordering::Relaxed),
-            lazy_pending: self.evictor().lazy.pending_bytes(),
+            lazy_pending: self.lazyfree().pending_bytes(),
         }
     }
 
@@ -484,8 +480,11 @@ impl Engine {
                 }
             }
             if let Some(t) = del_start {
-                self.latency()
-                    .add_if_needed(threshold, "eviction-del", t.elapsed().as_millis() as u64);
+                self.latency().add_if_needed(
+                    threshold,
+                    "eviction-del",
+                    t.elapsed().as_millis() as u64,
+                );
             }
             keys_freed += 1;
             if keys_freed % 16 == 0 && start.elapsed().as_micros() as u64 > limit_us {
@@ -511,7 +510,11 @@ impl Engine {
     }
 
     /// Shard `idx`, waiting for it or not.
-    fn shard(&self, idx: usize, waits: Waits) -> Option<parking_lot::MutexGuard<'_, crate::keyspace::Shard>> {
+    fn shard(
+        &self,
+        idx: usize,
+        waits: Waits,
+    ) -> Option<parking_lot::MutexGuard<'_, crate::keyspace::Shard>> {
         match waits {
             Waits::Never => self.keyspace().try_lock(idx),
             Waits::Always => Some(self.keyspace().lock(idx)),
@@ -659,8 +662,8 @@ impl Engine {
             self.pubsub()
                 .keyspace_event(flags, db, b"evicted", key, None);
         }
-        if lazy && free_effort(&obj.value) > LAZYFREE_THRESHOLD {
-            self.evictor().lazy.free(self, obj.value, freed);
+        if lazy {
+            self.lazyfree().free(obj.value, freed);
         } else {
             drop(obj);
         }
@@ -718,83 +721,6 @@ enum Pick {
     Nothing,
     /// Shards were busy: the eviction worker goes on.
     Busy,
-}
-
-/// Redis's LAZYFREE_THRESHOLD: values whose freeing costs more than this
-/// many allocations go to the lazy-free worker.
-const LAZYFREE_THRESHOLD: usize = 64;
-
-/// Redis's lazyfreeGetFreeEffort: about how many allocations freeing the
-/// value takes.
-fn free_effort(value: &Value) -> usize {
-    match value {
-        Value::Str(_) => 1,
-        Value::List(l) => l.node_count(),
-        Value::Hash(h) if h.encoding() == "hashtable" => h.len(),
-        Value::Set(s) if s.encoding() == "hashtable" => s.len(),
-        Value::ZSet(z) if z.encoding() == "skiplist" => z.len(),
-        Value::Stream(s) => s.entries.node_count() + s.groups.len(),
-        _ => 1,
-    }
-}
-
-/// The engine's lazy-free worker: values dropped on a thread of their own
-/// (Redis's BIO_LAZY_FREE), with INFO's lazyfree_pending_objects and
-/// lazyfreed_objects.
-#[derive(Default)]
-pub struct LazyFree {
-    sender: std::sync::OnceLock<Mutex<mpsc::Sender<(Value, u64)>>>,
-    pending: std::sync::Arc<LazyCounts>,
-}
-
-#[derive(Default)]
-struct LazyCounts {
-    objects: AtomicU64,
-    bytes: AtomicU64,
-    freed: AtomicU64,
-}
-
-impl LazyFree {
-    /// Hands `value` (charged `bytes`) to the worker.
-    pub fn free(&self, _engine: &Engine, value: Value, bytes: u64) {
-        let sender = self.sender.get_or_init(|| {
-            let (tx, rx) = mpsc::channel::<(Value, u64)>();
-            let counts = self.pending.clone();
-            let _ = std::thread::Builder::new()
-                .name("lazyfree".into())
-                .spawn(move || {
-                    for (value, bytes) in rx {
-                        drop(value);
-                        counts.objects.fetch_sub(1, Ordering::Relaxed);
-                        counts.bytes.fetch_sub(bytes, Ordering::Relaxed);
-                        counts.freed.fetch_add(1, Ordering::Relaxed);
-                    }
-                });
-            Mutex::new(tx)
-        });
-        self.pending.objects.fetch_add(1, Ordering::Relaxed);
-        self.pending.bytes.fetch_add(bytes, Ordering::Relaxed);
-        if let Err(mpsc::SendError((value, bytes))) = sender.lock().send((value, bytes)) {
-            // No worker (it could not start): freed here.
-            drop(value);
-            self.pending.objects.fetch_sub(1, Ordering::Relaxed);
-            self.pending.bytes.fetch_sub(bytes, Ordering::Relaxed);
-        }
-    }
-
-    /// INFO lazyfree_pending_objects.
-    pub fn pending_objects(&self) -> u64 {
-        self.pending.objects.load(Ordering::Relaxed)
-    }
-
-    fn pending_bytes(&self) -> u64 {
-        self.pending.bytes.load(Ordering::Relaxed)
-    }
-
-    /// INFO lazyfreed_objects.
-    pub fn freed_objects(&self) -> u64 {
-        self.pending.freed.load(Ordering::Relaxed)
-    }
 }
 
 #[cfg(test)]

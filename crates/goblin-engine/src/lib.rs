@@ -39,6 +39,7 @@ pub mod evict;
 pub mod expire;
 pub mod keyspace;
 pub mod latency;
+pub mod lazyfree;
 pub mod log;
 pub mod memory;
 pub mod monitor;

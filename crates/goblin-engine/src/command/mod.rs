@@ -311,14 +311,18 @@ impl<'a, 'l> Ctx<'a, 'l> {
     /// Deletes a key without announcing it (the caller announces what the
     /// deletion is part of); true when it existed (and had not expired).
     pub fn delete(&mut self, key: &[u8]) -> bool {
+        self.take(key).is_some()
+    }
+
+    /// `delete`, handing back the value: the caller frees it (UNLINK
+    /// gives a large one to the lazy-free worker).
+    pub fn take(&mut self, key: &[u8]) -> Option<Object> {
         let now = self.now();
         let (db, h) = self.locate(key);
-        if db.lookup_no_touch(h, key, now).is_none() {
-            return false;
-        }
-        db.remove(h, key);
+        db.lookup_no_touch(h, key, now)?;
+        let obj = db.remove(h, key);
         self.modified(key);
-        true
+        obj
     }
 
     /// Sets an absolute expiry (ms) on an existing key. A time already

@@ -162,11 +162,27 @@ pub fn parse_scan_options<'a>(
 // Commands.
 
 fn del_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let lazy = ctx.engine.config().get_bool("lazyfree-lazy-user-del");
+    delete_keys(ctx, &args[1..], lazy)
+}
+
+/// UNLINK: DEL whose large values are freed by the lazy-free worker.
+fn unlink_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    delete_keys(ctx, &args[1..], true)
+}
+
+fn delete_keys(ctx: &mut Ctx, keys: &[&[u8]], lazy: bool) -> CmdResult {
     let mut n = 0;
-    for key in &args[1..] {
-        if ctx.delete_key(key) {
-            n += 1;
+    for key in keys {
+        let Some(obj) = ctx.take(key) else {
+            continue;
+        };
+        ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+        if lazy {
+            let bytes = obj.value.charge() as u64;
+            ctx.engine.lazyfree().free(obj.value, bytes);
         }
+        n += 1;
     }
     ctx.out.int(n as i64);
     Ok(())
@@ -707,7 +723,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1) for each key removed regardless of its size.",
         syntax: "key:key...",
         tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
-        handler: del_command,
+        handler: unlink_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
