@@ -1237,9 +1237,6 @@ impl Session {
         self.state.lent.extend(lent);
         let flow = self.execute_in(argv, Some(pipeline));
         self.state.lent.clear();
-        // Such a command may move memory by megabytes: the peak is taken
-        // after it, as Redis's call() takes it after every command.
-        self.engine.memory_peak(self.engine.used_memory());
         flow
     }
 

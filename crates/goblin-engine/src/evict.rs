@@ -391,6 +391,12 @@ impl Engine {
         self.memory_use().total()
     }
 
+    /// Records used_memory for used_memory_peak (with the scripts' part
+    /// as last measured): one look at counters, for a connection's turn.
+    pub fn note_memory_peak(&self) {
+        self.memory_peak(self.memory_use_fast().total());
+    }
+
     /// Redis's getMaxmemoryState: the bytes to free, or None when under
     /// maxmemory (or without one).
     pub fn memory_to_free(&self) -> Option<u64> {
@@ -410,18 +416,13 @@ impl Engine {
 
     /// Redis's performEvictions: deletes keys the policy allows until
     /// used_memory is under maxmemory or the time limit is reached. Called
-    /// before a command, with no shard held. It never waits for a shard
-    /// another command holds (a long script, a DEBUG SLEEP): it samples
-    /// others, and leaves what it could not do to the eviction worker.
+    /// before a command, with no shard held: it locks one shard at a time,
+    /// under the pool's lock, which nobody holding a shard takes.
     pub fn perform_evictions(&self) -> Outcome {
-        self.perform_evictions_as(Waits::Never)
-    }
-
-    fn perform_evictions_as(&self, waits: Waits) -> Outcome {
         if !self.evictions_allowed() {
             return Outcome::Ok;
         }
-        let outcome = self.evict_until_under(waits);
+        let outcome = self.evict_until_under();
         self.evictor().note(outcome);
         outcome
     }
@@ -435,7 +436,7 @@ impl Engine {
             && !self.pause().expiry_paused()
     }
 
-    fn evict_until_under(&self, waits: Waits) -> Outcome {
+    fn evict_until_under(&self) -> Outcome {
         if self.memory_to_free().is_none() {
             return Outcome::Ok;
         }
@@ -457,27 +458,15 @@ impl Engine {
         // Over the limit until the figure says otherwise: other threads
         // evict, and free, meanwhile (where Redis counts what it freed).
         while self.memory_to_free().is_some() {
-            let (db, key) = match self.pick_victim(policy, &mut rng, waits) {
-                Pick::Victim(db, key) => (db, key),
-                Pick::Nothing => {
-                    outcome = Outcome::Fail;
-                    break;
-                }
-                Pick::Busy => {
-                    self.start_eviction_worker();
-                    break;
-                }
+            let Some((db, key)) = self.pick_victim(policy, &mut rng) else {
+                outcome = Outcome::Fail;
+                break;
             };
             // Timed only for the latency monitor, as Redis's
             // latencyStartMonitor.
             let del_start = (threshold != 0).then(Instant::now);
-            match self.evict_key(db, &key, lazy, waits) {
-                Some(true) => {}
-                Some(false) => continue,
-                None => {
-                    self.start_eviction_worker();
-                    break;
-                }
+            if !self.evict_key(db, &key, lazy) {
+                continue;
             }
             if let Some(t) = del_start {
                 self.latency().add_if_needed(
@@ -509,21 +498,13 @@ impl Engine {
         }
     }
 
-    /// Shard `idx`, waiting for it or not.
-    fn shard(
-        &self,
-        idx: usize,
-        waits: Waits,
-    ) -> Option<parking_lot::MutexGuard<'_, crate::keyspace::Shard>> {
-        match waits {
-            Waits::Never => self.keyspace().try_lock(idx),
-            Waits::Always => Some(self.keyspace().lock(idx)),
-        }
-    }
-
     /// The key the policy evicts next, with its database: from the pool
-    /// (after a round of sampling) or at random.
-    fn pick_victim(&self, policy: Policy, rng: &mut fastrand::Rng, waits: Waits) -> Pick {
+    /// (after a round of sampling) or at random. None when no key may go.
+    fn pick_victim(
+        &self,
+        policy: Policy,
+        rng: &mut fastrand::Rng,
+    ) -> Option<(usize, CompactBytes)> {
         let ks = self.keyspace();
         let shards = ks.shard_count();
         let volatile = policy.volatile();
@@ -533,21 +514,16 @@ impl Engine {
             // does not end the search.
             let first = rng.usize(..shards);
             let start = self.evictor().next_db.fetch_add(1, Ordering::Relaxed) + 1;
-            let mut busy = false;
             for turn in 0..dbs {
                 let db = (start + turn) % dbs;
                 for s in 0..shards {
-                    let Some(shard) = self.shard((first + s) % shards, waits) else {
-                        busy = true;
-                        continue;
-                    };
-                    let slice = &shard.dbs[db];
-                    if let Some(key) = slice.random_candidate(volatile, rng) {
-                        return Pick::Victim(db, key);
+                    let shard = ks.lock((first + s) % shards);
+                    if let Some(key) = shard.dbs[db].random_candidate(volatile, rng) {
+                        return Some((db, key));
                     }
                 }
             }
-            return if busy { Pick::Busy } else { Pick::Nothing };
+            return None;
         }
         let samples = self.evictor().samples.load(Ordering::Relaxed);
         let access = ks.env().access();
@@ -569,17 +545,13 @@ impl Engine {
         let mut pool = self.evictor().pool.lock();
         // Rounds until the pool yields a key that still exists; a round
         // that finds no key anywhere means there is none to evict.
-        let mut busy = false;
         for _ in 0..(shards * 4).max(16) {
             let mut found_keys = false;
             // Sample from a random shard with keys (Redis samples every
             // database; a database here is spread over the shards).
             let first = rng.usize(..shards);
             for s in 0..shards {
-                let Some(shard) = self.shard((first + s) % shards, waits) else {
-                    busy = true;
-                    continue;
-                };
+                let shard = ks.lock((first + s) % shards);
                 let mut any = false;
                 for (db, slice) in shard.dbs.iter().enumerate() {
                     if slice.candidates_len(volatile) == 0 {
@@ -596,44 +568,32 @@ impl Engine {
                 }
             }
             if !found_keys {
-                if busy {
-                    return Pick::Busy;
-                }
                 pool.entries.clear();
-                return Pick::Nothing;
+                return None;
             }
             while let Some(c) = pool.pop_best() {
-                let Some(shard) = self.shard(ks.shard_of_key(&c.key), waits) else {
-                    // Held by a command: the candidate is sampled again
-                    // some other time.
-                    busy = true;
-                    continue;
-                };
+                let shard = ks.lock(ks.shard_of_key(&c.key));
                 if shard.dbs[c.db].is_candidate(&c.key, volatile) {
-                    return Pick::Victim(c.db, c.key);
+                    return Some((c.db, c.key));
                 }
                 // A ghost: gone since it was sampled.
             }
         }
-        if busy {
-            Pick::Busy
-        } else {
-            Pick::Nothing
-        }
+        None
     }
 
     /// Deletes an evicted key as Redis does: the deletion (lazy for a
     /// large value under lazyfree-lazy-eviction), WATCH and keyspace
     /// event, a DEL for the append-only file. Whether it was still there
-    /// to evict; None when its shard was busy and `waits` says not to wait.
-    fn evict_key(&self, db: usize, key: &[u8], lazy: bool, waits: Waits) -> Option<bool> {
+    /// to evict.
+    fn evict_key(&self, db: usize, key: &[u8], lazy: bool) -> bool {
         let ks = self.keyspace();
         let hash = crate::keyspace::hash_key(key);
-        let mut shard = self.shard(ks.shard_of(hash), waits)?;
+        let mut shard = ks.lock(ks.shard_of(hash));
         let slice = &mut shard.dbs[db];
         let before = slice.used_bytes();
         let Some(obj) = slice.remove(hash, key) else {
-            return Some(false);
+            return false;
         };
         let freed = before.saturating_sub(slice.used_bytes()) as u64;
         slice.touch_watched(hash, key);
@@ -667,7 +627,7 @@ impl Engine {
         } else {
             drop(obj);
         }
-        Some(true)
+        true
     }
 
     /// Starts the eviction worker, which goes on evicting while
@@ -687,7 +647,7 @@ impl Engine {
                     while rx.recv().is_ok() {
                         let Some(engine) = me.upgrade() else { break };
                         loop {
-                            if engine.perform_evictions_as(Waits::Always) != Outcome::Running {
+                            if engine.perform_evictions() != Outcome::Running {
                                 engine.evictor().running.store(false, Ordering::Relaxed);
                                 // A wake that came meanwhile is the same work.
                                 while rx.try_recv().is_ok() {}
@@ -703,24 +663,6 @@ impl Engine {
             ev.running.store(false, Ordering::Relaxed);
         }
     }
-}
-
-/// Whether eviction may wait for a shard a command holds: the eviction
-/// worker may, a command about to run may not (it would wait behind a
-/// long script with a runtime thread, and could hold a shard itself).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Waits {
-    Never,
-    Always,
-}
-
-/// What `pick_victim` found.
-enum Pick {
-    Victim(usize, CompactBytes),
-    /// No key the policy may evict.
-    Nothing,
-    /// Shards were busy: the eviction worker goes on.
-    Busy,
 }
 
 #[cfg(test)]

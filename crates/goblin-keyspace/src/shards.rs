@@ -84,11 +84,6 @@ impl<W: Waiters> Keyspace<W> {
         self.shards[idx].lock()
     }
 
-    /// Locks shard `idx` if it is free now, without waiting.
-    pub fn try_lock(&self, idx: usize) -> Option<MutexGuard<'_, Shard<W>>> {
-        self.shards[idx].try_lock()
-    }
-
     /// Locks every shard, in order.
     pub fn lock_all(&self) -> ShardLocks<'_, W> {
         ShardLocks::Many {

@@ -215,7 +215,6 @@ const IGNORED_DIRECTIVES: &[&str] = &[
     "rdb-save-incremental-fsync",
     "rdb-del-sync-files",
     "loading-process-events-interval-bytes",
-    "maxmemory-eviction-tenacity",
     "tracking-table-max-keys",
     "lua-enable-deprecated-api",
     // The process and its surroundings.

@@ -426,6 +426,10 @@ impl Connection {
             self.info.reply_buffer_peak.store(len, Ordering::Relaxed);
         }
         self.engine.clients().update_memory(&self.info);
+        // used_memory_peak, where a turn's buffers are counted as they
+        // now are (a big argument a command kept as its value no longer
+        // counts as the client's), as Redis's call() samples it.
+        self.engine.note_memory_peak();
         if self.info.is_killed() {
             return Err(Closing);
         }
