@@ -262,6 +262,8 @@ pub static PARAMS: &[ParamSpec] = &[
     ),
     p("maxmemory-samples", int(1, INT_MAX), "5"),
     p("maxmemory-eviction-tenacity", int(0, 100), "10"),
+    // Applied by the server at start (transparent huge pages).
+    imm("disable-thp", BOOL, "yes"),
     p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
     p("lfu-log-factor", int(0, INT_MAX), "10"),
     p("lfu-decay-time", int(0, INT_MAX), "1"),

@@ -209,7 +209,6 @@ const IGNORED_DIRECTIVES: &[&str] = &[
     "active-defrag-max-scan-fields",
     "active-defrag-threshold-lower",
     "active-defrag-threshold-upper",
-    "disable-thp",
     "aof-disable-auto-gc",
     "aof-rewrite-incremental-fsync",
     "rdb-save-incremental-fsync",
