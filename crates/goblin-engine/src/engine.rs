@@ -594,6 +594,11 @@ impl Engine {
         let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
         self.keyspace.env().want_events(new, expired);
         self.evictor.configure(&self.config);
+        if self.config.maxmemory.load(Ordering::Relaxed) == 0 {
+            self.keyspace.env().set_dataset_limit(0);
+        } else {
+            self.memory_to_free();
+        }
         self.keyspace
             .env()
             .set_access(crate::evict::access_policy(&self.config));

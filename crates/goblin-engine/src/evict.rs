@@ -404,7 +404,13 @@ impl Engine {
         if max == 0 {
             return None;
         }
-        let used = self.memory_use_fast().total();
+        let figures = self.memory_use_fast();
+        let used = figures.total();
+        // What the data may reach before tables stop growing, as of now.
+        let others = used - figures.dataset;
+        self.keyspace()
+            .env()
+            .set_dataset_limit(max.saturating_sub(others).max(1));
         (used > max).then(|| used - max)
     }
 

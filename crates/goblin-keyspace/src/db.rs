@@ -369,12 +369,22 @@ impl<W: Waiters> Db<W> {
     /// `table_insert` without a "new" event (loading a snapshot).
     fn table_insert_quiet(&mut self, hash: u64, key: &[u8], mut obj: Object) -> &mut Object {
         self.charge_entry(key, &mut obj);
-        let fixed = self.layout_fixed();
-        if !fixed && self.keys.len() >= self.keys.buckets() {
-            // The insertion grows the table: charged before, as the
-            // object cannot be borrowed across the charge.
-            self.keys.expand(self.keys.len() + 1);
-            self.retable();
+        let mut fixed = self.layout_fixed();
+        if !fixed && self.keys.len() >= self.keys.buckets() && self.keys.buckets() > 0 {
+            // The insertion would grow the table: not while the new
+            // bucket array would take the data past maxmemory (the chains
+            // grow longer meanwhile), and charged before, as the object
+            // cannot be borrowed across the charge.
+            let more = 2 * self.keys.buckets() * std::mem::size_of::<usize>();
+            if self
+                .env
+                .may_grow(more, self.keys.len(), self.keys.buckets())
+            {
+                self.keys.expand(self.keys.len() + 1);
+                self.retable();
+            } else {
+                fixed = true;
+            }
         }
         if fixed {
             self.keys
@@ -1126,5 +1136,55 @@ mod tests {
         // The hashes left empty are gone, the others kept their plain field.
         assert_eq!(db.len(), 55);
         assert_eq!(db.expired_fields, 10);
+    }
+
+    /// Redis's dictExpandAllowed: under a dataset limit, a key table does
+    /// not take a larger bucket array that would pass it; its chains grow
+    /// instead, until they average 1.618 keys, when it grows anyway. The
+    /// charge follows: the data's total is what the slice holds.
+    #[test]
+    fn a_table_does_not_grow_past_the_dataset_limit() {
+        let env = Arc::new(KeyspaceEnv::default());
+        let mut db: Db = Db::new(env.clone());
+        for i in 0..64 {
+            let key = format!("k{i}");
+            db.set(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                Value::str(b"v"),
+                false,
+                0,
+            );
+        }
+        assert_eq!(db.keys.buckets(), 64);
+        env.set_dataset_limit(env.dataset_bytes());
+        for i in 64..100 {
+            let key = format!("k{i}");
+            db.set(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                Value::str(b"v"),
+                false,
+                0,
+            );
+        }
+        assert_eq!(db.keys.buckets(), 64, "grown past the limit");
+        for i in 100..110 {
+            let key = format!("k{i}");
+            db.set(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                Value::str(b"v"),
+                false,
+                0,
+            );
+        }
+        assert!(db.keys.buckets() > 64, "110 keys in 64 buckets");
+        assert_eq!(env.dataset_bytes(), db.used_bytes() as u64);
+        env.set_dataset_limit(0);
+        let before = db.used_bytes();
+        db.clear();
+        assert_eq!(env.dataset_bytes(), 0);
+        assert!(before > 110 * crate::memory::KEY_NODE);
     }
 }

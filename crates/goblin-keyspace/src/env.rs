@@ -39,6 +39,11 @@ pub struct KeyspaceEnv {
     /// Bytes charged for every database's data (see [`crate::memory`]):
     /// the dataset part of the engine's used_memory.
     dataset: AtomicU64,
+    /// What `dataset` may reach before a key table may no longer grow
+    /// (maxmemory less what else the engine holds; 0: no bound), as
+    /// Redis's dictExpandAllowed refuses a rehash that would pass
+    /// maxmemory.
+    dataset_limit: AtomicU64,
 }
 
 const WANTS_NEW: u8 = 1;
@@ -62,6 +67,7 @@ impl KeyspaceEnv {
             access: AtomicU64::new(AccessPolicy::default().pack()),
             long_wait,
             dataset: AtomicU64::new(0),
+            dataset_limit: AtomicU64::new(0),
         }
     }
 
@@ -135,6 +141,22 @@ impl KeyspaceEnv {
     #[inline]
     pub fn dataset_bytes(&self) -> u64 {
         self.dataset.load(Relaxed)
+    }
+
+    /// Sets what the data may reach before tables stop growing (0: no
+    /// bound); the engine keeps it current as maxmemory and its other
+    /// memory change.
+    pub fn set_dataset_limit(&self, bytes: u64) {
+        self.dataset_limit.store(bytes, Relaxed);
+    }
+
+    /// Whether a key table may take `more` bytes to grow: under the
+    /// limit, or (Redis's HASHTABLE_MAX_LOAD_FACTOR) once its chains
+    /// average more than 1.618 keys, when it grows whatever it costs.
+    #[inline]
+    pub(crate) fn may_grow(&self, more: usize, keys: usize, buckets: usize) -> bool {
+        let limit = self.dataset_limit.load(Relaxed);
+        limit == 0 || self.dataset_bytes() + more as u64 <= limit || keys * 1000 > buckets * 1618
     }
 
     #[inline]
