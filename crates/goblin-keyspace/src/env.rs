@@ -147,7 +147,11 @@ impl KeyspaceEnv {
     /// bound); the engine keeps it current as maxmemory and its other
     /// memory change.
     pub fn set_dataset_limit(&self, bytes: u64) {
-        self.dataset_limit.store(bytes, Relaxed);
+        // Written only when it changes: callers set it before every
+        // command, from every thread.
+        if self.dataset_limit.load(Relaxed) != bytes {
+            self.dataset_limit.store(bytes, Relaxed);
+        }
     }
 
     /// Whether a key table may take `more` bytes to grow: under the
