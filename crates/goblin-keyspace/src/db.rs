@@ -651,10 +651,11 @@ impl<W: Waiters> Db<W> {
                 }
                 self.touch_watched(h, &key);
             }
+            if reaped > 0 && !emptied {
+                self.recharge(h, &key);
+            }
             if !keeps_ttls {
                 self.unindex_field_expiry(h, &key);
-            } else if reaped > 0 {
-                self.recharge(h, &key);
             }
         }
         round
