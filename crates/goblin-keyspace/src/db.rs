@@ -1147,39 +1147,24 @@ mod tests {
     fn a_table_does_not_grow_past_the_dataset_limit() {
         let env = Arc::new(KeyspaceEnv::default());
         let mut db: Db = Db::new(env.clone());
-        for i in 0..64 {
-            let key = format!("k{i}");
-            db.set(
-                hash_key(key.as_bytes()),
-                key.as_bytes(),
-                Value::str(b"v"),
-                false,
-                0,
-            );
-        }
+        let add = |db: &mut Db, keys: std::ops::Range<u32>| {
+            for i in keys {
+                let key = format!("k{i}");
+                db.set(
+                    hash_key(key.as_bytes()),
+                    key.as_bytes(),
+                    Value::str(b"v"),
+                    false,
+                    0,
+                );
+            }
+        };
+        add(&mut db, 0..64);
         assert_eq!(db.keys.buckets(), 64);
         env.set_dataset_limit(env.dataset_bytes());
-        for i in 64..100 {
-            let key = format!("k{i}");
-            db.set(
-                hash_key(key.as_bytes()),
-                key.as_bytes(),
-                Value::str(b"v"),
-                false,
-                0,
-            );
-        }
+        add(&mut db, 64..100);
         assert_eq!(db.keys.buckets(), 64, "grown past the limit");
-        for i in 100..110 {
-            let key = format!("k{i}");
-            db.set(
-                hash_key(key.as_bytes()),
-                key.as_bytes(),
-                Value::str(b"v"),
-                false,
-                0,
-            );
-        }
+        add(&mut db, 100..110);
         assert!(db.keys.buckets() > 64, "110 keys in 64 buckets");
         assert_eq!(env.dataset_bytes(), db.used_bytes() as u64);
         env.set_dataset_limit(0);
