@@ -112,10 +112,22 @@ pub struct ClientInfo {
     pub user: Mutex<Box<[u8]>>,
     /// A MONITOR client (CLIENT LIST flag O).
     pub monitor: AtomicBool,
+    /// A replica of this engine, or its primary (see [`repl_kind`]).
+    pub repl_kind: AtomicU8,
     /// Output produced for this client by others (MONITOR lines), sent
     /// by its connection when woken; `has_pushed` says there is some.
     pushed: Mutex<Vec<u8>>,
     has_pushed: AtomicBool,
+}
+
+/// What a client is to replication (Redis's CLIENT_SLAVE and
+/// CLIENT_MASTER flags).
+pub mod repl_kind {
+    pub const NONE: u8 = 0;
+    /// A replica of this engine (CLIENT LIST flag S).
+    pub const REPLICA: u8 = 1;
+    /// This engine's primary (flag M).
+    pub const MASTER: u8 = 2;
 }
 
 impl ClientInfo {
@@ -136,6 +148,11 @@ impl ClientInfo {
             .map(|n| String::from_utf8_lossy(&n).into_owned())
             .unwrap_or_default();
         let mut flags = String::new();
+        match info.repl_kind.load(Ordering::Relaxed) {
+            repl_kind::REPLICA => flags.push('S'),
+            repl_kind::MASTER => flags.push('M'),
+            _ => {}
+        }
         if info.monitor.load(Ordering::Relaxed) {
             flags.push('O');
         }
@@ -402,6 +419,21 @@ pub struct Watching {
     pub key_bytes: usize,
 }
 
+/// What a connection does after a command instead of reading the next
+/// one.
+pub enum Handoff {
+    /// PSYNC or SYNC: the connection is a replica's from now on; it sends
+    /// it the stream (and a snapshot first, unless it continues).
+    Replica(crate::repl::Attach),
+    /// WAIT: the reply waits until `replicas` replicas acknowledged
+    /// `offset`, or until `deadline_ms` (Unix ms; None: no limit).
+    Wait {
+        offset: u64,
+        replicas: usize,
+        deadline_ms: Option<u64>,
+    },
+}
+
 /// The per-connection state commands read and change.
 pub struct ClientState {
     pub info: Arc<ClientInfo>,
@@ -428,6 +460,21 @@ pub struct ClientState {
     /// record; under `appendfsync always` its replies wait until the file
     /// is synced that far.
     pub aof_offset: u64,
+    /// The replication stream's offset just past this client's last write
+    /// (what WAIT waits for replicas to acknowledge).
+    pub repl_offset: u64,
+    /// The client is this engine's primary (the replica side's master
+    /// client): its commands run whatever the replica's read-only and
+    /// memory settings, with nothing expired, and are passed on to this
+    /// engine's own replicas as they came.
+    pub from_master: bool,
+    /// What REPLCONF said before PSYNC.
+    pub repl_conf: Option<Box<crate::repl::ReplConf>>,
+    /// The replica this client is, once it sent PSYNC or SYNC.
+    pub replica: Option<Arc<crate::repl::Replica>>,
+    /// Set by a command after which the connection does something else
+    /// than read the next command (see [`Handoff`]).
+    pub handoff: Option<Handoff>,
     /// Records of commands run inside a transaction or a script, logged
     /// together when the outermost command ends.
     pub pending_log: Vec<crate::persist::aof::Record>,
@@ -486,6 +533,11 @@ impl ClientState {
             pubsub: None,
             replaying: false,
             aof_offset: 0,
+            repl_offset: 0,
+            from_master: false,
+            repl_conf: None,
+            replica: None,
+            handoff: None,
             pending_log: Vec::new(),
             lent: Vec::new(),
         }
@@ -804,6 +856,7 @@ impl ClientRegistry {
             block: Mutex::new(None),
             user: Mutex::new(b"default".as_slice().into()),
             monitor: AtomicBool::new(false),
+            repl_kind: AtomicU8::new(repl_kind::NONE),
             pushed: Mutex::new(Vec::new()),
             has_pushed: AtomicBool::new(false),
         });

@@ -311,16 +311,20 @@ pub static PARAMS: &[ParamSpec] = &[
     p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
     p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
     p("stream-node-max-entries", int(0, LONG_MAX), "100"),
-    // Replication safety: writes need this many good replicas (Goblin has
-    // none, so any value above 0 refuses writes, as Redis does without
-    // replicas).
+    // Replication (see crate::repl).
     aliased(
         "min-replicas-to-write",
         "min-slaves-to-write",
         int(0, INT_MAX),
         "0",
     ),
-    // Replication (Goblin has none): kept and shown as Redis does.
+    aliased(
+        "min-replicas-max-lag",
+        "min-slaves-max-lag",
+        int(0, INT_MAX),
+        "10",
+    ),
+    // `host port` of the primary followed; set by REPLICAOF as well.
     ParamSpec {
         name: "replicaof",
         alias: Some("slaveof"),
@@ -329,12 +333,50 @@ pub static PARAMS: &[ParamSpec] = &[
         flags: IMMUTABLE,
     },
     p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
+    p("repl-backlog-ttl", int(0, LONG_MAX), "3600"),
+    p("repl-diskless-sync", BOOL, "yes"),
+    p("repl-diskless-sync-delay", int(0, INT_MAX), "5"),
+    p("repl-diskless-sync-max-replicas", int(0, INT_MAX), "0"),
+    // Goblin loads a primary's snapshot from a file whatever this says
+    // (Redis's "disabled"); the other values are accepted.
+    p(
+        "repl-diskless-load",
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
+        "disabled",
+    ),
+    p("repl-timeout", int(1, INT_MAX), "60"),
     aliased(
-        "min-replicas-max-lag",
-        "min-slaves-max-lag",
-        int(0, INT_MAX),
+        "repl-ping-replica-period",
+        "repl-ping-slave-period",
+        int(1, INT_MAX),
         "10",
     ),
+    p("repl-disable-tcp-nodelay", BOOL, "no"),
+    aliased("replica-read-only", "slave-read-only", BOOL, "yes"),
+    aliased(
+        "replica-serve-stale-data",
+        "slave-serve-stale-data",
+        BOOL,
+        "yes",
+    ),
+    aliased(
+        "replica-ignore-maxmemory",
+        "slave-ignore-maxmemory",
+        BOOL,
+        "yes",
+    ),
+    aliased("replica-lazy-flush", "slave-lazy-flush", BOOL, "no"),
+    aliased("replica-priority", "slave-priority", int(0, INT_MAX), "100"),
+    p("replica-announced", BOOL, "yes"),
+    aliased("replica-announce-ip", "slave-announce-ip", Kind::Str, ""),
+    aliased(
+        "replica-announce-port",
+        "slave-announce-port",
+        int(0, 65535),
+        "0",
+    ),
+    p("masterauth", Kind::Str, ""),
+    p("masteruser", Kind::Str, ""),
     // Scripting.
     aliased(
         "busy-reply-threshold",
@@ -444,6 +486,9 @@ pub struct Config {
     /// limit's seconds.
     pub obuf_normal: [AtomicU64; 3],
     pub obuf_pubsub: [AtomicU64; 3],
+    /// The replica class's limits: how far a replica may fall behind the
+    /// replication stream.
+    pub obuf_replica: [AtomicU64; 3],
     /// The shortest duration, in microseconds, that the slow log or the
     /// latency monitor wants to hear about (u64::MAX when both are off):
     /// the one comparison a command pays for both.
@@ -726,6 +771,7 @@ impl Config {
             watch_us: AtomicU64::new(u64::MAX),
             obuf_normal: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
             obuf_pubsub: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            obuf_replica: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         };
         c.refresh_hot();
         c
@@ -772,6 +818,7 @@ impl Config {
             let class = match chunk {
                 ["normal", ..] => &self.obuf_normal,
                 ["pubsub", ..] => &self.obuf_pubsub,
+                ["slave", ..] => &self.obuf_replica,
                 _ => continue,
             };
             if chunk.len() == 4 {

@@ -105,6 +105,8 @@ pub struct Engine {
     pubsub: crate::pubsub::PubSub,
     /// Snapshots, the append-only file, loading.
     persist: crate::persist::Persistence,
+    /// Replication: the stream, the replicas, the primary followed.
+    repl: crate::repl::Replication,
     /// Rebinds the server's listening sockets to (bind, port) (CONFIG SET
     /// bind / port); installed by the server, absent in-process.
     listeners: parking_lot::Mutex<Option<Rebind>>,
@@ -179,6 +181,7 @@ impl Engine {
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
             watching: std::sync::atomic::AtomicUsize::new(0),
             persist: crate::persist::Persistence::default(),
+            repl: Default::default(),
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Default::default(),
@@ -216,6 +219,7 @@ impl Engine {
             elapsed_ms,
         );
         crate::persist::cron(&self.arc());
+        self.repl_cron();
         self.clients_cron();
         // used_memory_peak, as serverCron records it (measuring the
         // scripts' part for the eviction checks on the way).
@@ -231,6 +235,21 @@ impl Engine {
         }
         s.last_count = count;
         s.last_ms = now;
+    }
+
+    /// The primary's side of Redis's replicationCron, and the full
+    /// synchronizations whose delay passed.
+    fn repl_cron(&self) {
+        let c = &self.config;
+        self.repl.stream.resize(c.get_i64("repl-backlog-size").max(1) as usize);
+        self.repl.cron(
+            c.get_i64("repl-ping-replica-period"),
+            c.get_i64("repl-backlog-ttl"),
+            c.get_i64("min-replicas-max-lag"),
+        );
+        if self.repl.replica_count() > 0 {
+            crate::repl::sync::start_pending(&self.arc());
+        }
     }
 
     /// Redis's clientsCron: each tick visits a slice of the clients (all
@@ -297,6 +316,11 @@ impl Engine {
         self.memory_peak
             .fetch_max(used, Ordering::Relaxed)
             .max(used)
+    }
+
+    /// Replication: the stream, the replicas, the primary followed.
+    pub fn repl(&self) -> &crate::repl::Replication {
+        &self.repl
     }
 
     /// The databases and their keys.
@@ -833,9 +857,13 @@ impl Engine {
     }
 
     /// Whether writes are allowed by min-replicas-to-write (Redis's
-    /// checkGoodReplicasStatus; Goblin has no replicas).
+    /// checkGoodReplicasStatus): a replica always writes what its primary
+    /// sends; a primary needs that many good replicas.
     pub fn good_replicas_ok(&self) -> bool {
-        self.config.min_replicas_to_write.load(Ordering::Relaxed) <= 0
+        let min = self.config.min_replicas_to_write.load(Ordering::Relaxed);
+        min <= 0
+            || self.repl.is_replica()
+            || self.repl.good_replicas.load(Ordering::Relaxed) as i64 >= min
     }
 
     /// Counts a command a script tried to run and that was refused before
@@ -933,7 +961,7 @@ impl Engine {
         }
         let dirty = ctx.dirty;
         let effects = std::mem::take(&mut ctx.effects);
-        if self.persist.aof.is_on() && !client.replaying {
+        if (self.persist.aof.is_on() || self.repl.stream.feeding()) && !client.replaying {
             self.propagate(
                 client,
                 locks,
@@ -1045,7 +1073,13 @@ impl Engine {
                 argv: vec![b"EXEC".to_vec()],
             });
         }
-        client.aof_offset = self.persist.aof.append(&records);
+        if self.persist.aof.is_on() {
+            client.aof_offset = self.persist.aof.append(&records);
+        }
+        if self.repl.stream.feeding() {
+            self.feed_replicas(&records);
+            client.repl_offset = self.repl.stream.offset();
+        }
     }
 
     #[cold]
@@ -1135,6 +1169,10 @@ pub enum Flow {
     /// ready connections have their turn (a yield to the runtime), then
     /// give the same command to `execute` again; it runs then.
     Yield,
+    /// The command handed the connection something else to do than read
+    /// the next command (`ClientState::handoff`: PSYNC, WAIT): write the
+    /// pending replies, then take it.
+    Handoff,
 }
 
 /// One client's connection to the engine.
@@ -1309,6 +1347,9 @@ impl Session {
             self.block_reply_discarded = discard;
             return Flow::Block;
         }
+        if self.state.handoff.is_some() {
+            return Flow::Handoff;
+        }
         if self.state.close_after_reply {
             Flow::Close
         } else {
@@ -1333,7 +1374,10 @@ impl Session {
         // released first. Its outcome is what admission (and scripts and
         // transactions, for the commands they run) go by.
         self.out_of_memory = false;
-        if engine.config.maxmemory.load(Ordering::Relaxed) != 0 && engine.over_maxmemory() {
+        if engine.config.maxmemory.load(Ordering::Relaxed) != 0
+            && !self.state.from_master
+            && engine.over_maxmemory()
+        {
             if let Some(p) = pipeline.as_deref_mut() {
                 drop(p.held.take());
             }
@@ -1420,6 +1464,9 @@ impl Session {
             .info
             .last_interaction_ms
             .store(now, Ordering::Relaxed);
+        // A primary's commands see nothing expired (Redis's master client:
+        // the primary sends the DELs), as a replay does.
+        let now = if self.state.from_master { 0 } else { now };
         // Effects of scripts are only recorded for persistence, which
         // collects them where it logs commands.
         engine.call(
@@ -1489,6 +1536,13 @@ impl Session {
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
+        // A replica: writes are its primary's (replica-read-only), and
+        // with the link down only commands flagged stale run when
+        // replica-serve-stale-data is no.
+        if engine.repl.is_replica() && !self.state.from_master {
+            self.check_replica(engine, spec, argv).map_err(reject)?;
+        }
+
         // While the dataset loads (DEBUG RELOAD, DEBUG LOADAOF) only
         // commands flagged loading run; the log being replayed does.
         if engine.persist.loading.load(Ordering::Relaxed)
@@ -1506,8 +1560,9 @@ impl Session {
                 return Err(reject(err));
             }
         }
-        if engine.config.maxmemory.load(Ordering::Relaxed) != 0
-            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0
+        if (engine.config.maxmemory.load(Ordering::Relaxed) != 0
+            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0)
+            && !self.state.from_master
         {
             self.check_state(engine, spec, argv).map_err(reject)?;
         }
@@ -1651,6 +1706,27 @@ impl Session {
         if flags & flag::WRITE != 0 && !engine.good_replicas_ok() {
             return Err(Error::constant(
                 "NOREPLICAS Not enough good replicas to write.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A replica's refusals (Redis's processCommand): writes on a
+    /// read-only replica, and anything not flagged stale while the link is
+    /// down and replica-serve-stale-data is no.
+    fn check_replica(&mut self, engine: &Engine, spec: &CommandSpec, argv: &[&[u8]]) -> Result<(), Error> {
+        let flags = spec.call_flags(engine, &self.state, argv);
+        if flags & flag::WRITE != 0 && engine.config.get_bool("replica-read-only") {
+            return Err(Error::constant(
+                "READONLY You can't write against a read only replica.",
+            ));
+        }
+        if flags & flag::STALE == 0
+            && engine.repl.link.lock().state != crate::repl::LinkState::Up
+            && !engine.config.get_bool("replica-serve-stale-data")
+        {
+            return Err(Error::constant(
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
             ));
         }
         Ok(())

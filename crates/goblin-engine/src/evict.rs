@@ -435,9 +435,11 @@ impl Engine {
 
     /// Redis's isSafeToPerformEvictions: not while loading, not while a
     /// script runs past its busy threshold, not while CLIENT PAUSE holds
-    /// the dataset still.
+    /// the dataset still, not on a replica that leaves memory to its
+    /// primary (replica-ignore-maxmemory).
     fn evictions_allowed(&self) -> bool {
-        !self.persist().loading.load(Ordering::Relaxed)
+        !(self.repl().is_replica() && self.config().get_bool("replica-ignore-maxmemory"))
+            && !self.persist().loading.load(Ordering::Relaxed)
             && self.scripting().busy_error().is_none()
             && !self.pause().expiry_paused()
     }
@@ -604,7 +606,7 @@ impl Engine {
         let freed = before.saturating_sub(slice.used_bytes()) as u64;
         slice.touch_watched(hash, key);
         self.evictor().evicted_keys.fetch_add(1, Ordering::Relaxed);
-        let records = if self.persist().aof.is_on() {
+        let records = if self.persist().aof.is_on() || self.repl().stream.feeding() {
             vec![crate::persist::aof::Record {
                 db,
                 argv: vec![
@@ -620,7 +622,10 @@ impl Engine {
             Vec::new()
         };
         if !records.is_empty() {
-            self.persist().aof.append(&records);
+            if self.persist().aof.is_on() {
+                self.persist().aof.append(&records);
+            }
+            self.feed_replicas(&records);
         }
         drop(shard);
         let flags = self.pubsub().notify_flags.load(Ordering::Relaxed);

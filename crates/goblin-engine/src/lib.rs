@@ -20,6 +20,8 @@
 //! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
 //!   timed out and unblocked.
 //! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
+//! - [`repl`]: replication: the stream and its backlog, the replicas of
+//!   this engine, the history it follows as a replica.
 //! - [`pubsub`]: the Pub/Sub registry and the mailboxes through which
 //!   messages reach clients on any thread.
 //!
@@ -48,6 +50,7 @@ pub mod pause;
 pub mod persist;
 pub mod protocol;
 pub mod pubsub;
+pub mod repl;
 pub mod scripting;
 pub mod slowlog;
 pub mod stats;

@@ -71,8 +71,9 @@ impl KeyspaceEnv {
         }
     }
 
-    /// Turns the recording of expired keys for the append-only file on
-    /// or off.
+    /// Turns the recording of expired keys on or off (for the
+    /// append-only file and the replication stream, which log each expiry
+    /// as a DEL).
     pub fn set_log_expired(&self, on: bool) {
         self.log_expired.store(on, Relaxed);
     }

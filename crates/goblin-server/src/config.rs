@@ -139,42 +139,9 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveErro
 /// a Redis configuration (and the Redis test suite's) starts Goblin, and
 /// ignored. docs/CONFIG.md lists them.
 const IGNORED_DIRECTIVES: &[&str] = &[
-    // Replication (Goblin has none yet).
-    "repl-diskless-sync",
-    "repl-diskless-sync-delay",
-    "repl-diskless-sync-max-replicas",
-    "repl-diskless-load",
-    "repl-ping-replica-period",
-    "repl-ping-slave-period",
-    "repl-timeout",
-    "repl-backlog-size",
-    "repl-backlog-ttl",
-    "repl-disable-tcp-nodelay",
-    "slave-serve-stale-data",
-    "replica-serve-stale-data",
-    "slave-read-only",
-    "replica-read-only",
-    "slaveof",
-    "replicaof",
-    "masterauth",
-    "masteruser",
+    // Replication settings Goblin has no use for.
     "bind-source-addr",
-    "replica-announce-ip",
-    "replica-announce-port",
-    "replica-announced",
     "replica-ignore-disk-write-errors",
-    "replica-ignore-maxmemory",
-    "replica-lazy-flush",
-    "replica-priority",
-    "slave-announce-ip",
-    "slave-announce-port",
-    "slave-ignore-maxmemory",
-    "slave-lazy-flush",
-    "slave-priority",
-    "min-replicas-to-write",
-    "min-replicas-max-lag",
-    "min-slaves-to-write",
-    "min-slaves-max-lag",
     "propagation-error-behavior",
     // Cluster mode (the module brings the GOBLIN.* family to a Redis
     // Cluster; goblin-server has no cluster mode): cluster-enabled is

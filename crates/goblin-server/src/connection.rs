@@ -35,7 +35,7 @@
 //! is disconnected, as Redis does).
 
 use bytes::{Buf, BytesMut};
-use goblin_engine::client::ClientInfo;
+use goblin_engine::client::{ClientInfo, Handoff};
 use goblin_engine::protocol::{Parsed, RequestParser};
 use goblin_engine::{ConnInfo, Engine, Flow, Pipeline, Session};
 use std::net::SocketAddr;
@@ -45,6 +45,9 @@ use std::sync::Arc;
 use tokio::net::TcpStream;
 
 use crate::stream::Stream;
+use std::time::Duration;
+
+mod feed;
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
@@ -162,6 +165,9 @@ enum Turn {
     /// The connection closes once its replies are written: a command asked
     /// for it (QUIT), or a protocol error, or the query buffer limit.
     Close,
+    /// A command handed the connection another task (PSYNC: feed a
+    /// replica; WAIT: await replicas), taken once the replies are written.
+    Handoff,
 }
 
 /// The connection is to close: the client went away or was killed, passed
@@ -173,7 +179,7 @@ struct Closing;
 /// Fields drop in the order they are declared: the session (which gives
 /// up a block and subscriptions, and leaves CLIENT LIST and the client
 /// count) goes before the socket's descriptor is closed.
-struct Connection {
+pub(crate) struct Connection {
     parser: RequestParser,
     rbuf: BytesMut,
     /// The session's client (CLIENT LIST's entry, the wake of the
@@ -255,6 +261,7 @@ impl Connection {
                         tokio::task::yield_now().await;
                         Ok(())
                     }
+                    Turn::Handoff => Box::pin(self.take_handoff()).await,
                     // Its replies are written.
                     Turn::Close => break,
                 };
@@ -322,6 +329,7 @@ impl Connection {
                         match flow {
                             Flow::Continue => {}
                             Flow::Close => break Turn::Close,
+                            Flow::Handoff => break Turn::Handoff,
                             // Later commands stay unprocessed until the wait ends.
                             Flow::Block => break Turn::Blocked,
                             // Held back by CLIENT PAUSE: parsed again after it.
@@ -473,7 +481,7 @@ impl Connection {
                 }
                 self.flush_some().await.map_err(|_| Closing)?;
             }
-            Turn::Blocked | Turn::Paused => {
+            Turn::Blocked | Turn::Paused | Turn::Handoff => {
                 Box::pin(self.flush_all()).await.map_err(|_| Closing)?
             }
             // The connection closes whether this write fails or not; CLIENT
@@ -567,6 +575,66 @@ impl Connection {
             .proto_max_bulk_len
             .load(Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Carries out what the last command handed over: feeding a replica
+    /// (until the connection closes), or WAIT's wait for replicas.
+    async fn take_handoff(&mut self) -> Result<(), Closing> {
+        match self.session.state.handoff.take() {
+            Some(Handoff::Replica(attach)) => {
+                let r = self.serve_replica(attach).await;
+                // A feed ends with its connection.
+                r.and(Err(Closing))
+            }
+            Some(Handoff::Wait {
+                offset,
+                replicas,
+                deadline_ms,
+            }) => {
+                let acked = self.wait_replicas(offset, replicas, deadline_ms).await?;
+                self.session.out.int(acked as i64);
+                self.flush_all().await.map_err(|_| Closing)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// WAIT: until `wanted` replicas acknowledged `offset`, the deadline
+    /// passes, or the client goes away; returns how many did.
+    async fn wait_replicas(
+        &mut self,
+        offset: u64,
+        wanted: usize,
+        deadline_ms: Option<u64>,
+    ) -> Result<usize, Closing> {
+        let engine = self.engine.clone();
+        let r = engine.repl();
+        loop {
+            let notified = r.acks.notified();
+            let acked = r.acked(offset);
+            if acked >= wanted {
+                return Ok(acked);
+            }
+            let now = goblin_engine::util::time::now_ms();
+            let left = match deadline_ms {
+                Some(d) if d <= now => return Ok(acked),
+                Some(d) => Duration::from_millis(d - now),
+                None => Duration::from_secs(3600),
+            };
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(left) => {}
+                _ = self.info.wake.notified() => {
+                    if self.info.is_killed() {
+                        return Err(Closing);
+                    }
+                }
+                r = self.stream.read_buf(&mut self.rbuf) => match r {
+                    Ok(0) | Err(_) => return Err(Closing),
+                    Ok(n) => self.engine.stats().add_net_input(n),
+                },
+            }
+        }
     }
 
     /// Waits while CLIENT PAUSE holds the client's command back, or until

@@ -18,6 +18,7 @@ pub mod connection;
 pub mod crash;
 pub mod limits;
 pub mod log;
+pub mod master_link;
 pub mod stream;
 pub mod tls;
 
@@ -258,6 +259,7 @@ impl Server {
     pub async fn run(self) -> ShutdownMode {
         let engine = self.engine.clone();
         start_cron(engine.clone());
+        master_link::start(engine.clone());
         let mut shutdown = engine.shutdown_requests();
         let port_of = |l: &[std::net::TcpListener]| {
             l.first()

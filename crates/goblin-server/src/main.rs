@@ -133,6 +133,19 @@ fn main() {
             threads,
             engine.keyspace().shard_count()
         ));
+        // `replicaof`: the role is known before the data loads (a replica
+        // resumes the history its snapshot recorded).
+        let master = engine.config().get("replicaof");
+        if let Some((host, port)) = master.split_once(' ') {
+            match goblin_engine::repl::parse_master(host.as_bytes(), port.trim().as_bytes()) {
+                Ok(Some(addr)) => goblin_engine::repl::set_master(&engine, addr),
+                Ok(None) => {}
+                Err(e) => {
+                    log::warning(&format!("replicaof: {}", String::from_utf8_lossy(e.bytes())));
+                    std::process::exit(1);
+                }
+            }
+        }
         // The data comes back before the first client is served; a file
         // that cannot be read stops the server rather than starting empty.
         let loader = engine.clone();

@@ -268,8 +268,10 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 enum ClientType {
     Normal,
     PubSub,
-    /// MASTER, REPLICA or SLAVE: there are no such clients here.
-    Replication,
+    /// REPLICA or SLAVE: this engine's replicas.
+    Replica,
+    /// MASTER: the link to this engine's primary.
+    Master,
 }
 
 impl ClientType {
@@ -280,8 +282,10 @@ impl ClientType {
             Ok(ClientType::Normal)
         } else if a.flag("PUBSUB") {
             Ok(ClientType::PubSub)
-        } else if a.flag("MASTER") || a.flag("REPLICA") || a.flag("SLAVE") {
-            Ok(ClientType::Replication)
+        } else if a.flag("MASTER") {
+            Ok(ClientType::Master)
+        } else if a.flag("REPLICA") || a.flag("SLAVE") {
+            Ok(ClientType::Replica)
         } else {
             Err(Error::concat(&[
                 b"ERR Unknown client type '",
@@ -291,12 +295,15 @@ impl ClientType {
         }
     }
 
-    /// Whether a client, subscribed or not, is of this type.
-    fn matches(self, subscribed: bool) -> bool {
+    /// Whether a client is of this type (Redis's getClientType: a
+    /// replica or master client is that whatever it subscribes to).
+    fn matches(self, c: &crate::client::ClientInfo) -> bool {
+        let kind = c.repl_kind.load(std::sync::atomic::Ordering::Relaxed);
         match self {
-            ClientType::Normal => !subscribed,
-            ClientType::PubSub => subscribed,
-            ClientType::Replication => false,
+            ClientType::Normal => kind == crate::client::repl_kind::NONE && !c.subscriptions.any(),
+            ClientType::PubSub => kind == crate::client::repl_kind::NONE && c.subscriptions.any(),
+            ClientType::Replica => kind == crate::client::repl_kind::REPLICA,
+            ClientType::Master => kind == crate::client::repl_kind::MASTER,
         }
     }
 }
@@ -304,10 +311,10 @@ impl ClientType {
 /// CLIENT LIST's filters. TYPE and ID may repeat and combine.
 #[derive(Default)]
 struct ClientListOptions {
-    /// Only these clients (none at all for TYPE MASTER or REPLICA).
+    /// Only these clients.
     ids: Option<Vec<u64>>,
-    /// Only the clients subscribed to something, or only the others.
-    pubsub: Option<bool>,
+    /// Only the clients of this type.
+    client_type: Option<ClientType>,
 }
 
 fn parse_client_list(args: &[&[u8]]) -> Result<ClientListOptions, Error> {
@@ -321,11 +328,7 @@ fn parse_client_list(args: &[&[u8]]) -> Result<ClientListOptions, Error> {
     };
     while !a.is_empty() {
         if a.flag("TYPE") {
-            match ClientType::take(&mut a)? {
-                ClientType::Normal => o.pubsub = Some(false),
-                ClientType::PubSub => o.pubsub = Some(true),
-                ClientType::Replication => o.ids = Some(Vec::new()),
-            }
+            o.client_type = Some(ClientType::take(&mut a)?);
         } else if let Some(first) = a.option("ID") {
             // The IDs run to the end of the command.
             let mut ids = vec![parse_id(first)?];
@@ -341,7 +344,7 @@ fn parse_client_list(args: &[&[u8]]) -> Result<ClientListOptions, Error> {
 }
 
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let ClientListOptions { ids, pubsub } = parse_client_list(args)?;
+    let ClientListOptions { ids, client_type } = parse_client_list(args)?;
     // A transaction or a script may hold shards another client's command
     // waits for: no waiting then.
     if !ctx.in_multi && !ctx.in_script {
@@ -351,7 +354,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut text = String::new();
     for info in ctx.engine.clients().all() {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id))
-            || pubsub.is_some_and(|p| p != info.subscriptions.any())
+            || client_type.is_some_and(|t| !t.matches(&info))
             // Closed already, only not yet gone (Redis frees such clients
             // before it serves the next command).
             || (info.is_killed() && info.id != ctx.client.id())
@@ -461,7 +464,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             || f.laddr.as_ref().is_some_and(|a| **a != *c.laddr)
             || f.user.as_ref().is_some_and(|u| **u != **c.user.lock())
             || f.client_type
-                .is_some_and(|t| !t.matches(c.subscriptions.any()))
+                .is_some_and(|t| !t.matches(&c))
         {
             continue;
         }

@@ -16,6 +16,7 @@ pub mod latency;
 pub mod lists;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -54,6 +55,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     slowlog::COMMANDS,
     latency::COMMANDS,
     pubsub::COMMANDS,
+    replication::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.

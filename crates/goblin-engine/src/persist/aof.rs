@@ -34,7 +34,7 @@
 use super::rdb::{self, LoadLimits};
 use crate::command::table;
 use crate::engine::Engine;
-use crate::keyspace::{KeyspaceEnv, Object, ShardLocks, Value};
+use crate::keyspace::{Object, ShardLocks, Value};
 use crate::log;
 use crate::protocol::ReplyWriter;
 use parking_lot::{Condvar, Mutex};
@@ -447,9 +447,10 @@ impl Aof {
     }
 
     /// Opens the log for appending: `files` describes the directory, the
-    /// current incr file is opened for append and the writer starts; the
-    /// keyspace of `env` records its expiries for it from now on.
-    fn start(self: &Arc<Self>, env: &KeyspaceEnv, files: Files) -> io::Result<()> {
+    /// current incr file is opened for append and the writer starts (the
+    /// caller has the keyspace record its expiries,
+    /// `Engine::update_expiry_logging`).
+    fn start(self: &Arc<Self>, files: Files) -> io::Result<()> {
         *self.files.lock() = Some(files);
         {
             let mut p = self.pending.lock();
@@ -462,7 +463,6 @@ impl Aof {
             self.synced.send_replace(appended);
         }
         self.on.store(true, Ordering::Relaxed);
-        env.set_log_expired(true);
         let me = self.clone();
         let handle = std::thread::Builder::new()
             .name("goblin-aof".into())
@@ -473,9 +473,8 @@ impl Aof {
 
     /// Stops appending, writes and syncs what is buffered, closes the file.
     /// `env`: the keyspace whose expiries stop being recorded for it.
-    pub fn stop(&self, env: &KeyspaceEnv) {
+    pub fn stop(&self) {
         self.on.store(false, Ordering::Relaxed);
-        env.set_log_expired(false);
         {
             let mut p = self.pending.lock();
             p.stop = true;
@@ -806,8 +805,7 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     aof.current_size.store(total, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
-    aof.start(
-        engine.keyspace().env(),
+    let started = aof.start(
         Files {
             dir,
             manifest_name: name,
@@ -816,7 +814,9 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
             last_fsync: Instant::now(),
             unsynced: false,
         },
-    )
+    );
+    engine.update_expiry_logging();
+    started
 }
 
 /// Starts appending to a fresh incr file that a rewrite about to run will
@@ -853,8 +853,7 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     aof.current_size.store(0, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
-    aof.start(
-        engine.keyspace().env(),
+    let started = aof.start(
         Files {
             dir,
             manifest_name: name,
@@ -863,7 +862,9 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
             last_fsync: Instant::now(),
             unsynced: false,
         },
-    )?;
+    );
+    engine.update_expiry_logging();
+    started?;
     Ok(incr_name)
 }
 

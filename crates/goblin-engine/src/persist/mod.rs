@@ -36,9 +36,13 @@ use std::sync::Arc;
 pub fn log_expired(engine: &Engine, shard: &mut crate::keyspace::Shard) {
     let mut records = Vec::new();
     collect_expired(shard, &mut records);
-    if !records.is_empty() && engine.persist().aof.is_on() {
+    if records.is_empty() {
+        return;
+    }
+    if engine.persist().aof.is_on() {
         engine.persist().aof.append(&records);
     }
+    engine.feed_replicas(&records);
 }
 
 pub(crate) fn collect_expired(shard: &mut crate::keyspace::Shard, out: &mut Vec<aof::Record>) {
@@ -69,6 +73,11 @@ pub struct Job {
     pub kind: JobKind,
     pub started_ms: u64,
     pub walk: snapshot::Walk,
+    /// A snapshot for replicas' sockets rather than dump.rdb.
+    pub to_replicas: bool,
+    /// The replication history at the snapshot's instant (the RDB's
+    /// repl-* aux fields).
+    pub repl_info: Option<crate::repl::SaveInfo>,
 }
 
 pub struct Persistence {
@@ -221,8 +230,10 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     let databases = engine.keyspace().databases();
     let functions = engine.scripting().library_codes();
     let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
+    let repl = engine.repl().save_info();
     let result = save_file(&path, &tmp, |w| {
         let mut fmt = snapshot::RdbFormat::for_engine(engine, false);
+        fmt.repl = repl;
         snapshot::write_locked(locks, databases, &functions, &mut fmt, w, delay)
     });
     match &result {
@@ -250,6 +261,16 @@ pub fn start_job(
     locks: &mut ShardLocks<'_>,
     kind: JobKind,
 ) -> io::Result<()> {
+    start_job_for(engine, locks, kind, crate::repl::sync::Target::File)
+}
+
+/// `start_job`, writing the snapshot to `target`.
+pub fn start_job_for(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    kind: JobKind,
+    target: crate::repl::sync::Target,
+) -> io::Result<()> {
     let p = &engine.persist();
     let mut slot = p.job.lock();
     if slot.is_some() {
@@ -275,6 +296,8 @@ pub fn start_job(
         kind,
         started_ms: now_ms(),
         walk,
+        to_replicas: matches!(target, crate::repl::sync::Target::Replicas),
+        repl_info: engine.repl().save_info(),
     });
     *slot = Some(job.clone());
     p.dirty_at_start.store(engine.dirty(), Ordering::Relaxed);
@@ -296,14 +319,20 @@ pub fn start_job(
 fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
     let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
     let p = &engine.persist();
+    if job.to_replicas {
+        return run_replicas_job(engine, job, delay);
+    }
     let result = match job.kind {
         JobKind::Rdb => {
             let path = rdb_path(&engine);
             let tmp = temp_path(&engine, "bgsave");
-            save_file(&path, &tmp, |w| {
+            let r = save_file(&path, &tmp, |w| {
                 let mut fmt = snapshot::RdbFormat::for_engine(&engine, false);
+                fmt.repl = job.repl_info.clone();
                 snapshot::write(&engine, &job.walk, &mut fmt, w, delay)
-            })
+            });
+            crate::repl::sync::disk_done(&engine, r.is_ok());
+            r
         }
         JobKind::AofRewrite => rewrite_job(&engine, &job, delay, keep_incr),
     };
@@ -359,6 +388,23 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
         }
     }
     *p.job.lock() = None;
+}
+
+/// A diskless sync's snapshot: written to the replicas' sockets.
+fn run_replicas_job(engine: Arc<Engine>, job: Arc<Job>, delay: u64) {
+    let mut sink = crate::repl::sync::SocketSink::take(&engine);
+    let mut fmt = snapshot::RdbFormat::for_engine(&engine, false);
+    fmt.repl = job.repl_info.clone();
+    let result = snapshot::write(&engine, &job.walk, &mut fmt, &mut sink, delay);
+    if result.is_err() {
+        snapshot::abandon(&engine);
+    }
+    sink.finish(&result);
+    match &result {
+        Ok(()) => log::notice("Background RDB transfer terminated with success"),
+        Err(e) => log::warning(&format!("Background transfer error: {e}")),
+    }
+    *engine.persist().job.lock() = None;
 }
 
 fn rewrite_job(
@@ -537,6 +583,8 @@ pub struct Loaded {
     pub expired: u64,
     /// Keys whose collection had no element (Redis skips them).
     pub empty_skipped: u64,
+    /// The replication history recorded in the aux fields, when complete.
+    pub repl: Option<crate::repl::SaveInfo>,
 }
 
 /// Loads RDB records into the held shards (the caller holds them all).
@@ -563,7 +611,9 @@ pub fn load_rdb_stream(
         keys: 0,
         expired: 0,
         empty_skipped: 0,
+        repl: None,
     };
+    let (mut repl_db, mut repl_id, mut repl_offset) = (None, None, None);
     let key_delay = engine.config().get_i64("key-load-delay");
     loop {
         match reader.next()? {
@@ -583,6 +633,15 @@ pub fn load_rdb_stream(
                 }
             }
             rdb::Record::Aux(k, v) => {
+                let num = || std::str::from_utf8(&v).ok().and_then(|s| s.parse::<i64>().ok());
+                match k.as_slice() {
+                    b"repl-stream-db" => repl_db = num(),
+                    b"repl-id" if v.len() == 40 => {
+                        repl_id = Some(String::from_utf8_lossy(&v).into_owned())
+                    }
+                    b"repl-offset" => repl_offset = num(),
+                    _ => {}
+                }
                 if k == b"redis-ver" {
                     log::notice(&format!(
                         "Loading RDB produced by version {}",
@@ -660,6 +719,15 @@ pub fn load_rdb_stream(
     }
     reader.verify_checksum()?;
     loaded.offset = reader.input.offset();
+    if let (Some(db), Some(replid), Some(offset)) = (repl_db, repl_id, repl_offset) {
+        if db >= 0 && offset >= 0 {
+            loaded.repl = Some(crate::repl::SaveInfo {
+                stream_db: db,
+                replid,
+                offset: offset as u64,
+            });
+        }
+    }
     Ok(loaded)
 }
 
@@ -747,8 +815,11 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
             }
         }
         if !from_aof {
-            load_rdb_file(engine, &mut locks, false)
+            let loaded = load_rdb_file(engine, &mut locks, false)
                 .map_err(|e| format!("{e}\nTerminating server after rdb file reading failure."))?;
+            if let Some(info) = loaded.and_then(|l| l.repl) {
+                crate::repl::restore_on_start(engine, info);
+            }
         }
     }
     if aof_on {
@@ -792,13 +863,15 @@ pub fn config_changed(
                     aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
                     if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
                         drop(locks);
-                        p.aof.stop(engine.keyspace().env());
+                        p.aof.stop();
+                    engine.update_expiry_logging();
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
-                    p.aof.stop(engine.keyspace().env());
+                    p.aof.stop();
+                    engine.update_expiry_logging();
                 }
             }
             _ => {}
@@ -943,7 +1016,8 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
         }
     }
     if p.aof.is_on() {
-        p.aof.stop(engine.keyspace().env());
+        p.aof.stop();
+                    engine.update_expiry_logging();
     }
     Ok(())
 }

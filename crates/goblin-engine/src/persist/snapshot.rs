@@ -98,6 +98,9 @@ pub struct RdbFormat {
     pub now_ms: u64,
     /// Running checksum of everything written.
     pub crc: crc::Digest<'static, u64>,
+    /// The replication history the snapshot belongs to (repl-stream-db,
+    /// repl-id, repl-offset aux fields).
+    pub repl: Option<crate::repl::SaveInfo>,
 }
 
 impl RdbFormat {
@@ -119,6 +122,7 @@ impl RdbFormat {
             used_memory: 0,
             now_ms: crate::util::time::now_ms(),
             crc: rdb::CRC64.digest(),
+            repl: None,
         }
     }
 }
@@ -132,6 +136,11 @@ impl Format for RdbFormat {
         let now = (crate::util::time::now_ms() / 1000).to_string();
         rdb::put_aux(out, "ctime", now.as_bytes(), o);
         rdb::put_aux(out, "used-mem", self.used_memory.to_string().as_bytes(), o);
+        if let Some(r) = &self.repl {
+            rdb::put_aux(out, "repl-stream-db", r.stream_db.to_string().as_bytes(), o);
+            rdb::put_aux(out, "repl-id", r.replid.as_bytes(), o);
+            rdb::put_aux(out, "repl-offset", r.offset.to_string().as_bytes(), o);
+        }
         rdb::put_aux(out, "aof-base", if self.aof_base { b"1" } else { b"0" }, o);
     }
 
@@ -266,6 +275,18 @@ pub fn write(
     let trailer = fmt.trailer();
     sink.write_all(&trailer)?;
     Ok(())
+}
+
+/// A snapshot with no keys: the header, `functions`, the footer (what
+/// redis-cli --functions-rdb asks a primary for).
+pub fn write_nothing_but(functions: &[Vec<u8>], fmt: &mut dyn FormatCrc, sink: &mut Vec<u8>) {
+    let mut out = Vec::new();
+    fmt.header(&mut out);
+    fmt.functions(&mut out, functions);
+    fmt.footer(&mut out);
+    fmt.update(&out);
+    sink.extend_from_slice(&out);
+    sink.extend_from_slice(&fmt.trailer());
 }
 
 /// Writes the whole keyspace while the caller holds every shard (SAVE,

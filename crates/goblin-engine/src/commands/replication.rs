@@ -1,0 +1,452 @@
+//! Replication commands (Redis's replication.c): REPLICAOF / SLAVEOF,
+//! ROLE, WAIT, and what a replica sends its primary: REPLCONF, PSYNC,
+//! SYNC. The state and the decisions live in `crate::repl`; the
+//! connection carries out a PSYNC or a WAIT (`Handoff`).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use crate::client::{repl_kind, Handoff};
+use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
+use crate::command::Ctx;
+use crate::repl::{self, backlog::Reader, state, Attach, ReplConf, Replica};
+use crate::util::number::parse_i64;
+use crate::util::time::now_ms;
+use crate::Error;
+
+fn replconf_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(Error::SYNTAX);
+    }
+    let mut conf = ctx.client.repl_conf.take().unwrap_or_default();
+    let result = (|| {
+        for pair in args[1..].chunks(2) {
+            let (opt, value) = (pair[0], pair[1]);
+            let is = |name: &str| opt.eq_ignore_ascii_case(name.as_bytes());
+            if is("listening-port") {
+                let port = parse_i64(value).ok_or(Error::NOT_INTEGER)?;
+                conf.listening_port = port as u16;
+            } else if is("ip-address") {
+                if value.len() >= 46 {
+                    return Err(Error::err(format_args!(
+                        "REPLCONF ip-address provided by replica instance is too long: {} bytes",
+                        value.len()
+                    )));
+                }
+                conf.ip = Some(String::from_utf8_lossy(value).into_owned());
+            } else if is("capa") {
+                if value.eq_ignore_ascii_case(b"eof") {
+                    conf.capa_eof = true;
+                } else if value.eq_ignore_ascii_case(b"psync2") {
+                    conf.capa_psync2 = true;
+                }
+            } else if is("ack") {
+                // From a replica only, and without a reply.
+                if let (Some(r), Some(offset)) = (ctx.client.replica.clone(), parse_i64(value)) {
+                    ctx.engine.repl().acknowledge(&r, offset.max(0) as u64);
+                }
+                return Ok(false);
+            } else if is("getack") {
+                // From the primary: acknowledge at once.
+                if ctx.client.from_master {
+                    ctx.engine.repl().ack_wanted.store(true, Ordering::Release);
+                }
+                return Ok(false);
+            } else if is("rdb-only") {
+                match parse_i64(value) {
+                    Some(0) => conf.rdb_only = false,
+                    Some(1) => conf.rdb_only = true,
+                    Some(_) => {
+                        return Err(Error::err("value is out of range, must be between 0 and 1"))
+                    }
+                    None => return Err(Error::NOT_INTEGER),
+                }
+            } else if is("rdb-filter-only") {
+                let filters = crate::protocol::parser::split_args(value)
+                    .ok_or_else(|| Error::err("Missing rdb-filter-only values"))?;
+                conf.exclude_data = true;
+                conf.exclude_functions = true;
+                for f in filters {
+                    if f.eq_ignore_ascii_case(b"functions") {
+                        conf.exclude_functions = false;
+                    } else {
+                        return Err(Error::err(format_args!(
+                            "Unsupported rdb-filter-only option: {}",
+                            String::from_utf8_lossy(&f)
+                        )));
+                    }
+                }
+            } else {
+                return Err(Error::err(format_args!(
+                    "Unrecognized REPLCONF option: {}",
+                    String::from_utf8_lossy(opt)
+                )));
+            }
+        }
+        Ok(true)
+    })();
+    ctx.client.repl_conf = Some(conf);
+    if result? {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+/// SYNC and PSYNC (Redis's syncCommand): the client becomes a replica,
+/// continuing from the backlog when it can, or waiting for a snapshot.
+fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let engine = ctx.engine;
+    let r = engine.repl();
+    // Already a replica: ignored.
+    if ctx.client.info.repl_kind.load(Ordering::Relaxed) == repl_kind::REPLICA {
+        return Ok(());
+    }
+    if r.is_replica() && r.link.lock().state != repl::LinkState::Up {
+        return Err(Error::constant(
+            "NOMASTERLINK Can't SYNC while not connected with my master",
+        ));
+    }
+    let psync = args[0].eq_ignore_ascii_case(b"psync");
+    let psync_offset = if psync {
+        Some(parse_i64(args[2]).ok_or(Error::NOT_INTEGER)?)
+    } else {
+        None
+    };
+    let conf = ctx.client.repl_conf.take().map(|c| *c).unwrap_or_default();
+    if (conf.exclude_data || conf.exclude_functions) && !conf.capa_eof {
+        return Err(Error::err(
+            "Filtered replica requires EOF capability",
+        ));
+    }
+    let info = ctx.client.info.clone();
+    crate::log::notice(&format!(
+        "Replica {} asks for synchronization",
+        replica_name(&info, &conf)
+    ));
+    let reader = Arc::new(Reader {
+        sent: AtomicU64::new(0),
+        info: info.clone(),
+    });
+    let replica = |st: u8| {
+        Arc::new(Replica {
+            info: info.clone(),
+            reader: reader.clone(),
+            conf: conf.clone(),
+            state: AtomicU8::new(st),
+            ack: AtomicU64::new(0),
+            ack_ms: AtomicU64::new(now_ms()),
+            old_protocol: !psync,
+            wait_since_ms: now_ms(),
+            start: parking_lot::Mutex::new(None),
+            failed: AtomicBool::new(false),
+        })
+    };
+    // Partial resynchronization (masterTryPartialResynchronization).
+    if let Some(offset) = psync_offset {
+        let replid = String::from_utf8_lossy(args[1]).into_owned();
+        let wanted = offset.max(0) as u64;
+        if !conf.rdb_only
+            && !conf.exclude_data
+            && r.can_continue(&replid, wanted)
+            && r.stream.attach(reader.clone(), wanted - 1)
+        {
+            let rep = replica(state::ONLINE);
+            r.add_replica(rep.clone());
+            info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
+            ctx.client.replica = Some(rep.clone());
+            let ids = r.ids();
+            if conf.capa_psync2 {
+                ctx.out.raw(format!("+CONTINUE {}\r\n", ids.replid).as_bytes());
+            } else {
+                ctx.out.raw(b"+CONTINUE\r\n");
+            }
+            crate::log::notice(&format!(
+                "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {}.",
+                replica_name(&info, &conf),
+                r.stream.offset() + 1 - wanted,
+                wanted
+            ));
+            r.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
+            r.refresh_good(engine.config().get_i64("min-replicas-max-lag"));
+            ctx.client.handoff = Some(Handoff::Replica(Attach {
+                replica: rep,
+                continue_from: Some(wanted - 1),
+                inline: None,
+            }));
+            return Ok(());
+        }
+        if replid != "?" {
+            r.sync_partial_err.fetch_add(1, Ordering::Relaxed);
+            crate::log::notice(&format!(
+                "Partial resynchronization not accepted: Replication ID mismatch or offset out of range (Replica asked for '{replid}' offset {offset})"
+            ));
+        } else {
+            crate::log::notice(&format!(
+                "Full resync requested by replica {}",
+                replica_name(&info, &conf)
+            ));
+        }
+    }
+    // A snapshot of functions only (redis-cli --functions-rdb), or of
+    // nothing, needs no walk of the keyspace: it is made now.
+    if conf.exclude_data {
+        let functions = if conf.exclude_functions {
+            Vec::new()
+        } else {
+            engine.scripting().library_codes()
+        };
+        let mut fmt = crate::persist::snapshot::RdbFormat::for_engine(engine, false);
+        let mut bytes = Vec::new();
+        crate::persist::snapshot::write_nothing_but(&functions, &mut fmt, &mut bytes);
+        let rep = replica(state::WAIT_BGSAVE_END);
+        info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
+        ctx.client.replica = Some(rep.clone());
+        r.add_replica(rep.clone());
+        ctx.client.handoff = Some(Handoff::Replica(Attach {
+            replica: rep,
+            continue_from: None,
+            inline: Some(bytes),
+        }));
+        return Ok(());
+    }
+    r.sync_full.fetch_add(1, Ordering::Relaxed);
+    if r.replica_count() == 0 && !r.stream.is_active() {
+        // A backlog from scratch: a history with no past.
+        r.new_id();
+        r.stream
+            .activate(engine.config().get_i64("repl-backlog-size").max(1) as usize);
+        engine.update_expiry_logging();
+        let ids = r.ids();
+        crate::log::notice(&format!(
+            "Replication backlog created, my new replication IDs are '{}' and '{}'",
+            ids.replid, ids.replid2
+        ));
+    }
+    let rep = replica(state::WAIT_BGSAVE_START);
+    info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
+    ctx.client.replica = Some(rep.clone());
+    r.add_replica(rep.clone());
+    ctx.client.handoff = Some(Handoff::Replica(Attach {
+        replica: rep,
+        continue_from: None,
+        inline: None,
+    }));
+    let diskless = engine.config().get_bool("repl-diskless-sync") && conf.capa_eof;
+    if diskless && engine.config().get_i64("repl-diskless-sync-delay") > 0 {
+        crate::log::notice("Delay next BGSAVE for diskless SYNC");
+    } else if engine.persist().running().is_some() {
+        crate::log::notice(
+            "No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed",
+        );
+    } else if ctx.locks.holds_all() {
+        repl::sync::start_pending_locked(&engine.arc(), ctx.locks);
+    }
+    Ok(())
+}
+
+/// How Redis names a replica in its log: ip:port of its listener.
+fn replica_name(info: &crate::client::ClientInfo, conf: &ReplConf) -> String {
+    let ip = conf
+        .ip
+        .clone()
+        .unwrap_or_else(|| info.addr.rsplit_once(':').map(|(ip, _)| ip.to_string()).unwrap_or_default());
+    format!("{ip}:{}", conf.listening_port)
+}
+
+/// REPLICAOF host port / REPLICAOF NO ONE (and its old name SLAVEOF).
+fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let engine = ctx.engine;
+    let no_one = args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one");
+    if !no_one && ctx.client.info.repl_kind.load(Ordering::Relaxed) == repl_kind::REPLICA {
+        return Err(Error::err("Command is not valid when client is a replica."));
+    }
+    let addr = repl::parse_master(args[1], args[2])?;
+    let client = ctx.client.info.line(now_ms());
+    match addr {
+        None => {
+            if engine.repl().is_replica() {
+                repl::unset_master(engine);
+                crate::log::notice(&format!(
+                    "MASTER MODE enabled (user request from '{client}')"
+                ));
+            }
+        }
+        Some(addr) => {
+            if engine.repl().master().as_ref() == Some(&addr) {
+                crate::log::notice("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+                ctx.out.raw(b"+OK Already connected to specified master\r\n");
+                return Ok(());
+            }
+            let (host, port) = (addr.host.clone(), addr.port);
+            repl::set_master(engine, addr);
+            crate::log::notice(&format!(
+                "REPLICAOF {host}:{port} enabled (user request from '{client}')"
+            ));
+        }
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// ROLE.
+fn role_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let r = ctx.engine.repl();
+    match r.master() {
+        None => {
+            ctx.out.array(3);
+            ctx.out.bulk(b"master");
+            ctx.out.int(r.stream.offset() as i64);
+            let online: Vec<_> = r
+                .replicas()
+                .into_iter()
+                .filter(|x| x.state() == state::ONLINE)
+                .collect();
+            ctx.out.array(online.len());
+            for x in online {
+                ctx.out.array(3);
+                ctx.out.bulk(x.ip().as_bytes());
+                ctx.out.bulk(x.conf.listening_port.to_string().as_bytes());
+                ctx.out.bulk(x.ack.load(Ordering::Relaxed).to_string().as_bytes());
+            }
+        }
+        Some(m) => {
+            let link = r.link.lock().state;
+            ctx.out.array(5);
+            ctx.out.bulk(b"slave");
+            ctx.out.bulk(m.host.as_bytes());
+            ctx.out.int(m.port as i64);
+            ctx.out.bulk(match link {
+                repl::LinkState::Down => b"connect".as_slice(),
+                repl::LinkState::Connecting => b"connecting",
+                repl::LinkState::Transfer => b"sync",
+                repl::LinkState::Up => b"connected",
+            });
+            ctx.out.int(if link == repl::LinkState::Up {
+                r.stream.offset() as i64
+            } else {
+                -1
+            });
+        }
+    }
+    Ok(())
+}
+
+/// WAIT numreplicas timeout.
+fn wait_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let r = ctx.engine.repl();
+    if r.is_replica() {
+        return Err(Error::err("WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."));
+    }
+    let wanted = parse_i64(args[1]).ok_or(Error::NOT_INTEGER)?;
+    let timeout = parse_i64(args[2])
+        .ok_or_else(|| Error::err("timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(Error::err("timeout is negative"));
+    }
+    let offset = ctx.client.repl_offset;
+    let acked = r.acked(offset);
+    // Inside a transaction or a script it cannot block (Redis's
+    // CLIENT_DENY_BLOCKING).
+    if acked as i64 >= wanted || ctx.in_multi || ctx.in_script {
+        ctx.out.int(acked as i64);
+        return Ok(());
+    }
+    ctx.client.handoff = Some(Handoff::Wait {
+        offset,
+        replicas: wanted as usize,
+        deadline_ms: (timeout > 0).then(|| now_ms().saturating_add(timeout as u64)),
+    });
+    // Asks the replicas for their offsets now rather than in a second.
+    r.stream.append_bytes(repl::GETACK);
+    Ok(())
+}
+
+const REPL_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "replconf",
+        arity: -1,
+        flags: REPL_FLAGS | flag::LOADING | flag::STALE | flag::ALLOW_BUSY,
+        group: Group::Server,
+        since: "3.0.0",
+        summary: "An internal command for configuring the replication stream",
+        complexity: "O(1)",
+        doc_flags: &["syscmd"],
+        handler: replconf_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "psync",
+        arity: -3,
+        flags: REPL_FLAGS | flag::NO_ASYNC_LOADING | flag::NO_MULTI | flag::ALL_SHARDS,
+        group: Group::Server,
+        since: "2.8.0",
+        summary: "Internal command used for replication",
+        syntax: "replicationid:string offset:integer",
+        handler: sync_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "sync",
+        arity: 1,
+        flags: REPL_FLAGS | flag::NO_ASYNC_LOADING | flag::NO_MULTI | flag::ALL_SHARDS,
+        group: Group::Server,
+        since: "1.0.0",
+        summary: "Internal command used for replication",
+        handler: sync_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "replicaof",
+        arity: 3,
+        flags: REPL_FLAGS | flag::STALE | flag::NO_ASYNC_LOADING,
+        group: Group::Server,
+        since: "5.0.0",
+        summary: "Make the server a replica of another instance, or promote it as master.",
+        complexity: "O(1)",
+        syntax: "host:string port:integer",
+        handler: replicaof_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "slaveof",
+        arity: 3,
+        flags: REPL_FLAGS | flag::STALE | flag::NO_ASYNC_LOADING,
+        group: Group::Server,
+        since: "1.0.0",
+        summary: "Make the server a replica of another instance, or promote it as master.",
+        complexity: "O(1)",
+        syntax: "host:string port:integer",
+        doc_flags: &["deprecated"],
+        handler: replicaof_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "role",
+        arity: 1,
+        flags: flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST,
+        acl: &["admin", "dangerous"],
+        group: Group::Server,
+        since: "2.8.12",
+        summary: "Return the role of the instance in the context of replication",
+        complexity: "O(1)",
+        handler: role_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "wait",
+        arity: 3,
+        flags: flag::NOSCRIPT,
+        acl: &["connection"],
+        group_acl: false,
+        group: Group::Generic,
+        since: "3.0.0",
+        summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+        complexity: "O(1)",
+        syntax: "numreplicas:integer timeout:integer",
+        tips: &["request_policy:all_shards", "response_policy:agg_min"],
+        handler: wait_command,
+        ..CommandSpec::DEFAULT
+    },
+];

@@ -1,0 +1,756 @@
+//! Replication, Redis 7.0's protocol: an engine is a primary ("master")
+//! that any number of replicas follow, or the replica of one.
+//!
+//! - **The stream** (`backlog.rs`): the records the append-only file gets,
+//!   as RESP commands; its offset is master_repl_offset. A replica passes
+//!   its primary's stream on to its own replicas byte for byte, so a chain
+//!   shares one history and one offset.
+//! - **History ids**: `replid` names the history the stream belongs to;
+//!   `replid2` and `second_offset` the one before it, up to where they
+//!   agree (a promoted replica still serves partial resynchronizations of
+//!   its old primary's replicas).
+//! - **Replicas of this engine** ([`Replica`]): a connection that sent
+//!   PSYNC or SYNC becomes the feeder of one (in the server). A partial
+//!   resynchronization starts it at its offset in the backlog; a full one
+//!   waits for a snapshot (`sync.rs`) that writes the keyspace to disk or
+//!   straight to the replicas' sockets, without a fork and without a copy
+//!   of the data (see persist/snapshot.rs), and starts its stream at the
+//!   snapshot's instant.
+//! - **The primary of this engine**: REPLICAOF records it here; the
+//!   server's link thread connects to it, loads its snapshot and applies
+//!   its stream through a session flagged as the master client.
+//!
+//! The engine knows no socket: the server does the I/O, and calls in here
+//! for every decision.
+
+pub mod backlog;
+pub mod sync;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::client::ClientInfo;
+use crate::util::time::now_ms;
+
+/// The id of no history (master_replid2 before any promotion).
+pub const NULL_ID: &str = "0000000000000000000000000000000000000000";
+
+/// A fresh history id: 40 random hex digits.
+pub fn random_id() -> String {
+    (0..40)
+        .map(|_| std::char::from_digit(fastrand::u32(0..16), 16).unwrap())
+        .collect()
+}
+
+/// The histories this engine's stream belongs to.
+#[derive(Clone, Debug)]
+pub struct Ids {
+    pub replid: String,
+    pub replid2: String,
+    /// The offset up to which `replid2`'s history is this one's (+1, as
+    /// Redis's second_replid_offset); -1 when there is none.
+    pub second_offset: i64,
+}
+
+/// A replica's state, as INFO shows it.
+pub mod state {
+    /// Waits for a full synchronization's snapshot to start.
+    pub const WAIT_BGSAVE_START: u8 = 0;
+    /// Its snapshot is being written (to disk, or to its socket).
+    pub const WAIT_BGSAVE_END: u8 = 1;
+    /// The snapshot file is being sent to it.
+    pub const SEND_BULK: u8 = 2;
+    /// It follows the stream.
+    pub const ONLINE: u8 = 3;
+
+    pub fn name(s: u8) -> &'static str {
+        match s {
+            WAIT_BGSAVE_START | WAIT_BGSAVE_END => "wait_bgsave",
+            SEND_BULK => "send_bulk",
+            _ => "online",
+        }
+    }
+}
+
+/// What REPLCONF told about a replica before its PSYNC.
+#[derive(Clone, Debug, Default)]
+pub struct ReplConf {
+    pub listening_port: u16,
+    pub ip: Option<String>,
+    /// It reads a snapshot delimited by an EOF mark (diskless).
+    pub capa_eof: bool,
+    /// It understands +CONTINUE with a new id.
+    pub capa_psync2: bool,
+    /// It wants the snapshot only, not the stream (redis-cli --rdb).
+    pub rdb_only: bool,
+    /// The snapshot leaves out the keys / the functions (rdb-filter-only).
+    pub exclude_data: bool,
+    pub exclude_functions: bool,
+}
+
+/// How a full synchronization's snapshot reaches a replica.
+pub enum Transfer {
+    /// Written to its socket as it is produced ("$EOF:<mark>", the
+    /// snapshot, the mark): chunks, then the end (Ok) or a failure (Err).
+    Socket {
+        mark: [u8; 40],
+        chunks: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, ()>>,
+    },
+    /// Saved to dump.rdb first, then sent as "$<len>" and the file: the
+    /// save's result when it ends.
+    Disk {
+        done: tokio::sync::watch::Receiver<Option<bool>>,
+    },
+}
+
+/// The start of a replica's full synchronization.
+pub struct SyncStart {
+    pub replid: String,
+    /// The stream offset at the snapshot's instant: the replica's stream
+    /// continues after it.
+    pub offset: u64,
+    pub transfer: Transfer,
+}
+
+/// A replica of this engine (Redis's client with CLIENT_SLAVE).
+pub struct Replica {
+    pub info: Arc<ClientInfo>,
+    pub reader: Arc<backlog::Reader>,
+    pub conf: ReplConf,
+    pub state: AtomicU8,
+    /// The offset it last acknowledged (REPLCONF ACK), and when (Unix ms).
+    pub ack: AtomicU64,
+    pub ack_ms: AtomicU64,
+    /// Sent SYNC rather than PSYNC: no +FULLRESYNC line.
+    pub old_protocol: bool,
+    /// When it started waiting for a snapshot (Unix ms).
+    pub wait_since_ms: u64,
+    /// Set when its full synchronization starts.
+    pub start: Mutex<Option<SyncStart>>,
+    /// The snapshot it waits for failed: the connection closes.
+    pub failed: AtomicBool,
+}
+
+impl Replica {
+    pub fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Its address as INFO and ROLE show it: what it announced, or its
+    /// connection's.
+    pub fn ip(&self) -> String {
+        self.conf.ip.clone().unwrap_or_else(|| {
+            self.info
+                .addr
+                .rsplit_once(':')
+                .map(|(ip, _)| ip.trim_start_matches('[').trim_end_matches(']').to_string())
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// What PSYNC decided for a replica: the connection takes it from there.
+pub struct Attach {
+    pub replica: Arc<Replica>,
+    /// A partial resynchronization: +CONTINUE was answered and the stream
+    /// continues after this offset. None: a full one, which waits for
+    /// `Replica::start`.
+    pub continue_from: Option<u64>,
+    /// A snapshot made already (of functions only, or of nothing): sent
+    /// as a diskless one, and nothing follows it.
+    pub inline: Option<Vec<u8>>,
+}
+
+/// The state of the link to this engine's primary (replica side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// Not connected (waiting to connect again).
+    Down,
+    /// Connecting or in the handshake.
+    Connecting,
+    /// Receiving the primary's snapshot.
+    Transfer,
+    /// Following the stream.
+    Up,
+}
+
+/// The replica side's view of its primary (INFO's master_* fields).
+#[derive(Clone)]
+pub struct Link {
+    pub state: LinkState,
+    pub last_io_ms: u64,
+    /// When the link went down (0: never up since REPLICAOF).
+    pub down_since_ms: u64,
+    pub transfer_size: i64,
+    pub transfer_read: u64,
+    pub transfer_last_io_ms: u64,
+    /// The master client, while the link is up (CLIENT KILL TYPE MASTER
+    /// reaches it through the registry; REPLICAOF kills it here).
+    pub client: Option<Arc<ClientInfo>>,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            state: LinkState::Down,
+            last_io_ms: 0,
+            down_since_ms: 0,
+            transfer_size: -1,
+            transfer_read: 0,
+            transfer_last_io_ms: 0,
+            client: None,
+        }
+    }
+}
+
+/// The primary a replica follows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MasterAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+/// A history to resume with PSYNC: the primary's id and the offset
+/// processed (Redis's cached master).
+#[derive(Clone, Debug)]
+pub struct Resume {
+    pub replid: String,
+    pub offset: u64,
+}
+
+/// One engine's replication state.
+pub struct Replication {
+    pub stream: backlog::Stream,
+    ids: Mutex<Ids>,
+    master: Mutex<Option<MasterAddr>>,
+    /// Bumped when the primary changes; the link thread waits on it.
+    master_gen: AtomicU64,
+    master_changed: Condvar,
+    /// The history to resume after a lost link or a restart.
+    pub resume: Mutex<Option<Resume>>,
+    pub link: Mutex<Link>,
+    replicas: Mutex<Vec<Arc<Replica>>>,
+    /// The database the primary's stream last selected (repl-stream-db).
+    pub master_db: std::sync::atomic::AtomicI64,
+    /// The primary sent REPLCONF GETACK: the link acknowledges at once.
+    pub ack_wanted: AtomicBool,
+    /// Woken when a replica acknowledges an offset (WAIT).
+    pub acks: tokio::sync::Notify,
+    /// A WAIT asked for acknowledgements: REPLCONF GETACK is sent to the
+    /// replicas at the end of the turn.
+    pub getack_wanted: AtomicBool,
+    /// Replicas online and acknowledging within min-replicas-max-lag.
+    pub good_replicas: AtomicU32,
+    /// When the last replica left (Unix ms), for repl-backlog-ttl.
+    pub(crate) no_replicas_since_ms: AtomicU64,
+    /// When the stream last got a PING (Unix ms).
+    last_ping_ms: AtomicU64,
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    /// The running full synchronization's senders (sync.rs).
+    pub(crate) socket_targets: Mutex<Vec<tokio::sync::mpsc::Sender<Result<bytes::Bytes, ()>>>>,
+    pub(crate) disk_done: Mutex<Option<tokio::sync::watch::Sender<Option<bool>>>>,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication {
+            stream: Default::default(),
+            ids: Mutex::new(Ids {
+                replid: random_id(),
+                replid2: NULL_ID.to_string(),
+                second_offset: -1,
+            }),
+            master: Mutex::new(None),
+            master_gen: AtomicU64::new(0),
+            master_changed: Condvar::new(),
+            resume: Mutex::new(None),
+            link: Mutex::new(Link::default()),
+            replicas: Mutex::new(Vec::new()),
+            master_db: std::sync::atomic::AtomicI64::new(0),
+            ack_wanted: AtomicBool::new(false),
+            acks: tokio::sync::Notify::new(),
+            getack_wanted: AtomicBool::new(false),
+            good_replicas: AtomicU32::new(0),
+            no_replicas_since_ms: AtomicU64::new(now_ms()),
+            last_ping_ms: AtomicU64::new(0),
+            sync_full: AtomicU64::new(0),
+            sync_partial_ok: AtomicU64::new(0),
+            sync_partial_err: AtomicU64::new(0),
+            socket_targets: Mutex::new(Vec::new()),
+            disk_done: Mutex::new(None),
+        }
+    }
+}
+
+/// The replication history a snapshot belongs to, as its aux fields
+/// record it (Redis's rdbSaveInfo).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveInfo {
+    pub stream_db: i64,
+    pub replid: String,
+    pub offset: u64,
+}
+
+/// REPLCONF GETACK *, as the stream carries it.
+pub const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+
+impl Replication {
+    pub fn ids(&self) -> Ids {
+        self.ids.lock().clone()
+    }
+
+    /// What a snapshot taken now records of the history (Redis's
+    /// rdbPopulateSaveInfo): a primary's while it keeps a backlog, a
+    /// replica's primary's; None otherwise.
+    pub fn save_info(&self) -> Option<SaveInfo> {
+        if self.is_replica() {
+            let resume = self.resume.lock().clone();
+            let up = self.link.lock().state == LinkState::Up;
+            return if up {
+                Some(SaveInfo {
+                    stream_db: self.master_db.load(Ordering::Relaxed),
+                    replid: self.ids().replid,
+                    offset: self.stream.offset(),
+                })
+            } else {
+                resume.map(|r| SaveInfo {
+                    stream_db: self.master_db.load(Ordering::Relaxed),
+                    replid: r.replid,
+                    offset: r.offset,
+                })
+            };
+        }
+        if !self.stream.is_active() {
+            return None;
+        }
+        Some(SaveInfo {
+            stream_db: self.stream.stream_db().unwrap_or(0) as i64,
+            replid: self.ids().replid,
+            offset: self.stream.offset(),
+        })
+    }
+
+    /// The primary this engine follows; None when it is one.
+    pub fn master(&self) -> Option<MasterAddr> {
+        self.master.lock().clone()
+    }
+
+    #[inline]
+    pub fn is_replica(&self) -> bool {
+        self.master_gen.load(Ordering::Relaxed) & 1 == 1
+    }
+
+    /// The primary's generation: odd while following one. The link thread
+    /// compares it to know its primary is still the one to follow.
+    pub fn master_generation(&self) -> u64 {
+        self.master_gen.load(Ordering::Acquire)
+    }
+
+    /// Waits until the primary's generation differs from `gen` or `timeout`
+    /// passes.
+    pub fn wait_master_change(&self, gen: u64, timeout: std::time::Duration) {
+        let mut m = self.master.lock();
+        if self.master_gen.load(Ordering::Acquire) == gen {
+            self.master_changed.wait_for(&mut m, timeout);
+        }
+    }
+
+    /// Follows `addr` (REPLICAOF host port) or none (REPLICAOF NO ONE).
+    /// Returns false when nothing changed.
+    pub(crate) fn set_master(&self, addr: Option<MasterAddr>) -> bool {
+        let mut m = self.master.lock();
+        if *m == addr {
+            return false;
+        }
+        let was = m.is_some();
+        let now = addr.is_some();
+        *m = addr;
+        // Odd while following a primary: one more step when the role
+        // changes, two when only the primary does.
+        let step = if was == now { 2 } else { 1 };
+        self.master_gen.fetch_add(step, Ordering::AcqRel);
+        self.master_changed.notify_all();
+        drop(m);
+        let client = {
+            let mut l = self.link.lock();
+            let c = l.client.take();
+            *l = Link {
+                down_since_ms: 0,
+                ..Link::default()
+            };
+            c
+        };
+        if let Some(c) = client {
+            c.kill();
+        }
+        true
+    }
+
+    /// A new history starts here (a replica promoted, or a backlog created
+    /// anew after repl-backlog-ttl): the old id stays valid up to the
+    /// current offset (Redis's shiftReplicationId).
+    pub fn shift_id(&self) {
+        let mut ids = self.ids.lock();
+        ids.replid2 = std::mem::replace(&mut ids.replid, random_id());
+        ids.second_offset = self.stream.offset() as i64 + 1;
+    }
+
+    /// A fresh history with no predecessor (Redis's changeReplicationId
+    /// and clearReplicationId2).
+    pub fn new_id(&self) {
+        let mut ids = self.ids.lock();
+        ids.replid = random_id();
+        ids.replid2 = NULL_ID.to_string();
+        ids.second_offset = -1;
+    }
+
+    /// The replica takes its primary's history (after a full sync, or a
+    /// +CONTINUE naming a new id).
+    pub fn adopt_id(&self, replid: &str, offset: u64, keep_old: bool) {
+        let mut ids = self.ids.lock();
+        if keep_old && ids.replid != replid {
+            ids.replid2 = std::mem::replace(&mut ids.replid, replid.to_string());
+            ids.second_offset = offset as i64 + 1;
+        } else {
+            ids.replid = replid.to_string();
+            if !keep_old {
+                ids.replid2 = NULL_ID.to_string();
+                ids.second_offset = -1;
+            }
+        }
+    }
+
+    /// A restarted primary resumes the history its snapshot recorded, as
+    /// its second id (Redis's loadDataFromDisk).
+    pub fn restore_as_primary(&self, replid: &str, offset: u64, backlog_size: usize) {
+        self.stream.activate(backlog_size);
+        self.stream.reset(offset);
+        let mut ids = self.ids.lock();
+        ids.replid2 = replid.to_string();
+        ids.second_offset = offset as i64 + 1;
+        self.no_replicas_since_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// Whether PSYNC `replid` `offset` (the first byte the replica wants)
+    /// can continue from the backlog (Redis's
+    /// masterTryPartialResynchronization's checks).
+    pub fn can_continue(&self, replid: &str, offset: u64) -> bool {
+        let ids = self.ids.lock();
+        let same = replid.eq_ignore_ascii_case(&ids.replid);
+        let previous = replid.eq_ignore_ascii_case(&ids.replid2)
+            && ids.second_offset >= 0
+            && offset <= ids.second_offset as u64;
+        drop(ids);
+        (same || previous) && offset >= 1 && self.stream.holds_from(offset - 1)
+    }
+
+    /// The replicas attached, in the order they came.
+    pub fn replicas(&self) -> Vec<Arc<Replica>> {
+        self.replicas.lock().clone()
+    }
+
+    pub fn replica_count(&self) -> usize {
+        self.replicas.lock().len()
+    }
+
+    pub(crate) fn add_replica(&self, r: Arc<Replica>) {
+        self.replicas.lock().push(r);
+    }
+
+    /// A replica's connection closed.
+    pub fn remove_replica(&self, r: &Arc<Replica>) {
+        self.stream.detach(&r.reader);
+        let mut list = self.replicas.lock();
+        list.retain(|x| !Arc::ptr_eq(x, r));
+        if list.is_empty() {
+            self.no_replicas_since_ms.store(now_ms(), Ordering::Relaxed);
+        }
+        drop(list);
+        self.acks.notify_waiters();
+    }
+
+    /// REPLCONF ACK from a replica.
+    pub fn acknowledge(&self, r: &Replica, offset: u64) {
+        r.ack.fetch_max(offset, Ordering::AcqRel);
+        r.ack_ms.store(now_ms(), Ordering::Relaxed);
+        self.acks.notify_waiters();
+    }
+
+    /// Replicas that acknowledged `offset` or later (WAIT).
+    pub fn acked(&self, offset: u64) -> usize {
+        self.replicas
+            .lock()
+            .iter()
+            .filter(|r| r.state() == state::ONLINE && r.ack.load(Ordering::Acquire) >= offset)
+            .count()
+    }
+
+    /// Recounts the good replicas for min-replicas-to-write (Redis's
+    /// refreshGoodSlavesCount): online, and acknowledged within
+    /// `max_lag_secs`.
+    pub fn refresh_good(&self, max_lag_secs: i64) {
+        let now = now_ms();
+        let good = self
+            .replicas
+            .lock()
+            .iter()
+            .filter(|r| {
+                r.state() == state::ONLINE
+                    && now.saturating_sub(r.ack_ms.load(Ordering::Relaxed)) / 1000
+                        <= max_lag_secs.max(0) as u64
+            })
+            .count();
+        self.good_replicas.store(good as u32, Ordering::Relaxed);
+    }
+
+    /// The periodic part (Redis's replicationCron, the primary's side):
+    /// pings into the stream every repl-ping-replica-period, and frees a
+    /// backlog no replica used for repl-backlog-ttl.
+    pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64) {
+        let now = now_ms();
+        let replicas = self.replica_count();
+        if !self.is_replica() && replicas > 0 {
+            let last = self.last_ping_ms.load(Ordering::Relaxed);
+            if now.saturating_sub(last) >= ping_period_s.max(1) as u64 * 1000 {
+                self.last_ping_ms.store(now, Ordering::Relaxed);
+                let ping = b"*1\r\n$4\r\nPING\r\n";
+                // The PING carries no SELECT: it runs in any database.
+                self.stream.append_bytes(ping);
+            }
+        }
+        if !self.is_replica() && replicas == 0 && backlog_ttl_s > 0 && self.stream.is_active() {
+            let since = self.no_replicas_since_ms.load(Ordering::Relaxed);
+            if now.saturating_sub(since) >= backlog_ttl_s as u64 * 1000 {
+                // Without the backlog the stream has gaps: a new history.
+                self.new_id();
+                self.stream.deactivate();
+                crate::log::notice(&format!(
+                    "Replication backlog freed after {backlog_ttl_s} seconds without connected replicas."
+                ));
+            }
+        }
+        self.refresh_good(max_lag_s);
+    }
+
+    /// Sends REPLCONF GETACK to the replicas if a WAIT asked for it.
+    pub fn flush_getack(&self) {
+        if self.getack_wanted.swap(false, Ordering::AcqRel) && !self.is_replica() {
+            self.stream.append_bytes(GETACK);
+        }
+    }
+}
+
+/// The engine's link with this replication state: what sessions ask of it.
+impl crate::Engine {
+    /// Records `records` in the replication stream (when a backlog exists
+    /// and this engine is not itself a replica, whose stream is its
+    /// primary's).
+    #[inline]
+    pub(crate) fn feed_replicas(&self, records: &[crate::persist::aof::Record]) {
+        let r = self.repl();
+        if !r.is_replica() {
+            r.stream.append(records);
+        }
+    }
+
+    /// Whether expired keys must be recorded for the stream.
+    pub(crate) fn update_expiry_logging(&self) {
+        let aof = self.persist().aof.is_on();
+        let repl = self.repl().stream.is_active() && !self.repl().is_replica();
+        self.keyspace().env().set_log_expired(aof || repl);
+    }
+}
+
+/// REPLICAOF host port (Redis's replicationSetMaster): the link thread
+/// connects to it. A former primary keeps its own history to resume, so
+/// that it continues partially with a primary that was its replica.
+pub fn set_master(engine: &crate::Engine, addr: MasterAddr) {
+    let r = engine.repl();
+    let was_master = !r.is_replica();
+    if was_master {
+        *r.resume.lock() = Some(Resume {
+            replid: r.ids().replid,
+            offset: r.stream.offset(),
+        });
+        r.master_db.store(r.stream.stream_db().unwrap_or(0) as i64, Ordering::Relaxed);
+    }
+    crate::log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
+    r.set_master(Some(addr.clone()));
+    let _ = engine
+        .config()
+        .set_initial("replicaof", &format!("{} {}", addr.host, addr.port));
+    // A replica's stream is its primary's, expired keys are its primary's
+    // to delete.
+    engine.update_expiry_logging();
+}
+
+/// REPLICAOF NO ONE (Redis's replicationUnsetMaster): the history so far
+/// stays valid as the second id, the replicas reconnect to learn the new
+/// one (and continue partially).
+pub fn unset_master(engine: &crate::Engine) {
+    let r = engine.repl();
+    crate::log::notice("Connection with master lost.");
+    r.set_master(None);
+    *r.resume.lock() = None;
+    r.shift_id();
+    let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
+    r.stream.activate(size);
+    r.stream.forget_db();
+    r.no_replicas_since_ms.store(now_ms(), Ordering::Relaxed);
+    for rep in r.replicas() {
+        rep.info.kill();
+    }
+    let _ = engine.config().set_initial("replicaof", "");
+    engine.update_expiry_logging();
+}
+
+/// Parses REPLICAOF's arguments (also the `replicaof` setting): None for
+/// NO ONE.
+pub fn parse_master(host: &[u8], port: &[u8]) -> Result<Option<MasterAddr>, crate::Error> {
+    if host.eq_ignore_ascii_case(b"no") && port.eq_ignore_ascii_case(b"one") {
+        return Ok(None);
+    }
+    let port = std::str::from_utf8(port)
+        .ok()
+        .and_then(|p| p.parse::<i64>().ok())
+        .filter(|p| (0..=65535).contains(p))
+        .ok_or_else(|| crate::Error::constant("ERR Invalid master port"))?;
+    Ok(Some(MasterAddr {
+        host: String::from_utf8_lossy(host).into_owned(),
+        port: port as u16,
+    }))
+}
+
+/// Startup found a replication history in dump.rdb (Redis's
+/// loadDataFromDisk): a replica resumes it with its primary; a primary
+/// keeps it as its second id, so that its replicas continue partially.
+pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo) {
+    let r = engine.repl();
+    if r.is_replica() {
+        r.master_db.store(info.stream_db, Ordering::Relaxed);
+        r.adopt_id(&info.replid, info.offset, false);
+        r.stream.reset(info.offset);
+        *r.resume.lock() = Some(Resume {
+            replid: info.replid,
+            offset: info.offset,
+        });
+    } else {
+        let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
+        r.restore_as_primary(&info.replid, info.offset, size);
+        engine.update_expiry_logging();
+    }
+}
+
+/// INFO's replication section, in Redis 7.0's format and order.
+pub fn info(engine: &crate::Engine) -> String {
+    use std::fmt::Write;
+    let r = engine.repl();
+    let config = engine.config();
+    let now = now_ms();
+    let mut out = String::from("# Replication\r\n");
+    match r.master() {
+        None => out.push_str("role:master\r\n"),
+        Some(m) => {
+            let link = r.link.lock().clone();
+            let up = link.state == LinkState::Up;
+            let offset = if up || r.resume.lock().is_some() {
+                r.stream.offset() as i64
+            } else {
+                1
+            };
+            let _ = write!(
+                out,
+                "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{}\r\nslave_repl_offset:{}\r\n",
+                m.host,
+                m.port,
+                if up { "up" } else { "down" },
+                if up {
+                    (now.saturating_sub(link.last_io_ms) / 1000) as i64
+                } else {
+                    -1
+                },
+                (link.state == LinkState::Transfer) as u8,
+                offset,
+                offset,
+            );
+            if link.state == LinkState::Transfer {
+                let size = link.transfer_size;
+                let perc = if size > 0 {
+                    link.transfer_read as f64 / size as f64 * 100.0
+                } else {
+                    0.0
+                };
+                let _ = write!(
+                    out,
+                    "master_sync_total_bytes:{}\r\nmaster_sync_read_bytes:{}\r\nmaster_sync_left_bytes:{}\r\nmaster_sync_perc:{:.2}\r\nmaster_sync_last_io_seconds_ago:{}\r\n",
+                    size,
+                    link.transfer_read,
+                    size - link.transfer_read as i64,
+                    perc,
+                    now.saturating_sub(link.transfer_last_io_ms) / 1000
+                );
+            }
+            if !up {
+                let since = if link.down_since_ms != 0 {
+                    (now.saturating_sub(link.down_since_ms) / 1000) as i64
+                } else {
+                    -1
+                };
+                let _ = write!(out, "master_link_down_since_seconds:{since}\r\n");
+            }
+            let _ = write!(
+                out,
+                "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
+                config.get_i64("replica-priority"),
+                config.get_bool("replica-read-only") as u8,
+                config.get_bool("replica-announced") as u8,
+            );
+        }
+    }
+    let replicas = r.replicas();
+    let _ = write!(out, "connected_slaves:{}\r\n", replicas.len());
+    let min_write = config.get_i64("min-replicas-to-write");
+    if min_write != 0 && config.get_i64("min-replicas-max-lag") != 0 {
+        let _ = write!(
+            out,
+            "min_slaves_good_slaves:{}\r\n",
+            r.good_replicas.load(Ordering::Relaxed)
+        );
+    }
+    for (i, x) in replicas.iter().enumerate() {
+        let st = x.state();
+        let lag = if st == state::ONLINE {
+            now.saturating_sub(x.ack_ms.load(Ordering::Relaxed)) / 1000
+        } else {
+            0
+        };
+        let _ = write!(
+            out,
+            "slave{i}:ip={},port={},state={},offset={},lag={}\r\n",
+            x.ip(),
+            x.conf.listening_port,
+            state::name(st),
+            x.ack.load(Ordering::Relaxed),
+            lag
+        );
+    }
+    let ids = r.ids();
+    let backlog = r.stream.info();
+    let _ = write!(
+        out,
+        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        ids.replid,
+        ids.replid2,
+        r.stream.offset(),
+        ids.second_offset,
+        backlog.active as u8,
+        config.get_i64("repl-backlog-size"),
+        backlog.first_byte,
+        backlog.histlen,
+    );
+    out
+}

@@ -1,0 +1,647 @@
+//! The replica side of replication: the link to the primary that
+//! REPLICAOF (or `replicaof`) names (Redis's syncWithMaster,
+//! readSyncBulkPayload and the master client).
+//!
+//! One thread per engine follows the primary the engine records
+//! (`goblin_engine::repl`), with a blocking socket: it connects, shakes
+//! hands (PING, AUTH with masterauth, REPLCONF listening-port and capa,
+//! PSYNC), then either continues the history it has (+CONTINUE) or
+//! receives the primary's snapshot into a file, flushes the data and loads
+//! it (other clients get LOADING meanwhile). It then applies the stream
+//! through a session flagged as the master client, passes every command's
+//! bytes on to this engine's own replicas, and acknowledges its offset
+//! every second and whenever the primary asks (REPLCONF GETACK). When the
+//! link breaks it keeps the history and offset, and resumes with PSYNC.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use goblin_engine::repl::{LinkState, MasterAddr, Resume};
+use goblin_engine::util::time::now_ms;
+use goblin_engine::{log, ConnInfo, Engine, Flow};
+
+/// Starts the thread that follows the engine's primary, whenever it has
+/// one.
+pub fn start(engine: Arc<Engine>) {
+    std::thread::Builder::new()
+        .name("goblin-repl".into())
+        .spawn(move || run(engine))
+        .expect("spawn the replication link thread");
+}
+
+fn run(engine: Arc<Engine>) {
+    let r = engine.repl();
+    loop {
+        let gen = r.master_generation();
+        let Some(addr) = r.master() else {
+            r.wait_master_change(gen, Duration::from_secs(1));
+            continue;
+        };
+        let result = follow(&engine, &addr, gen);
+        let was_up = {
+            let mut link = r.link.lock();
+            let was_up = link.state == LinkState::Up;
+            if let Some(c) = link.client.take() {
+                c.kill();
+            }
+            link.state = LinkState::Down;
+            if was_up || link.down_since_ms == 0 {
+                link.down_since_ms = now_ms();
+            }
+            was_up
+        };
+        if r.master_generation() == gen {
+            match result {
+                Err(e) if was_up => log::notice(&format!("Connection with master lost. ({e})")),
+                Err(e) => log::warning(&format!("Error condition on socket for SYNC: {e}")),
+                Ok(()) => {}
+            }
+            // Redis's replicationCron tries again once a second.
+            r.wait_master_change(gen, Duration::from_secs(1));
+        }
+    }
+}
+
+/// The connection to the primary, with what was read and not yet used.
+struct Link {
+    tcp: TcpStream,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+/// Why following stopped: the primary changed, or an error.
+type Step<T> = Result<T, String>;
+
+impl Link {
+    fn send(&mut self, argv: &[&[u8]]) -> Step<()> {
+        let mut out = Vec::new();
+        goblin_engine::persist::aof::encode_command(&mut out, argv);
+        self.tcp.write_all(&out).map_err(|e| e.to_string())
+    }
+
+    /// Reads more into `buf`; Ok(false) when the read timed out.
+    fn fill(&mut self) -> Step<bool> {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        let mut chunk = [0u8; 64 * 1024];
+        match self.tcp.read(&mut chunk) {
+            Ok(0) => Err("connection closed by the primary".into()),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Ok(true)
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                Ok(false)
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The next line without its end, skipping the empty lines a primary
+    /// sends to keep the link alive; Err past `timeout` without one.
+    fn line(&mut self, engine: &Engine, gen: u64, timeout: Duration) -> Step<String> {
+        let start = Instant::now();
+        loop {
+            if let Some(i) = self.buf[self.pos..].iter().position(|&b| b == b'\n') {
+                let line = &self.buf[self.pos..self.pos + i];
+                let line = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
+                self.pos += i + 1;
+                if line.is_empty() {
+                    engine.repl().link.lock().transfer_last_io_ms = now_ms();
+                    continue;
+                }
+                return Ok(line);
+            }
+            if engine.repl().master_generation() != gen {
+                return Err("the primary changed".into());
+            }
+            if start.elapsed() > timeout {
+                return Err("Timeout connecting to the MASTER...".into());
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Sends a command and reads its one-line reply.
+    fn ask(&mut self, engine: &Engine, gen: u64, argv: &[&[u8]], timeout: Duration) -> Step<String> {
+        self.send(argv)?;
+        self.line(engine, gen, timeout)
+    }
+}
+
+/// Follows `addr` until the link breaks or the primary changes.
+fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
+    let r = engine.repl();
+    let config = engine.config();
+    let timeout = Duration::from_secs(config.get_i64("repl-timeout").max(1) as u64);
+    r.link.lock().state = LinkState::Connecting;
+    log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
+    let sockaddr = (addr.host.as_str(), addr.port)
+        .to_socket_addrs()
+        .map_err(|e| e.to_string())?
+        .next()
+        .ok_or("no address for the primary")?;
+    let tcp = TcpStream::connect_timeout(&sockaddr, timeout).map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(!config.get_bool("repl-disable-tcp-nodelay"));
+    tcp.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(|e| e.to_string())?;
+    log::notice("MASTER <-> REPLICA sync started");
+    let mut link = Link {
+        tcp,
+        buf: Vec::new(),
+        pos: 0,
+    };
+
+    // The handshake (Redis's syncWithMaster).
+    let pong = link.ask(engine, gen, &[b"PING"], timeout)?;
+    if pong.starts_with('-')
+        && !pong.starts_with("-NOAUTH")
+        && !pong.starts_with("-NOPERM")
+        && !pong.starts_with("-ERR operation not permitted")
+    {
+        return Err(format!("Error reply to PING from master: '{pong}'"));
+    }
+    log::notice("Master replied to PING, replication can continue...");
+    let auth = config.get("masterauth");
+    if !auth.is_empty() {
+        let user = config.get("masteruser");
+        let reply = if user.is_empty() {
+            link.ask(engine, gen, &[b"AUTH", auth.as_bytes()], timeout)?
+        } else {
+            link.ask(engine, gen, &[b"AUTH", user.as_bytes(), auth.as_bytes()], timeout)?
+        };
+        if reply.starts_with('-') {
+            return Err(format!("Unable to AUTH to MASTER: {reply}"));
+        }
+    }
+    let port = match config.get_i64("replica-announce-port") {
+        0 => engine.tcp_port() as i64,
+        p => p,
+    };
+    let port = port.to_string();
+    let reply = link.ask(
+        engine,
+        gen,
+        &[b"REPLCONF", b"listening-port", port.as_bytes()],
+        timeout,
+    )?;
+    if reply.starts_with('-') {
+        log::notice(&format!(
+            "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
+        ));
+    }
+    let ip = config.get("replica-announce-ip");
+    if !ip.is_empty() {
+        let reply = link.ask(engine, gen, &[b"REPLCONF", b"ip-address", ip.as_bytes()], timeout)?;
+        if reply.starts_with('-') {
+            log::notice(&format!(
+                "(Non critical) Master does not understand REPLCONF ip-address: {reply}"
+            ));
+        }
+    }
+    let reply = link.ask(
+        engine,
+        gen,
+        &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"],
+        timeout,
+    )?;
+    if reply.starts_with('-') {
+        log::notice(&format!(
+            "(Non critical) Master does not understand REPLCONF capa: {reply}"
+        ));
+    }
+
+    // PSYNC: the history this engine has, or none.
+    let resume = r.resume.lock().clone();
+    let reply = match &resume {
+        Some(Resume { replid, offset }) => {
+            log::notice(&format!(
+                "Trying a partial resynchronization (request {replid}:{}).",
+                offset + 1
+            ));
+            let next = (offset + 1).to_string();
+            link.ask(engine, gen, &[b"PSYNC", replid.as_bytes(), next.as_bytes()], timeout)?
+        }
+        None => {
+            log::notice("Partial resynchronization not possible (no cached master)");
+            link.ask(engine, gen, &[b"PSYNC", b"?", b"-1"], timeout)?
+        }
+    };
+    let mut db = r.master_db.load(Ordering::Relaxed).max(0) as usize;
+    if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
+        let mut parts = rest.split_whitespace();
+        let replid = parts.next().unwrap_or("").to_string();
+        let offset: u64 = parts
+            .next()
+            .and_then(|o| o.parse().ok())
+            .ok_or_else(|| format!("Bad +FULLRESYNC reply: '{reply}'"))?;
+        log::notice(&format!("Full resync from master: {replid}:{offset}"));
+        receive_snapshot(engine, &mut link, gen, timeout)?;
+        // The history and the stream are the primary's from here.
+        r.adopt_id(&replid, offset, false);
+        r.stream
+            .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+        r.stream.reset(offset);
+        *r.resume.lock() = None;
+        db = 0;
+        log::notice("MASTER <-> REPLICA sync: Finished with success");
+    } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        let resume = resume.ok_or("+CONTINUE without a history")?;
+        let new_id = rest.trim();
+        log::notice("Successful partial resynchronization with master.");
+        if !new_id.is_empty() && new_id != resume.replid {
+            // The primary's history has a new id (a failover): ours too;
+            // our replicas must hear of it.
+            r.adopt_id(new_id, resume.offset, true);
+            log::notice(&format!(
+                "Master replication ID changed to {new_id}"
+            ));
+            for rep in r.replicas() {
+                rep.info.kill();
+            }
+        }
+        if !r.stream.is_active() {
+            r.stream
+                .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+            r.stream.reset(resume.offset);
+        }
+        *r.resume.lock() = None;
+        log::notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+    } else if reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING") {
+        return Err(format!(
+            "Master is currently unable to PSYNC but should be in the future: {reply}"
+        ));
+    } else {
+        return Err(format!("Unexpected reply to PSYNC from master: {reply}"));
+    }
+    stream(engine, link, gen, db, timeout)
+}
+
+/// Receives the primary's snapshot into a temporary file, then replaces
+/// the data with it.
+fn receive_snapshot(engine: &Arc<Engine>, link: &mut Link, gen: u64, timeout: Duration) -> Step<()> {
+    let r = engine.repl();
+    let header = link.line(engine, gen, timeout)?;
+    if header.starts_with('-') {
+        return Err(format!("MASTER aborted replication with an error: {header}"));
+    }
+    let header = header
+        .strip_prefix('$')
+        .ok_or_else(|| format!("Bad protocol from MASTER, the first byte is not '$' (we received '{header}'), are you sure the host and port are right?"))?;
+    let mark = header.strip_prefix("EOF:").map(|m| m.as_bytes().to_vec());
+    let size: Option<u64> = match &mark {
+        Some(m) if m.len() == 40 => None,
+        Some(_) => return Err("Bad EOF mark from MASTER".into()),
+        None => Some(header.parse().map_err(|_| format!("Bad bulk length from MASTER: {header}"))?),
+    };
+    match size {
+        None => log::notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"),
+        Some(n) => log::notice(&format!("MASTER <-> REPLICA sync: receiving {n} bytes from master to disk")),
+    }
+    {
+        let mut l = r.link.lock();
+        l.state = LinkState::Transfer;
+        l.transfer_size = size.map_or(0, |n| n as i64);
+        l.transfer_read = 0;
+        l.transfer_last_io_ms = now_ms();
+    }
+    let dir = std::path::PathBuf::from(engine.config().get("dir"));
+    let tmp = dir.join(format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
+    let received = (|| -> Step<()> {
+        let mut file = std::fs::File::create(&tmp)
+            .map_err(|e| format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}"))?;
+        let mut got: u64 = 0;
+        let mut tail: Vec<u8> = Vec::new();
+        let mut last_io = Instant::now();
+        loop {
+            if link.pos < link.buf.len() {
+                let data = &link.buf[link.pos..];
+                let take = match size {
+                    Some(n) => ((n - got) as usize).min(data.len()),
+                    None => data.len(),
+                };
+                let data = &data[..take];
+                got += take as u64;
+                match &mark {
+                    None => file.write_all(data).map_err(|e| e.to_string())?,
+                    Some(m) => {
+                        // The last 40 bytes may be the mark: held back.
+                        tail.extend_from_slice(data);
+                        if tail.len() > 40 {
+                            let keep = tail.len() - 40;
+                            file.write_all(&tail[..keep]).map_err(|e| e.to_string())?;
+                            tail.drain(..keep);
+                        }
+                        if tail.len() == 40 && tail == *m {
+                            link.pos += take;
+                            break;
+                        }
+                    }
+                }
+                link.pos += take;
+                {
+                    let mut l = r.link.lock();
+                    l.transfer_read = got;
+                    l.transfer_last_io_ms = now_ms();
+                }
+                last_io = Instant::now();
+                if size == Some(got) {
+                    break;
+                }
+            }
+            if r.master_generation() != gen {
+                return Err("the primary changed".into());
+            }
+            if last_io.elapsed() > timeout {
+                return Err("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.".into());
+            }
+            link.fill()?;
+        }
+        file.sync_all().map_err(|e| e.to_string())?;
+        Ok(())
+    })();
+    if let Err(e) = received {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    load_snapshot(engine, &tmp)
+}
+
+/// Replaces the data with the snapshot in `path` (every shard held; other
+/// clients get LOADING), keeps it as dump.rdb.
+fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
+    let r = engine.repl();
+    // Our replicas follow a history that just ended.
+    for rep in r.replicas() {
+        rep.info.kill();
+    }
+    let p = engine.persist();
+    let aof_on = p.aof.is_on();
+    log::notice("MASTER <-> REPLICA sync: Flushing old data");
+    p.loading.store(true, Ordering::Release);
+    let loaded = {
+        let mut locks = engine.keyspace().lock_all();
+        let now = now_ms();
+        for shard in locks.held_mut() {
+            for db in shard.dbs.iter_mut() {
+                db.touch_all_watched(None, now);
+                drop(db.clear());
+            }
+        }
+        engine.scripting().flush_functions();
+        log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
+        let file = std::fs::File::open(path).map_err(|e| e.to_string());
+        match file {
+            Ok(file) => {
+                let size = file.metadata().ok().map(|m| m.len());
+                // A replica keeps the keys that expired: its primary sends
+                // their DELs.
+                goblin_engine::persist::load_rdb_stream(
+                    engine,
+                    &mut locks,
+                    goblin_engine::persist::rdb::Input::new(file, size),
+                    true,
+                    false,
+                )
+                .map_err(|e| format!("Failed trying to load the MASTER synchronization DB from disk: {}", e.message))
+            }
+            Err(e) => Err(e),
+        }
+    };
+    p.loading.store(false, Ordering::Release);
+    if let Err(e) = loaded {
+        let _ = std::fs::remove_file(path);
+        // Nothing half loaded stays.
+        let mut locks = engine.keyspace().lock_all();
+        for shard in locks.held_mut() {
+            for db in shard.dbs.iter_mut() {
+                drop(db.clear());
+            }
+        }
+        return Err(e);
+    }
+    let _ = std::fs::rename(path, goblin_engine::persist::rdb_path(engine));
+    if aof_on {
+        // The log must start again from this data (Redis restarts it).
+        p.aof_rewrite_scheduled.store(true, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// The master client's loop: applies the stream, acknowledges it.
+fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Duration) -> Step<()> {
+    let r = engine.repl();
+    let conn = ConnInfo {
+        peer: link.tcp.peer_addr().ok(),
+        local: link.tcp.local_addr().ok(),
+        fd: {
+            use std::os::fd::AsRawFd;
+            link.tcp.as_raw_fd() as i64
+        },
+    };
+    let mut session = engine.session(conn);
+    session.state.from_master = true;
+    session.state.authenticated = true;
+    session.state.user = None;
+    session.state.db = db;
+    let info = session.info().clone();
+    info.repl_kind
+        .store(goblin_engine::client::repl_kind::MASTER, Ordering::Relaxed);
+    {
+        let mut l = r.link.lock();
+        l.state = LinkState::Up;
+        l.client = Some(info.clone());
+        l.last_io_ms = now_ms();
+        l.down_since_ms = 0;
+    }
+    // The first acknowledgement puts this replica online at a primary
+    // that waits for it (Redis's diskless sync).
+    send_ack(&mut link, r.stream.offset())?;
+    let mut last_ack = Instant::now();
+    let mut last_io = Instant::now();
+    let max_bulk = engine.config().proto_max_bulk_len.load(Ordering::Relaxed) as usize;
+    let result = loop {
+        // Every complete command in the buffer.
+        loop {
+            let parsed = match parse_command(&link.buf[link.pos..], max_bulk) {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
+                Err(e) => {
+                    return finish(engine, &info, Err(format!("Protocol error from the master: {e}")));
+                }
+            };
+            let start = link.pos;
+            let end = start + parsed.len;
+            let argv: Vec<&[u8]> = parsed
+                .args
+                .iter()
+                .map(|a| &link.buf[start + a.start..start + a.end])
+                .collect();
+            if argv.is_empty() {
+                link.pos = end;
+                continue;
+            }
+            // CLIENT PAUSE holds the master client too.
+            loop {
+                match session.execute(&argv) {
+                    Flow::Paused => {
+                        std::thread::sleep(Duration::from_millis(10));
+                        if r.master_generation() != gen || info.is_killed() {
+                            return finish(engine, &info, Err("the link was closed".into()));
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            session.out.buf.clear();
+            session.state.handoff = None;
+            // The bytes go on to this engine's replicas as they came.
+            r.stream.append_bytes(&link.buf[start..end]);
+            r.master_db.store(session.state.db as i64, Ordering::Relaxed);
+            link.pos = end;
+            if r.ack_wanted.swap(false, Ordering::AcqRel) {
+                send_ack(&mut link, r.stream.offset() - (end - start) as u64)?;
+            }
+        }
+        if info.is_killed() {
+            break Err("the master client was killed".to_string());
+        }
+        if r.master_generation() != gen {
+            break Ok(());
+        }
+        if last_ack.elapsed() >= Duration::from_secs(1) {
+            if let Err(e) = send_ack(&mut link, r.stream.offset()) {
+                break Err(e);
+            }
+            last_ack = Instant::now();
+        }
+        if last_io.elapsed() > timeout {
+            break Err("MASTER timeout: no data nor PING received...".to_string());
+        }
+        match link.fill() {
+            Ok(true) => {
+                last_io = Instant::now();
+                r.link.lock().last_io_ms = now_ms();
+            }
+            Ok(false) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    finish(engine, &info, result)
+}
+
+/// The link ends: the history stays, to resume with PSYNC.
+fn finish(engine: &Engine, info: &Arc<goblin_engine::client::ClientInfo>, result: Step<()>) -> Step<()> {
+    let r = engine.repl();
+    if r.is_replica() {
+        *r.resume.lock() = Some(Resume {
+            replid: r.ids().replid,
+            offset: r.stream.offset(),
+        });
+    }
+    info.kill();
+    result
+}
+
+fn send_ack(link: &mut Link, offset: u64) -> Step<()> {
+    let offset = offset.to_string();
+    link.send(&[b"REPLCONF", b"ACK", offset.as_bytes()])
+}
+
+/// One command of the stream: its length in bytes and its arguments'
+/// places in them.
+struct Parsed {
+    len: usize,
+    args: Vec<std::ops::Range<usize>>,
+}
+
+/// Parses one RESP command (an array of bulk strings; a primary sends
+/// nothing else but newlines) from `buf`: None until it is complete.
+fn parse_command(buf: &[u8], max_bulk: usize) -> Result<Option<Parsed>, String> {
+    let line = |at: usize| -> Result<Option<(i64, usize)>, String> {
+        let Some(i) = buf[at..].iter().position(|&b| b == b'\n') else {
+            if buf.len() - at > 64 * 1024 {
+                return Err("too big header".into());
+            }
+            return Ok(None);
+        };
+        let text = &buf[at + 1..at + i];
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let n = std::str::from_utf8(text)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .ok_or("invalid length")?;
+        Ok(Some((n, at + i + 1)))
+    };
+    let mut at = 0;
+    // Newlines between commands are keep-alives.
+    while at < buf.len() && (buf[at] == b'\n' || buf[at] == b'\r') {
+        at += 1;
+    }
+    if at == buf.len() {
+        return Ok(if at == 0 {
+            None
+        } else {
+            Some(Parsed { len: at, args: Vec::new() })
+        });
+    }
+    if buf[at] != b'*' {
+        return Err(format!("expected '*', got '{}'", buf[at] as char));
+    }
+    let Some((count, next)) = line(at)? else {
+        return Ok(None);
+    };
+    if !(0..=1024 * 1024).contains(&count) {
+        return Err("invalid multibulk length".into());
+    }
+    at = next;
+    let mut args = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        if at >= buf.len() {
+            return Ok(None);
+        }
+        if buf[at] != b'$' {
+            return Err(format!("expected '$', got '{}'", buf[at] as char));
+        }
+        let Some((len, next)) = line(at)? else {
+            return Ok(None);
+        };
+        if len < 0 || len as usize > max_bulk {
+            return Err("invalid bulk length".into());
+        }
+        let len = len as usize;
+        if buf.len() < next + len + 2 {
+            return Ok(None);
+        }
+        args.push(next..next + len);
+        at = next + len + 2;
+    }
+    Ok(Some(Parsed { len: at, args }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_parsed_whole_or_not_at_all() {
+        let cmd = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n";
+        let p = parse_command(cmd, 1 << 20).unwrap().unwrap();
+        assert_eq!(p.len, cmd.len());
+        let args: Vec<&[u8]> = p.args.iter().map(|r| &cmd[r.clone()]).collect();
+        assert_eq!(args, [b"SET".as_slice(), b"k", b"vv"]);
+        for cut in 0..cmd.len() {
+            assert!(parse_command(&cmd[..cut], 1 << 20).unwrap().is_none(), "cut at {cut}");
+        }
+        // Keep-alive newlines are consumed as an empty command.
+        let p = parse_command(b"\n\n", 1 << 20).unwrap().unwrap();
+        assert_eq!((p.len, p.args.len()), (2, 0));
+        assert!(parse_command(b"+OK\r\n", 1 << 20).is_err());
+        assert!(parse_command(b"*1\r\n$99999999\r\n", 1 << 20).is_err());
+    }
+}
