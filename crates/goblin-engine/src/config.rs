@@ -376,6 +376,12 @@ pub static PARAMS: &[ParamSpec] = &[
         "0",
     ),
     p("masterauth", Kind::Str, ""),
+    // What a replica does when a command of its primary's stream fails.
+    p(
+        "propagation-error-behavior",
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+        "ignore",
+    ),
     p("masteruser", Kind::Str, ""),
     // Scripting.
     aliased(

@@ -861,9 +861,12 @@ impl Engine {
     /// sends; a primary needs that many good replicas.
     pub fn good_replicas_ok(&self) -> bool {
         let min = self.config.min_replicas_to_write.load(Ordering::Relaxed);
-        min <= 0
-            || self.repl.is_replica()
-            || self.repl.good_replicas.load(Ordering::Relaxed) as i64 >= min
+        if min <= 0 || self.repl.is_replica() {
+            return true;
+        }
+        self.repl
+            .refresh_good(self.config.get_i64("min-replicas-max-lag"));
+        self.repl.good_replicas.load(Ordering::Relaxed) as i64 >= min
     }
 
     /// Counts a command a script tried to run and that was refused before
@@ -929,7 +932,11 @@ impl Engine {
             locks,
             stats,
             now_ms,
-            keep_expired: self.pause.keeps_expired(entry.spec.has(flag::WRITE)),
+            // A replica's reads leave expired keys to its primary's DELs
+            // (they read as absent); its writes delete them (Redis's
+            // expireIfNeeded with EXPIRE_FORCE_DELETE_EXPIRED).
+            keep_expired: self.pause.keeps_expired(entry.spec.has(flag::WRITE))
+                || (!entry.spec.has(flag::WRITE) && self.repl.is_replica()),
             dirty: 0,
             cmd_id,
             in_multi,

@@ -142,7 +142,6 @@ const IGNORED_DIRECTIVES: &[&str] = &[
     // Replication settings Goblin has no use for.
     "bind-source-addr",
     "replica-ignore-disk-write-errors",
-    "propagation-error-behavior",
     // Cluster mode (the module brings the GOBLIN.* family to a Redis
     // Cluster; goblin-server has no cluster mode): cluster-enabled is
     // refused unless "no", below.

@@ -28,6 +28,8 @@ use goblin_engine::{log, ConnInfo, Engine, Flow};
 pub fn start(engine: Arc<Engine>) {
     std::thread::Builder::new()
         .name("goblin-repl".into())
+        // It runs the primary's commands, scripts' effects among them.
+        .stack_size(goblin_engine::scripting::lua::THREAD_STACK)
         .spawn(move || run(engine))
         .expect("spawn the replication link thread");
 }
@@ -40,7 +42,11 @@ fn run(engine: Arc<Engine>) {
             r.wait_master_change(gen, Duration::from_secs(1));
             continue;
         };
-        let result = follow(&engine, &addr, gen);
+        // A bug met while following must not end replication for good.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            follow(&engine, &addr, gen)
+        }))
+        .unwrap_or_else(|_| Err("the replication link panicked".into()));
         let was_up = {
             let mut link = r.link.lock();
             let was_up = link.state == LinkState::Up;
@@ -95,7 +101,7 @@ impl Link {
                 self.buf.extend_from_slice(&chunk[..n]);
                 Ok(true)
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
                 Ok(false)
             }
             Err(e) => Err(e.to_string()),
@@ -151,6 +157,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
     tcp.set_read_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| e.to_string())?;
     log::notice("MASTER <-> REPLICA sync started");
+    r.link.lock().state = LinkState::Handshake;
     let mut link = Link {
         tcp,
         buf: Vec::new(),
@@ -486,7 +493,17 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
                 link.pos = end;
                 continue;
             }
-            // CLIENT PAUSE holds the master client too.
+            // An unknown command names none (Redis's lastcmd).
+            info.last_cmd.store(usize::MAX, Ordering::Relaxed);
+            // CLIENT PAUSE holds the master client too, and a script past
+            // busy-reply-threshold (Redis reads nothing from its primary
+            // meanwhile).
+            while engine.scripting().busy_error().is_some() {
+                std::thread::sleep(Duration::from_millis(10));
+                if r.master_generation() != gen || info.is_killed() {
+                    return finish(engine, &info, Err("the link was closed".into()));
+                }
+            }
             loop {
                 match session.execute(&argv) {
                     Flow::Paused => {
@@ -497,6 +514,9 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
                     }
                     _ => break,
                 }
+            }
+            if session.out.buf.first() == Some(&b'-') {
+                reply_error(engine, &session);
             }
             session.out.buf.clear();
             session.state.handoff = None;
@@ -546,6 +566,31 @@ fn finish(engine: &Engine, info: &Arc<goblin_engine::client::ClientInfo>, result
     }
     info.kill();
     result
+}
+
+/// A command of the primary failed here (Redis's afterErrorReply for the
+/// master client): logged, and fatal under propagation-error-behavior
+/// panic or panic-on-replicas on a read-only replica, as the data may
+/// have diverged.
+fn reply_error(engine: &Engine, session: &goblin_engine::Session) {
+    let buf = &session.out.buf;
+    let end = buf.iter().position(|&b| b == b'\r').unwrap_or(buf.len());
+    let text = String::from_utf8_lossy(&buf[1..end.min(4097)]);
+    let cmd = match session.info().last_cmd.load(Ordering::Relaxed) {
+        usize::MAX => "<unknown>".to_string(),
+        id => goblin_engine::command::table().get(id).fullname.clone(),
+    };
+    log::warning(&format!(
+        "== CRITICAL == This replica is sending an error to its master: '{text}' after processing the command '{cmd}'"
+    ));
+    let config = engine.config();
+    let behavior = config.get("propagation-error-behavior");
+    if config.get_bool("replica-read-only") && behavior != "ignore" {
+        log::warning(&format!(
+            "This replica panicked sending an error to its master after processing the command '{cmd}'"
+        ));
+        std::process::abort();
+    }
 }
 
 fn send_ack(link: &mut Link, offset: u64) -> Step<()> {

@@ -137,10 +137,12 @@ impl<'a, 'l> Ctx<'a, 'l> {
         (slice, h)
     }
 
-    /// Whether this command's changes are being logged.
+    /// Whether this command's changes are being logged (to the
+    /// append-only file or the replication stream).
     #[inline]
     pub fn logging(&self) -> bool {
-        self.engine.persist().aof.is_on() && !self.client.replaying
+        (self.engine.persist().aof.is_on() || self.engine.repl().stream.feeding())
+            && !self.client.replaying
     }
 
     /// Logs `argv` (in the current database) in place of this call; may be

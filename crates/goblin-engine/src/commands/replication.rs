@@ -139,6 +139,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             wait_since_ms: now_ms(),
             start: parking_lot::Mutex::new(None),
             failed: AtomicBool::new(false),
+            acks: AtomicU64::new(0),
         })
     };
     // Partial resynchronization (masterTryPartialResynchronization).
@@ -171,7 +172,6 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.client.handoff = Some(Handoff::Replica(Attach {
                 replica: rep,
                 continue_from: Some(wanted - 1),
-                inline: None,
             }));
             return Ok(());
         }
@@ -187,28 +187,6 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ));
         }
     }
-    // A snapshot of functions only (redis-cli --functions-rdb), or of
-    // nothing, needs no walk of the keyspace: it is made now.
-    if conf.exclude_data {
-        let functions = if conf.exclude_functions {
-            Vec::new()
-        } else {
-            engine.scripting().library_codes()
-        };
-        let mut fmt = crate::persist::snapshot::RdbFormat::for_engine(engine, false);
-        let mut bytes = Vec::new();
-        crate::persist::snapshot::write_nothing_but(&functions, &mut fmt, &mut bytes);
-        let rep = replica(state::WAIT_BGSAVE_END);
-        info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
-        ctx.client.replica = Some(rep.clone());
-        r.add_replica(rep.clone());
-        ctx.client.handoff = Some(Handoff::Replica(Attach {
-            replica: rep,
-            continue_from: None,
-            inline: Some(bytes),
-        }));
-        return Ok(());
-    }
     r.sync_full.fetch_add(1, Ordering::Relaxed);
     if r.replica_count() == 0 && !r.stream.is_active() {
         // A backlog from scratch: a history with no past.
@@ -222,6 +200,38 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ids.replid, ids.replid2
         ));
     }
+    // A snapshot of functions only (redis-cli --functions-rdb), or of
+    // nothing, needs no walk of the keyspace: it is made now, at this
+    // offset (every shard is held).
+    if conf.exclude_data {
+        let functions = if conf.exclude_functions {
+            Vec::new()
+        } else {
+            engine.scripting().library_codes()
+        };
+        let mut fmt = crate::persist::snapshot::RdbFormat::for_engine(engine, false);
+        let mut bytes = Vec::new();
+        crate::persist::snapshot::write_nothing_but(&functions, &mut fmt, &mut bytes);
+        let rep = replica(state::WAIT_BGSAVE_END);
+        let offset = r.stream.offset();
+        r.stream.forget_db();
+        if !r.stream.attach(reader.clone(), offset) {
+            return Err(Error::err("the replication backlog is gone"));
+        }
+        *rep.start.lock() = Some(repl::SyncStart {
+            replid: r.ids().replid,
+            offset,
+            transfer: repl::Transfer::Inline(bytes),
+        });
+        info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
+        ctx.client.replica = Some(rep.clone());
+        r.add_replica(rep.clone());
+        ctx.client.handoff = Some(Handoff::Replica(Attach {
+            replica: rep,
+            continue_from: None,
+        }));
+        return Ok(());
+    }
     let rep = replica(state::WAIT_BGSAVE_START);
     info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
     ctx.client.replica = Some(rep.clone());
@@ -229,7 +239,6 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.client.handoff = Some(Handoff::Replica(Attach {
         replica: rep,
         continue_from: None,
-        inline: None,
     }));
     let diskless = engine.config().get_bool("repl-diskless-sync") && conf.capa_eof;
     if diskless && engine.config().get_i64("repl-diskless-sync-delay") > 0 {
@@ -318,6 +327,7 @@ fn role_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             ctx.out.bulk(match link {
                 repl::LinkState::Down => b"connect".as_slice(),
                 repl::LinkState::Connecting => b"connecting",
+                repl::LinkState::Handshake => b"handshake",
                 repl::LinkState::Transfer => b"sync",
                 repl::LinkState::Up => b"connected",
             });

@@ -1112,6 +1112,13 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
+        // A command into the replication stream, as it is (a test aid).
+        (b"replicate", n) if n >= 3 => {
+            let mut out = Vec::new();
+            crate::persist::aof::encode_command(&mut out, &args[2..]);
+            ctx.engine.repl().stream.append_bytes(&out);
+            ctx.out.ok();
+        }
         (b"help", _) => {
             super::reply_help(
                 ctx,

@@ -103,6 +103,9 @@ pub enum Transfer {
     Disk {
         done: tokio::sync::watch::Receiver<Option<bool>>,
     },
+    /// Made already (a snapshot of functions only, or of nothing, for
+    /// rdb-filter-only): sent as a diskless one.
+    Inline(Vec<u8>),
 }
 
 /// The start of a replica's full synchronization.
@@ -131,6 +134,10 @@ pub struct Replica {
     pub start: Mutex<Option<SyncStart>>,
     /// The snapshot it waits for failed: the connection closes.
     pub failed: AtomicBool,
+    /// REPLCONF ACKs received: after a diskless transfer the stream
+    /// starts with the first one (the replica has found the end of the
+    /// snapshot; nothing may follow its mark before).
+    pub acks: AtomicU64,
 }
 
 impl Replica {
@@ -158,9 +165,6 @@ pub struct Attach {
     /// continues after this offset. None: a full one, which waits for
     /// `Replica::start`.
     pub continue_from: Option<u64>,
-    /// A snapshot made already (of functions only, or of nothing): sent
-    /// as a diskless one, and nothing follows it.
-    pub inline: Option<Vec<u8>>,
 }
 
 /// The state of the link to this engine's primary (replica side).
@@ -168,8 +172,10 @@ pub struct Attach {
 pub enum LinkState {
     /// Not connected (waiting to connect again).
     Down,
-    /// Connecting or in the handshake.
+    /// Connecting.
     Connecting,
+    /// Connected, in the handshake (PING, AUTH, REPLCONF, PSYNC).
+    Handshake,
     /// Receiving the primary's snapshot.
     Transfer,
     /// Following the stream.
@@ -475,6 +481,7 @@ impl Replication {
 
     /// REPLCONF ACK from a replica.
     pub fn acknowledge(&self, r: &Replica, offset: u64) {
+        r.acks.fetch_add(1, Ordering::AcqRel);
         r.ack.fetch_max(offset, Ordering::AcqRel);
         r.ack_ms.store(now_ms(), Ordering::Relaxed);
         self.acks.notify_waiters();

@@ -46,11 +46,29 @@ pub fn start_pending(engine: &Arc<Engine>) {
 
 /// Whether some replica waits for a snapshot that may start now.
 fn due(engine: &Engine) -> bool {
-    let r = engine.repl();
-    r.replicas()
-        .iter()
-        .any(|x| x.state() == state::WAIT_BGSAVE_START)
-        && engine.persist().running().is_none()
+    let waiting: Vec<_> = engine
+        .repl()
+        .replicas()
+        .into_iter()
+        .filter(|x| x.state() == state::WAIT_BGSAVE_START)
+        .collect();
+    !waiting.is_empty() && engine.persist().running().is_none() && !delayed(engine, &waiting)
+}
+
+/// A diskless sync still waiting for its delay (and for
+/// repl-diskless-sync-max-replicas replicas).
+fn delayed(engine: &Engine, waiting: &[Arc<super::Replica>]) -> bool {
+    let config = engine.config();
+    let diskless =
+        config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
+    if !diskless {
+        return false;
+    }
+    let delay_ms = config.get_i64("repl-diskless-sync-delay").max(0) as u64 * 1000;
+    let max = config.get_i64("repl-diskless-sync-max-replicas").max(0) as usize;
+    let oldest = waiting.iter().map(|x| x.wait_since_ms).min().unwrap_or(0);
+    let enough = max > 0 && waiting.len() >= max;
+    !enough && now_ms().saturating_sub(oldest) < delay_ms
 }
 
 /// `start_pending`, with every shard held by the caller.
@@ -67,14 +85,8 @@ pub fn start_pending_locked(engine: &Arc<Engine>, locks: &mut crate::keyspace::S
     let config = engine.config();
     let diskless =
         config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
-    if diskless {
-        let delay_ms = config.get_i64("repl-diskless-sync-delay").max(0) as u64 * 1000;
-        let max = config.get_i64("repl-diskless-sync-max-replicas").max(0) as usize;
-        let oldest = waiting.iter().map(|x| x.wait_since_ms).min().unwrap_or(0);
-        let enough = max > 0 && waiting.len() >= max;
-        if !enough && now_ms().saturating_sub(oldest) < delay_ms {
-            return;
-        }
+    if delayed(engine, &waiting) {
+        return;
     }
     let offset = r.stream.offset();
     // The replicas' streams start here, with a SELECT.

@@ -55,18 +55,10 @@ impl Connection {
         let rep = attach.replica;
         // +CONTINUE, when it continues.
         self.flush_all().await.map_err(|_| Closing)?;
-        if let Some(bytes) = attach.inline {
-            let mark = goblin_engine::repl::random_id().into_bytes();
-            let mut out = b"$EOF:".to_vec();
-            out.extend_from_slice(&mark);
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(&bytes);
-            out.extend_from_slice(&mark);
-            self.write_counted(&out).await?;
-            return Err(Closing);
-        }
         if attach.continue_from.is_none() {
             let start = self.wait_sync_start(&rep).await?;
+            let diskless = !matches!(start.transfer, Transfer::Disk { .. });
+            let acks = rep.acks.load(Ordering::Acquire);
             self.send_snapshot(&rep, start).await?;
             if rep.conf.rdb_only {
                 goblin_engine::log::notice(&format!(
@@ -77,6 +69,13 @@ impl Connection {
             }
             rep.ack_ms.store(now_ms(), Ordering::Relaxed);
             rep.state.store(state::ONLINE, Ordering::Release);
+            if diskless {
+                goblin_engine::log::notice(&format!(
+                    "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming",
+                    replica_name(&rep)
+                ));
+                self.wait_first_ack(&rep, acks).await?;
+            }
             engine
                 .repl()
                 .refresh_good(engine.config().get_i64("min-replicas-max-lag"));
@@ -119,6 +118,27 @@ impl Connection {
         }
     }
 
+    /// Waits for the replica's first REPLCONF ACK after a diskless
+    /// transfer (Redis's repl_start_cmd_stream_on_ack).
+    async fn wait_first_ack(&mut self, rep: &Arc<Replica>, before: u64) -> Result<(), Closing> {
+        let timeout = self.engine.config().get_i64("repl-timeout").max(1) as u64 * 1000;
+        let since = now_ms();
+        while rep.acks.load(Ordering::Acquire) == before {
+            if self.info.is_killed() || now_ms().saturating_sub(since) > timeout {
+                return Err(Closing);
+            }
+            tokio::select! {
+                _ = self.info.wake.notified() => {}
+                r = self.stream.readable() => {
+                    r.map_err(|_| Closing)?;
+                    self.read_replica_input()?;
+                }
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+        Ok(())
+    }
+
     /// A newline, once a second, while the replica waits.
     async fn keepalive(&mut self, last: &mut u64) -> Result<(), Closing> {
         let now = now_ms();
@@ -159,6 +179,15 @@ impl Connection {
                     }
                 }
                 self.write_counted(&mark).await?;
+            }
+            Transfer::Inline(bytes) => {
+                let mark = goblin_engine::repl::random_id().into_bytes();
+                let mut out = b"$EOF:".to_vec();
+                out.extend_from_slice(&mark);
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(&bytes);
+                out.extend_from_slice(&mark);
+                self.write_counted(&out).await?;
             }
             Transfer::Disk { mut done } => {
                 let mut last_newline = now_ms();
