@@ -1,8 +1,8 @@
 //! Replication between Goblin and Redis 7.0.15 (Debian's redis-server,
 //! which must be installed: these tests fail rather than skip without it),
 //! with real processes on loopback, in every direction: a Redis replica of
-//! a Goblin primary (disk-based and diskless full sync), a Goblin replica
-//! of a Redis primary, a Redis -> Goblin -> Redis chain, a link killed and
+//! a Goblin primary and a Goblin replica of a Redis primary (each with a
+//! disk-based and a diskless full sync), a Redis -> Goblin -> Redis chain, a link killed and
 //! resumed by partial resync, a primary restarted from its RDB file and
 //! resumed by partial resync, WAIT, ROLE, CLIENT LIST's S/M flags, and
 //! `redis-cli --rdb` / `--functions-rdb` against Goblin.
@@ -123,9 +123,15 @@ impl Node {
     }
 
     /// SHUTDOWN SAVE, then the same server started again on the same port
-    /// and directory, loading the RDB file it wrote.
+    /// and directory, loading the RDB file it wrote (the first server's
+    /// log is kept as `*.log.before-restart`).
     pub fn restart_saved(&mut self) {
-        self.proc.take().unwrap().shutdown_save();
+        let proc = self.proc.take().unwrap();
+        let log = proc.log.clone();
+        proc.shutdown_save();
+        let mut kept = log.clone().into_os_string();
+        kept.push(".before-restart");
+        std::fs::rename(&log, kept).unwrap();
         let refs: Vec<&str> = self.args.iter().map(String::as_str).collect();
         self.proc = Some(match self.kind {
             Kind::Goblin => Proc::goblin_on(&self.dir, &refs, self.port),
@@ -939,30 +945,45 @@ fn full_sync_while_writing(primary: Kind, replica: Kind, primary_args: &[&str]) 
     (p, r)
 }
 
-/// A Redis replica's log says how the RDB came: streamed with an EOF mark
-/// (diskless) or with its length first (from a file).
-fn assert_rdb_transfer(replica: &Node, diskless: bool) {
-    if replica.kind != Kind::Redis {
-        return;
+/// The logs of the Redis end of a link say how the RDB went: a Redis
+/// replica received it streamed with an EOF mark (diskless) or with its
+/// length first (from a file); a Redis primary sent it to the replicas'
+/// sockets or saved it to disk first.
+fn assert_rdb_transfer(primary: &Node, replica: &Node, diskless: bool) {
+    let log_of = |n: &Node| std::fs::read_to_string(&n.proc.as_ref().unwrap().log).unwrap();
+    let what = if diskless {
+        "diskless (EOF-marked)"
+    } else {
+        "disk-based (sized)"
+    };
+    if replica.kind == Kind::Redis {
+        let log = log_of(replica);
+        let streamed = log.contains("receiving streamed RDB from master with EOF");
+        let sized = log.contains("MASTER <-> REPLICA sync: receiving ") && !streamed;
+        assert!(
+            if diskless { streamed } else { sized },
+            "{}: the log does not show a {what} transfer:\n{log}",
+            replica.name,
+        );
     }
-    let log = std::fs::read_to_string(&replica.proc.as_ref().unwrap().log).unwrap();
-    let streamed = log.contains("receiving streamed RDB from master with EOF");
-    let sized = log.contains("MASTER <-> REPLICA sync: receiving ") && !streamed;
-    assert!(
-        if diskless { streamed } else { sized },
-        "{}: the log does not show a {} transfer:\n{log}",
-        replica.name,
-        if diskless {
-            "diskless (EOF-marked)"
+    if primary.kind == Kind::Redis {
+        let log = log_of(primary);
+        let target = if diskless {
+            "Starting BGSAVE for SYNC with target: replicas sockets"
         } else {
-            "disk-based (sized)"
-        }
-    );
+            "Starting BGSAVE for SYNC with target: disk"
+        };
+        assert!(
+            log.contains(target),
+            "{}: the log does not show a {what} transfer:\n{log}",
+            primary.name
+        );
+    }
 }
 
 #[test]
 fn redis_replica_of_goblin_primary_diskless() {
-    let (_p, r) = full_sync_while_writing(
+    let (p, r) = full_sync_while_writing(
         Kind::Goblin,
         Kind::Redis,
         &[
@@ -972,12 +993,12 @@ fn redis_replica_of_goblin_primary_diskless() {
             "0",
         ],
     );
-    assert_rdb_transfer(&r, true);
+    assert_rdb_transfer(&p, &r, true);
 }
 
 #[test]
 fn redis_replica_of_goblin_primary_disk() {
-    let (_p, r) = full_sync_while_writing(
+    let (p, r) = full_sync_while_writing(
         Kind::Goblin,
         Kind::Redis,
         &[
@@ -987,16 +1008,37 @@ fn redis_replica_of_goblin_primary_disk() {
             "0",
         ],
     );
-    assert_rdb_transfer(&r, false);
+    assert_rdb_transfer(&p, &r, false);
 }
 
 #[test]
-fn goblin_replica_of_redis_primary() {
-    full_sync_while_writing(
+fn goblin_replica_of_redis_primary_diskless() {
+    let (p, r) = full_sync_while_writing(
         Kind::Redis,
         Kind::Goblin,
-        &["--repl-diskless-sync-delay", "0"],
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
     );
+    assert_rdb_transfer(&p, &r, true);
+}
+
+#[test]
+fn goblin_replica_of_redis_primary_disk() {
+    let (p, r) = full_sync_while_writing(
+        Kind::Redis,
+        Kind::Goblin,
+        &[
+            "--repl-diskless-sync",
+            "no",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    assert_rdb_transfer(&p, &r, false);
 }
 
 /// Redis -> Goblin -> Redis: the Goblin replica passes the primary's stream
@@ -1200,6 +1242,17 @@ fn wait_counts_acknowledging_replicas() {
     let r = spawn(Kind::Redis, "replica", &[]);
     r.replicaof(&p);
     wait_link_up(&r);
+    // WAIT counts the replicas the primary has online (after their first
+    // acknowledgement).
+    poll("the primary lists its replica online", SYNC_LIMIT, || {
+        let info = p.info("replication");
+        let line = info.get("slave0").cloned().unwrap_or_default();
+        if line.contains(&format!("port={},state=online,", r.port())) {
+            Ok(())
+        } else {
+            Err(format!("slave0:{line}"))
+        }
+    });
     let mut rc = r.client();
     for i in 1..=20 {
         let value = format!("v{i}");
@@ -1209,7 +1262,7 @@ fn wait_counts_acknowledging_replicas() {
             .query(&mut c)
             .unwrap();
         let n: i64 = redis::cmd("WAIT").arg(1).arg(1000).query(&mut c).unwrap();
-        assert_eq!(n, 1, "WAIT 1 1000 with one replica");
+        assert_eq!(n, 1, "WAIT 1 1000 with one replica, write {i}");
         let got: String = redis::cmd("GET").arg("k").query(&mut rc).unwrap();
         assert_eq!(got, value, "the replica after WAIT acknowledged the write");
     }

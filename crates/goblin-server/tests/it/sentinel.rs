@@ -219,6 +219,18 @@ fn sentinel_failover_keeps_confirmed_writes() {
         },
     );
     let failover = killed.elapsed();
+    poll(
+        "the three sentinels name the new primary",
+        Duration::from_secs(30),
+        || {
+            let named: Vec<Option<u16>> = ports.iter().map(|&s| master_addr(s)).collect();
+            if named.iter().all(|&p| p == Some(new_port)) {
+                Ok(())
+            } else {
+                Err(format!("they name {named:?}"))
+            }
+        },
+    );
     assert_eq!(
         new_port,
         preferred.port(),
@@ -267,9 +279,8 @@ fn sentinel_failover_keeps_confirmed_writes() {
         "ROLE on the new primary"
     );
 
-    // The sentinels moved the other replica under the new primary, which
-    // took it by partial resync (the new primary accepts its former
-    // primary's replication ID), and both hold the same data.
+    // The sentinels moved the other replica under the new primary, and
+    // both hold the same data.
     poll(
         "the other replica follows the new primary",
         Duration::from_secs(30),
@@ -285,10 +296,15 @@ fn sentinel_failover_keeps_confirmed_writes() {
         },
     );
     assert_same_data(&preferred, &[&other]);
-    assert_eq!(preferred.stat("sync_full"), 0, "the new primary: sync_full");
-    assert!(
-        preferred.stat("sync_partial_ok") >= 1,
-        "the new primary: sync_partial_ok"
+    // Whether the new primary took the other replica by partial resync
+    // depends on where the kill fell: when the old primary died between
+    // writing a command to one replica's socket and to the other's, the
+    // other replica can be ahead of the promoted one, and Redis then
+    // resyncs it in full. Not asserted, shown.
+    eprintln!(
+        "the new primary: sync_full {}, sync_partial_ok {}",
+        preferred.stat("sync_full"),
+        preferred.stat("sync_partial_ok")
     );
     eprintln!(
         "sentinel failover: new primary named {failover:?} after the kill; {} writes confirmed",
