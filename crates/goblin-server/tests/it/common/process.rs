@@ -46,43 +46,103 @@ impl Proc {
     /// `nofile` when given.
     pub fn spawn_limited(program: &str, dir: &Path, args: &[&str], nofile: Option<u64>) -> Proc {
         for _ in 0..5 {
-            let port = free_port();
-            let log = dir.join(format!(
-                "{}-{port}.log",
-                Path::new(program).file_name().unwrap().to_string_lossy()
-            ));
-            let out = std::fs::File::create(&log).unwrap();
-            let mut cmd = Command::new(program);
-            cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
-                .args(args)
-                .stdout(Stdio::from(out.try_clone().unwrap()))
-                .stderr(Stdio::from(out));
-            if let Some(n) = nofile {
-                use std::os::unix::process::CommandExt;
-                // SAFETY: setrlimit is async-signal-safe, and touches
-                // nothing of the parent's.
-                unsafe {
-                    cmd.pre_exec(move || {
-                        let limit = libc::rlimit {
-                            rlim_cur: n,
-                            rlim_max: n,
-                        };
-                        if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == -1 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                        Ok(())
-                    });
-                }
-            }
-            let child = cmd
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
-            let mut p = Proc { child, port, log };
-            if p.wait_ready() {
+            if let Some(p) = Proc::try_spawn_on(program, dir, args, nofile, free_port()) {
                 return p;
             }
         }
         panic!("{program} found no free port in 5 tries");
+    }
+
+    /// `spawn` on the given port (a server restarted where its replicas
+    /// look for it): retried for a few seconds while the port is taken
+    /// (by the server it replaces, still closing).
+    pub fn spawn_on(program: &str, dir: &Path, args: &[&str], port: u16) -> Proc {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(p) = Proc::try_spawn_on(program, dir, args, None, port) {
+                return p;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{program}: port {port} stayed taken"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts `program` on `port` and waits until it answers; None when the
+    /// port turned out to be taken.
+    fn try_spawn_on(
+        program: &str,
+        dir: &Path,
+        args: &[&str],
+        nofile: Option<u64>,
+        port: u16,
+    ) -> Option<Proc> {
+        let log = dir.join(format!(
+            "{}-{port}.log",
+            Path::new(program).file_name().unwrap().to_string_lossy()
+        ));
+        let mut cmd = Command::new(program);
+        cmd.args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+            .args(args);
+        if let Some(n) = nofile {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe, and touches
+            // nothing of the parent's.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let limit = libc::rlimit {
+                        rlim_cur: n,
+                        rlim_max: n,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        Proc::launch(cmd, program, port, log)
+    }
+
+    /// Runs `cmd` (a server that will listen on `port`) with its output
+    /// going to `log`, and waits until it answers.
+    fn launch(mut cmd: Command, program: &str, port: u16, log: PathBuf) -> Option<Proc> {
+        let out = std::fs::File::create(&log).unwrap();
+        cmd.stdout(Stdio::from(out.try_clone().unwrap()))
+            .stderr(Stdio::from(out));
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is it installed?)"));
+        let mut p = Proc { child, port, log };
+        p.wait_ready().then_some(p)
+    }
+
+    /// A Redis Sentinel (Debian's redis-sentinel) on a free port, with a
+    /// configuration file of its own in `dir` made of `port`, `dir` and
+    /// `lines` (Sentinel rewrites that file, so it is writable).
+    pub fn sentinel(dir: &Path, lines: &[String]) -> Proc {
+        for _ in 0..5 {
+            let port = free_port();
+            let conf = dir.join(format!("sentinel-{port}.conf"));
+            let mut text = format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\n",
+                dir.to_str().unwrap()
+            );
+            for l in lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+            std::fs::write(&conf, text).unwrap();
+            let mut cmd = Command::new("redis-sentinel");
+            cmd.arg(&conf);
+            let log = dir.join(format!("redis-sentinel-{port}.log"));
+            if let Some(p) = Proc::launch(cmd, "redis-sentinel", port, log) {
+                return p;
+            }
+        }
+        panic!("redis-sentinel found no free port in 5 tries");
     }
 
     /// goblin-server's binary, which cargo names to goblin-server's own
@@ -97,6 +157,19 @@ impl Proc {
 
     pub fn redis(dir: &Path, args: &[&str]) -> Proc {
         Proc::spawn("redis-server", dir, args)
+    }
+
+    /// `goblin`, on the given port.
+    pub fn goblin_on(dir: &Path, args: &[&str], port: u16) -> Proc {
+        let Some(program) = option_env!("CARGO_BIN_EXE_goblin-server") else {
+            panic!("the goblin-server binary is known to goblin-server's tests only");
+        };
+        Proc::spawn_on(program, dir, args, port)
+    }
+
+    /// `redis`, on the given port.
+    pub fn redis_on(dir: &Path, args: &[&str], port: u16) -> Proc {
+        Proc::spawn_on("redis-server", dir, args, port)
     }
 
     /// Waits until the server answers PING (it loads its data first):
@@ -137,6 +210,33 @@ impl Proc {
         let _ = self.child.wait();
     }
 
+    /// SHUTDOWN SAVE (the server writes its RDB file, whatever its `save`
+    /// setting), and waits (30 s at most) until the process exited with
+    /// success.
+    pub fn shutdown_save(mut self) {
+        let mut c = self.client();
+        let r: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("SAVE").query(&mut c);
+        // Success closes the connection; an error reply means no shutdown.
+        if let Err(e) = &r {
+            assert!(e.code().is_none(), "SHUTDOWN SAVE replied {e}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "SHUTDOWN SAVE: the server did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(
+            status.success(),
+            "SHUTDOWN SAVE: the server exited with {status}"
+        );
+    }
+
     pub fn shutdown(mut self) {
         let mut c = self.client();
         let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
@@ -149,4 +249,10 @@ impl Drop for Proc {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// DEBUG DIGEST: a hex signature of the whole dataset (the server must
+/// allow DEBUG: `--enable-debug-command yes` for redis-server).
+pub fn digest(c: &mut Connection) -> String {
+    redis::cmd("DEBUG").arg("DIGEST").query(c).unwrap()
 }

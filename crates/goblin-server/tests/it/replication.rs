@@ -1,0 +1,1418 @@
+//! Replication between Goblin and Redis 7.0.15 (Debian's redis-server,
+//! which must be installed: these tests fail rather than skip without it),
+//! with real processes on loopback, in every direction: a Redis replica of
+//! a Goblin primary and a Goblin replica of a Redis primary (each with a
+//! disk-based and a diskless full sync), a Redis -> Goblin -> Redis chain, a link killed and
+//! resumed by partial resync, a primary restarted from its RDB file and
+//! resumed by partial resync, WAIT, ROLE, CLIENT LIST's S/M flags, and
+//! `redis-cli --rdb` / `--functions-rdb` against Goblin.
+//!
+//! Each scenario runs while a client writes a mix of commands (strings,
+//! counters, lists, hashes, sets, sorted sets, streams, expiries short and
+//! long, DEL, MULTI/EXEC, scripts that write, commands that Redis
+//! replicates by effect such as SPOP and INCRBYFLOAT, writes in another
+//! database, and GOBLIN.* commands when the primary is Goblin), waits until
+//! the replicas' offsets reach the primary's, and compares the data.
+//!
+//! The data is compared key by key on every server (TYPE, the value read
+//! per type, PEXPIRETIME, and DBSIZE per database), and with DEBUG DIGEST
+//! between servers of the same kind: Goblin's DEBUG DIGEST is a signature
+//! of its own (it differs from Redis's for the same data, even one
+//! `SET a 1`), so a Goblin and a Redis digest are never compared.
+//!
+//! Server roles are parameters (`Kind`). With `GOBLIN_REPL_ALL_REDIS=1` in
+//! the environment every role is played by redis-server, Goblin's too,
+//! which checks the tests themselves against Redis:
+//!
+//!     GOBLIN_REPL_ALL_REDIS=1 cargo test --release -p goblin-server --test it replication
+//!
+//! (sentinel.rs follows the same variable.)
+
+use crate::common::process::{digest, temp_dir, Proc};
+use crate::common::wait_until;
+use redis::{Connection, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What plays a server's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Goblin,
+    Redis,
+}
+
+impl Kind {
+    /// The server that actually plays this role: redis-server for every
+    /// role under GOBLIN_REPL_ALL_REDIS=1.
+    pub fn effective(self) -> Kind {
+        if std::env::var("GOBLIN_REPL_ALL_REDIS").is_ok_and(|v| v == "1") {
+            Kind::Redis
+        } else {
+            self
+        }
+    }
+}
+
+/// How long a replica may take to connect, sync or catch up.
+pub const SYNC_LIMIT: Duration = Duration::from_secs(30);
+
+/// A server process with its own data directory (removed when the test
+/// passes, kept with its log when it fails).
+pub struct Node {
+    pub kind: Kind,
+    pub name: String,
+    pub proc: Option<Proc>,
+    pub port: u16,
+    pub dir: PathBuf,
+    args: Vec<String>,
+}
+
+/// Starts a server of `kind` (its effective kind) in a fresh directory,
+/// without persistence (`--save "" --appendonly no`) and with DEBUG
+/// allowed, plus `args`.
+pub fn spawn(kind: Kind, name: &str, args: &[&str]) -> Node {
+    let kind = kind.effective();
+    let dir = temp_dir(&format!("repl-{name}"));
+    let mut all: Vec<String> = [
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--enable-debug-command",
+        "yes",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    all.extend(args.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let proc = match kind {
+        Kind::Goblin => Proc::goblin(&dir, &refs),
+        Kind::Redis => Proc::redis(&dir, &refs),
+    };
+    Node {
+        kind,
+        name: name.to_string(),
+        port: proc.port,
+        proc: Some(proc),
+        dir,
+        args: all,
+    }
+}
+
+impl Node {
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A connection whose replies are awaited 30 s at most.
+    pub fn client(&self) -> Connection {
+        let c = self.proc.as_ref().unwrap().client();
+        c.set_read_timeout(Some(SYNC_LIMIT)).unwrap();
+        c.set_write_timeout(Some(SYNC_LIMIT)).unwrap();
+        c
+    }
+
+    pub fn is_goblin(&self) -> bool {
+        self.kind == Kind::Goblin
+    }
+
+    /// SHUTDOWN SAVE, then the same server started again on the same port
+    /// and directory, loading the RDB file it wrote (the first server's
+    /// log is kept as `*.log.before-restart`).
+    pub fn restart_saved(&mut self) {
+        let proc = self.proc.take().unwrap();
+        let log = proc.log.clone();
+        proc.shutdown_save();
+        let mut kept = log.clone().into_os_string();
+        kept.push(".before-restart");
+        std::fs::rename(&log, kept).unwrap();
+        let refs: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        self.proc = Some(match self.kind {
+            Kind::Goblin => Proc::goblin_on(&self.dir, &refs, self.port),
+            Kind::Redis => Proc::redis_on(&self.dir, &refs, self.port),
+        });
+    }
+
+    /// Makes this server a replica of `primary`.
+    pub fn replicaof(&self, primary: &Node) {
+        let r: String = redis::cmd("REPLICAOF")
+            .arg("127.0.0.1")
+            .arg(primary.port())
+            .query(&mut self.client())
+            .unwrap();
+        assert_eq!(r, "OK");
+    }
+
+    pub fn info(&self, section: &str) -> HashMap<String, String> {
+        info_map(&mut self.client(), section)
+    }
+
+    pub fn stat(&self, field: &str) -> u64 {
+        let info = self.info("stats");
+        info.get(field)
+            .unwrap_or_else(|| panic!("{}: no {field} in INFO stats", self.name))
+            .parse()
+            .unwrap()
+    }
+
+    /// INFO replication's master_repl_offset.
+    pub fn master_offset(&self) -> u64 {
+        let info = self.info("replication");
+        info["master_repl_offset"].parse().unwrap()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        drop(self.proc.take());
+        if std::thread::panicking() {
+            eprintln!(
+                "{} ({:?}): data directory and log kept in {}",
+                self.name,
+                self.kind,
+                self.dir.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn info_map(c: &mut Connection, section: &str) -> HashMap<String, String> {
+    let text: String = redis::cmd("INFO").arg(section).query(c).unwrap();
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// Polls `check` until it gives Ok, and panics with `what` and the last
+/// Err once `limit` has passed.
+#[track_caller]
+pub fn poll<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let start = Instant::now();
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(e) => {
+                assert!(
+                    start.elapsed() < limit,
+                    "{what}: not reached within {limit:?}; last: {e}"
+                );
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until the replica's link to its primary is up.
+#[track_caller]
+pub fn wait_link_up(replica: &Node) {
+    poll(
+        &format!("{}: master_link_status up", replica.name),
+        SYNC_LIMIT,
+        || {
+            let info = replica.info("replication");
+            match info.get("master_link_status").map(String::as_str) {
+                Some("up") => Ok(()),
+                other => Err(format!("master_link_status {other:?}")),
+            }
+        },
+    )
+}
+
+/// Waits until every replica's link is up and its slave_repl_offset equals
+/// the primary's master_repl_offset, read twice around the replicas'
+/// (nothing moved meanwhile), and returns that offset.
+#[track_caller]
+pub fn wait_synced(primary: &Node, replicas: &[&Node]) -> u64 {
+    poll("replicas at the primary's offset", SYNC_LIMIT, || {
+        let offset = primary.master_offset();
+        for r in replicas {
+            let info = r.info("replication");
+            let link = info.get("master_link_status").cloned().unwrap_or_default();
+            let at = info.get("slave_repl_offset").cloned().unwrap_or_default();
+            if link != "up" || at != offset.to_string() {
+                return Err(format!(
+                    "{}: master_link_status {link:?}, slave_repl_offset {at:?}; primary at {offset}",
+                    r.name
+                ));
+            }
+        }
+        if primary.master_offset() != offset {
+            return Err("the primary's offset moved".into());
+        }
+        Ok(offset)
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Comparing data
+
+/// One key as clients read it: TYPE, the value (canonical text, sets and
+/// hashes sorted) and PEXPIRETIME.
+type Entry = (String, String, i64);
+
+/// Every key of databases 0 and 1 as clients read them, and DBSIZE of each.
+#[derive(PartialEq, Debug, Default)]
+pub struct Snapshot {
+    keys: BTreeMap<(u8, Vec<u8>), Entry>,
+    dbsize: Vec<i64>,
+}
+
+fn sorted(v: Vec<Vec<u8>>) -> String {
+    let mut v = v;
+    v.sort();
+    format!(
+        "{:?}",
+        v.iter()
+            .map(|b| String::from_utf8_lossy(b).to_string())
+            .collect::<Vec<_>>()
+    )
+}
+
+pub fn snapshot(c: &mut Connection) -> Snapshot {
+    let mut snap = Snapshot::default();
+    for db in 0u8..2 {
+        let _: () = redis::cmd("SELECT").arg(db).query(c).unwrap();
+        let mut keys = BTreeSet::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1000)
+                .query(c)
+                .unwrap();
+            keys.extend(batch);
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        let keys: Vec<Vec<u8>> = keys.into_iter().collect();
+        let mut p = redis::pipe();
+        for k in &keys {
+            p.cmd("TYPE").arg(k).cmd("PEXPIRETIME").arg(k);
+        }
+        let meta: Vec<(String, i64)> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            let flat: Vec<Value> = p.query(c).unwrap();
+            flat.chunks(2)
+                .map(|w| {
+                    (
+                        redis::from_redis_value(w[0].clone()).unwrap(),
+                        redis::from_redis_value(w[1].clone()).unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let mut p = redis::pipe();
+        for (k, (t, _)) in keys.iter().zip(&meta) {
+            match t.as_str() {
+                "string" => p.cmd("GET").arg(k),
+                "list" => p.cmd("LRANGE").arg(k).arg(0).arg(-1),
+                "set" => p.cmd("SMEMBERS").arg(k),
+                "zset" => p.cmd("ZRANGE").arg(k).arg(0).arg(-1).arg("WITHSCORES"),
+                "hash" => p.cmd("HGETALL").arg(k),
+                "stream" => p.cmd("XRANGE").arg(k).arg("-").arg("+"),
+                _ => p.cmd("EXISTS").arg(k), // gone meanwhile ("none")
+            };
+        }
+        let values: Vec<Value> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            p.query(c).unwrap()
+        };
+        for ((k, (t, at)), v) in keys.into_iter().zip(meta).zip(values) {
+            if t == "none" {
+                continue;
+            }
+            let text = match t.as_str() {
+                "set" => sorted(redis::from_redis_value(v).unwrap()),
+                "hash" => {
+                    let flat: Vec<Vec<u8>> = redis::from_redis_value(v).unwrap();
+                    sorted(
+                        flat.chunks(2)
+                            .map(|p| [p[0].clone(), b"=".to_vec(), p[1].clone()].concat())
+                            .collect(),
+                    )
+                }
+                _ => format!("{v:?}"),
+            };
+            snap.keys.insert((db, k), (t, text, at));
+        }
+        snap.dbsize.push(redis::cmd("DBSIZE").query(c).unwrap());
+    }
+    let _: () = redis::cmd("SELECT").arg(0).query(c).unwrap();
+    snap
+}
+
+/// What differs between two snapshots (for a failure message).
+fn diff(a_name: &str, a: &Snapshot, b_name: &str, b: &Snapshot) -> String {
+    let mut out = format!("DBSIZE {a_name} {:?} {b_name} {:?}; ", a.dbsize, b.dbsize);
+    let mut n = 0;
+    for k in a.keys.keys().chain(b.keys.keys()).collect::<BTreeSet<_>>() {
+        let (x, y) = (a.keys.get(k), b.keys.get(k));
+        if x != y {
+            n += 1;
+            if n <= 10 {
+                out.push_str(&format!(
+                    "\n  db{} {:?}: {a_name} {x:?} / {b_name} {y:?}",
+                    k.0,
+                    String::from_utf8_lossy(&k.1)
+                ));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "\n  {n} keys differ ({} / {} keys)",
+        a.keys.len(),
+        b.keys.len()
+    ));
+    out
+}
+
+/// Asserts the replicas hold the primary's data: once they are at the
+/// primary's offset, every key read the same on every server, DBSIZE
+/// equal, and DEBUG DIGEST equal between servers of the same kind. Reading
+/// keys may expire some on the primary, which then replicates their
+/// deletion: the comparison is made again until nothing moved while it was
+/// made. Returns the offset they agreed at.
+#[track_caller]
+pub fn assert_same_data(primary: &Node, replicas: &[&Node]) -> u64 {
+    poll(
+        "the same data on the primary and its replicas",
+        SYNC_LIMIT,
+        || {
+            let offset = wait_synced(primary, replicas);
+            let nodes: Vec<&Node> = std::iter::once(primary)
+                .chain(replicas.iter().copied())
+                .collect();
+            let mut snaps = Vec::new();
+            let mut digests = Vec::new();
+            for n in &nodes {
+                let mut c = n.client();
+                digests.push(digest(&mut c));
+                snaps.push(snapshot(&mut c));
+            }
+            if primary.master_offset() != offset {
+                return Err("the primary's offset moved while the data was read".into());
+            }
+            for (i, n) in nodes.iter().enumerate().skip(1) {
+                if snaps[i] != snaps[0] {
+                    return Err(diff(&primary.name, &snaps[0], &n.name, &snaps[i]));
+                }
+            }
+            for (i, a) in nodes.iter().enumerate() {
+                for (j, b) in nodes.iter().enumerate().skip(i + 1) {
+                    if a.kind == b.kind && digests[i] != digests[j] {
+                        return Err(format!(
+                            "DEBUG DIGEST {} {} / {} {} (keys read the same)",
+                            a.name, digests[i], b.name, digests[j]
+                        ));
+                    }
+                }
+            }
+            assert!(
+                snaps[0].keys.len() > 100,
+                "the primary holds only {} keys",
+                snaps[0].keys.len()
+            );
+            Ok(offset)
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------
+// ROLE, CLIENT LIST
+
+/// ROLE on a primary: ["master", offset, [[ip, port, offset], ...]], the
+/// replicas' entries as bulk strings, and each replica's acknowledged
+/// offset reaching the primary's (replicas acknowledge every second).
+#[track_caller]
+pub fn assert_role_master(primary: &Node, replicas: &[&Node], offset: u64) {
+    poll(
+        &format!(
+            "{}: ROLE lists its replicas at offset {offset}",
+            primary.name
+        ),
+        SYNC_LIMIT,
+        || {
+            let role: Value = redis::cmd("ROLE").query(&mut primary.client()).unwrap();
+            let Value::Array(items) = &role else {
+                return Err(format!("ROLE replied {role:?}"));
+            };
+            assert_eq!(items.len(), 3, "ROLE on a primary: {role:?}");
+            assert_eq!(items[0], Value::BulkString(b"master".to_vec()), "{role:?}");
+            assert_eq!(
+                items[1],
+                Value::Int(offset as i64),
+                "ROLE's offset: {role:?}"
+            );
+            let Value::Array(list) = &items[2] else {
+                panic!("ROLE's replicas: {role:?}");
+            };
+            let mut want: Vec<Value> = replicas
+                .iter()
+                .map(|r| {
+                    Value::Array(vec![
+                        Value::BulkString(b"127.0.0.1".to_vec()),
+                        Value::BulkString(r.port().to_string().into_bytes()),
+                        Value::BulkString(offset.to_string().into_bytes()),
+                    ])
+                })
+                .collect();
+            let mut got = list.clone();
+            let key = |v: &Value| format!("{v:?}");
+            want.sort_by_key(key);
+            got.sort_by_key(key);
+            if got != want {
+                return Err(format!("ROLE replied {role:?}"));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// INFO replication on a server with replicas (a primary, or a replica
+/// with replicas of its own): connected_slaves and one
+/// `slaveN:ip=..,port=..,state=online,offset=..,lag=..` line per replica
+/// (what Sentinel reads), their offsets reaching `offset`.
+#[track_caller]
+pub fn assert_info_replicas(node: &Node, replicas: &[&Node], offset: u64) {
+    poll(
+        &format!(
+            "{}: INFO replication lists its replicas at offset {offset}",
+            node.name
+        ),
+        SYNC_LIMIT,
+        || {
+            let info = node.info("replication");
+            let n = replicas.len();
+            if info.get("connected_slaves") != Some(&n.to_string()) {
+                return Err(format!(
+                    "connected_slaves {:?}",
+                    info.get("connected_slaves")
+                ));
+            }
+            let mut lines: Vec<String> = (0..n)
+                .map(|i| info.get(&format!("slave{i}")).cloned().unwrap_or_default())
+                .collect();
+            lines.sort();
+            for r in replicas {
+                let want = format!(
+                    "ip=127.0.0.1,port={},state=online,offset={offset},lag=",
+                    r.port()
+                );
+                if !lines.iter().any(|l| l.starts_with(&want)) {
+                    return Err(format!("no line starting with {want:?} in {lines:?}"));
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// ROLE on a replica: ["slave", host, port, "connected", offset].
+#[track_caller]
+pub fn assert_role_replica(replica: &Node, primary: &Node, offset: u64) {
+    let role: Value = redis::cmd("ROLE").query(&mut replica.client()).unwrap();
+    assert_eq!(
+        role,
+        Value::Array(vec![
+            Value::BulkString(b"slave".to_vec()),
+            Value::BulkString(b"127.0.0.1".to_vec()),
+            Value::Int(primary.port() as i64),
+            Value::BulkString(b"connected".to_vec()),
+            Value::Int(offset as i64),
+        ]),
+        "ROLE on {}",
+        replica.name
+    );
+}
+
+/// CLIENT LIST shows the replication link with flag S on the primary
+/// (TYPE replica) and flag M on the replica (TYPE master).
+#[track_caller]
+pub fn assert_link_flags(primary: &Node, replica: &Node) {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("replica")
+        .query(&mut primary.client())
+        .unwrap();
+    let lines: Vec<&str> = list.lines().collect();
+    assert!(
+        lines.iter().any(|l| l.contains(" flags=S ")),
+        "{}: CLIENT LIST TYPE replica: {list}",
+        primary.name
+    );
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("master")
+        .query(&mut replica.client())
+        .unwrap();
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{}: CLIENT LIST TYPE master: {list}",
+        replica.name
+    );
+    assert!(
+        lines[0].contains(" flags=M ")
+            && lines[0].contains(&format!("addr=127.0.0.1:{} ", primary.port())),
+        "{}: CLIENT LIST TYPE master: {list}",
+        replica.name
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The writer
+
+/// Writes a base of keys (about 1000, of every type) in one pipeline.
+pub fn preload(node: &Node) {
+    let mut c = node.client();
+    let mut p = redis::pipe();
+    for i in 0..200 {
+        p.cmd("SET")
+            .arg(format!("base:s:{i}"))
+            .arg(format!("value-{i}-{}", "x".repeat(i % 50)));
+        p.cmd("RPUSH").arg(format!("base:l:{}", i % 20)).arg(i);
+        p.cmd("HSET")
+            .arg(format!("base:h:{}", i % 20))
+            .arg(format!("f{i}"))
+            .arg(i * 3);
+        p.cmd("SADD").arg(format!("base:set:{}", i % 20)).arg(i);
+        p.cmd("ZADD")
+            .arg(format!("base:z:{}", i % 20))
+            .arg(i as f64 / 4.0)
+            .arg(format!("m{i}"));
+        p.cmd("SET").arg(format!("base:n:{i}")).arg(i);
+        p.cmd("SET")
+            .arg(format!("base:ttl:{i}"))
+            .arg(i)
+            .arg("EX")
+            .arg(3600 + i);
+        p.cmd("XADD")
+            .arg(format!("base:x:{}", i % 4))
+            .arg(format!("{}-1", i + 1))
+            .arg("f")
+            .arg(i);
+        p.cmd("SET")
+            .arg(format!("base:big:{}", i % 5))
+            .arg("y".repeat(20_000));
+    }
+    for i in 0..10 {
+        p.cmd("SET").arg(format!("gd:{i}")).arg(100);
+        p.cmd("SET").arg(format!("gl:{i}")).arg("a");
+        p.cmd("HSET").arg("gs").arg(format!("f{i}")).arg("a");
+    }
+    p.cmd("SELECT").arg(1);
+    for i in 0..100 {
+        p.cmd("SET").arg(format!("db1:s:{i}")).arg(i);
+    }
+    p.cmd("SELECT").arg(0);
+    let _: Value = p.query(&mut c).unwrap();
+}
+
+/// A client writing a mix of commands to a primary until stopped; every
+/// write must succeed. `ops()` counts the commands (and transactions)
+/// done.
+pub struct Writer {
+    stop: Arc<AtomicBool>,
+    ops: Arc<AtomicU64>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// The options of a writer: GOBLIN.* commands (only for a Goblin primary)
+/// and short expiries (keys that expire while the test runs).
+#[derive(Clone, Copy)]
+pub struct WriterOpts {
+    pub goblin: bool,
+    pub short_ttls: bool,
+}
+
+impl Writer {
+    pub fn start(node: &Node, short_ttls: bool) -> Writer {
+        let opts = WriterOpts {
+            goblin: node.is_goblin(),
+            short_ttls,
+        };
+        let mut c = node.client();
+        let stop = Arc::new(AtomicBool::new(false));
+        let ops = Arc::new(AtomicU64::new(0));
+        let handle = {
+            let (stop, ops) = (stop.clone(), ops.clone());
+            std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::new();
+                let mut i = 0u64;
+                // Bounded, in case a test never stops it.
+                while !stop.load(Ordering::Relaxed) && i < 1_000_000 {
+                    write_one(&mut c, &mut rng, i, opts);
+                    i += 1;
+                    ops.store(i, Ordering::Relaxed);
+                }
+            })
+        };
+        Writer {
+            stop,
+            ops,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.ops.load(Ordering::Relaxed)
+    }
+
+    /// Waits until `n` more writes were done from now.
+    #[track_caller]
+    pub fn wait_more(&self, n: u64) {
+        let target = self.ops() + n;
+        wait_until(&format!("{target} writes done"), SYNC_LIMIT, || {
+            self.ops() >= target || self.handle.as_ref().unwrap().is_finished()
+        });
+        assert!(
+            !self.handle.as_ref().unwrap().is_finished() || self.ops() >= target,
+            "the writer stopped"
+        );
+    }
+
+    /// Stops the writer and returns how many writes it did (a failed write
+    /// fails the test here).
+    pub fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Err(e) = self.handle.take().unwrap().join() {
+            std::panic::resume_unwind(e);
+        }
+        self.ops()
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn q(c: &mut Connection, cmd: &redis::Cmd) {
+    if let Err(e) = cmd.query::<Value>(c) {
+        panic!(
+            "writer: {:?} failed: {e}",
+            String::from_utf8_lossy(&cmd.get_packed_command())
+        );
+    }
+}
+
+const SCRIPT_SET_INCR: &str =
+    "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])";
+const SCRIPT_TIME: &str =
+    "local t = redis.call('TIME'); redis.call('SET', KEYS[1], t[1] .. '.' .. t[2]); return 1";
+
+/// One write of the mix (command `i`).
+fn write_one(c: &mut Connection, rng: &mut fastrand::Rng, i: u64, o: WriterOpts) {
+    let s = format!("s:{}", rng.u32(0..300));
+    let v = format!("v{i}-{}", rng.u32(..));
+    let n40 = rng.u32(0..40);
+    let cmd = match i % 20 {
+        0 => redis::cmd("SET").arg(&s).arg(&v).clone(),
+        1 => redis::cmd("INCR")
+            .arg(format!("c:{}", rng.u32(0..50)))
+            .clone(),
+        2 => redis::cmd("LPUSH").arg(format!("l:{n40}")).arg(&v).clone(),
+        3 => redis::cmd("HSET")
+            .arg(format!("h:{n40}"))
+            .arg(format!("f{}", rng.u32(0..20)))
+            .arg(&v)
+            .clone(),
+        4 => redis::cmd("SADD")
+            .arg(format!("set:{n40}"))
+            .arg(format!("m{}", rng.u32(0..30)))
+            .clone(),
+        5 => redis::cmd("ZADD")
+            .arg(format!("z:{n40}"))
+            .arg(rng.i32(-1000..1000) as f64 / 8.0)
+            .arg(format!("m{}", rng.u32(0..30)))
+            .clone(),
+        6 => redis::cmd("EXPIRE")
+            .arg(&s)
+            .arg(rng.u32(1000..5000))
+            .clone(),
+        7 if o.short_ttls && rng.bool() => {
+            redis::cmd("PEXPIRE").arg(&s).arg(rng.u32(1..150)).clone()
+        }
+        7 => redis::cmd("PEXPIRE")
+            .arg(&s)
+            .arg(rng.u32(100_000..200_000))
+            .clone(),
+        8 => match rng.u8(0..3) {
+            0 => redis::cmd("DEL").arg(&s).clone(),
+            1 => redis::cmd("DEL").arg(format!("l:{n40}")).clone(),
+            _ => redis::cmd("DEL")
+                .arg(format!("set:{n40}"))
+                .arg(format!("z:{n40}"))
+                .clone(),
+        },
+        9 => {
+            let r: redis::RedisResult<Value> = redis::pipe()
+                .atomic()
+                .cmd("INCR")
+                .arg(format!("c:{}", rng.u32(0..50)))
+                .cmd("SET")
+                .arg(&s)
+                .arg(&v)
+                .cmd("LPOP")
+                .arg(format!("l:{n40}"))
+                .cmd("HINCRBY")
+                .arg(format!("h:{n40}"))
+                .arg("count")
+                .arg(1)
+                .query(c);
+            r.unwrap_or_else(|e| panic!("writer: MULTI/EXEC failed: {e}"));
+            return;
+        }
+        10 => redis::cmd("EVAL")
+            .arg(SCRIPT_SET_INCR)
+            .arg(2)
+            .arg(&s)
+            .arg(format!("c:{}", rng.u32(0..50)))
+            .arg(&v)
+            .clone(),
+        11 => redis::cmd("SPOP").arg(format!("set:{n40}")).clone(),
+        12 => redis::cmd("INCRBYFLOAT")
+            .arg(format!("f:{}", rng.u32(0..20)))
+            .arg("1.25")
+            .clone(),
+        13 => redis::cmd("XADD")
+            .arg(format!("x:{}", rng.u32(0..5)))
+            .arg("MAXLEN")
+            .arg(50)
+            .arg("*")
+            .arg("f")
+            .arg(&v)
+            .clone(),
+        14 => {
+            let r: redis::RedisResult<Value> = redis::pipe()
+                .cmd("SELECT")
+                .arg(1)
+                .cmd("SET")
+                .arg(format!("db1:{s}"))
+                .arg(&v)
+                .cmd("HINCRBY")
+                .arg("db1:h")
+                .arg(format!("f{}", rng.u32(0..10)))
+                .arg(1)
+                .cmd("SELECT")
+                .arg(0)
+                .query(c);
+            r.unwrap_or_else(|e| panic!("writer: writes in db 1 failed: {e}"));
+            return;
+        }
+        15 if o.short_ttls && rng.u8(0..4) == 0 => redis::cmd("SET")
+            .arg(&s)
+            .arg(&v)
+            .arg("PX")
+            .arg(rng.u32(1..150))
+            .clone(),
+        15 => redis::cmd("SET")
+            .arg(&s)
+            .arg(&v)
+            .arg("EX")
+            .arg(rng.u32(1000..5000))
+            .clone(),
+        16 => match rng.u8(0..3) {
+            0 => redis::cmd("PERSIST").arg(&s).clone(),
+            1 => redis::cmd("GETEX")
+                .arg(&s)
+                .arg("EX")
+                .arg(rng.u32(1000..5000))
+                .clone(),
+            _ => redis::cmd("APPEND").arg(&s).arg("+").clone(),
+        },
+        17 => redis::cmd("LMOVE")
+            .arg(format!("l:{n40}"))
+            .arg(format!("l:{}", rng.u32(0..40)))
+            .arg("LEFT")
+            .arg("RIGHT")
+            .clone(),
+        18 if o.goblin => goblin_write(rng, o),
+        18 => redis::cmd("SETRANGE")
+            .arg(&s)
+            .arg(rng.u32(0..20))
+            .arg("abc")
+            .clone(),
+        _ => redis::cmd("EVAL")
+            .arg(SCRIPT_TIME)
+            .arg(1)
+            .arg(format!("t:{}", rng.u32(0..10)))
+            .clone(),
+    };
+    q(c, &cmd);
+}
+
+/// A GOBLIN.* command (Goblin primaries only): what a Redis replica gets of
+/// it is its effect (with absolute deadlines where the command reads the
+/// clock: INCRTTL, CAE, ZWINDOW).
+fn goblin_write(rng: &mut fastrand::Rng, o: WriterOpts) -> redis::Cmd {
+    let k = rng.u32(0..10);
+    // The lock tokens and hash states the compare-and-* commands expect
+    // half of the time.
+    let (expected, new) = if rng.bool() { ("a", "b") } else { ("b", "a") };
+    match rng.u8(0..9) {
+        0 => redis::cmd("GOBLIN.DECRPOS").arg(format!("gd:{k}")).clone(),
+        1 => redis::cmd("GOBLIN.DECRBYPOS")
+            .arg(format!("gd:{k}"))
+            .arg(rng.u32(1..4))
+            .clone(),
+        2 => {
+            let ms = if o.short_ttls && rng.bool() {
+                rng.u32(1..150)
+            } else {
+                rng.u32(100_000..200_000)
+            };
+            redis::cmd("GOBLIN.INCRTTL")
+                .arg(format!("gt:{k}"))
+                .arg(rng.u32(1..5))
+                .arg(ms)
+                .clone()
+        }
+        3 => redis::cmd("GOBLIN.HSETGT")
+            .arg("gh")
+            .arg(format!("f{k}"))
+            .arg(rng.u32(0..1000))
+            .clone(),
+        4 => redis::cmd("GOBLIN.ZWINDOW")
+            .arg(format!("gz:{}", k % 3))
+            .arg(5)
+            .arg(rng.u32(100_000..200_000))
+            .arg(format!("holder{}", rng.u32(0..20)))
+            .clone(),
+        5 => redis::cmd("SET")
+            .arg(format!("gl:{k}"))
+            .arg(expected)
+            .arg("NX")
+            .clone(),
+        6 => redis::cmd("GOBLIN.CAE")
+            .arg(format!("gl:{k}"))
+            .arg(expected)
+            .arg(rng.u32(100_000..200_000))
+            .clone(),
+        7 => redis::cmd("GOBLIN.CAD")
+            .arg(format!("gl:{k}"))
+            .arg(expected)
+            .clone(),
+        _ => redis::cmd("GOBLIN.HCAS")
+            .arg("gs")
+            .arg(format!("f{k}"))
+            .arg(expected)
+            .arg(new)
+            .clone(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scenarios
+
+/// A replica attached while a client writes to the primary (full sync
+/// under load), more writes after, then the same data on both, ROLE's
+/// shape on both and the link's CLIENT LIST flags.
+fn full_sync_while_writing(primary: Kind, replica: Kind, primary_args: &[&str]) -> (Node, Node) {
+    let p = spawn(primary, "primary", primary_args);
+    let r = spawn(replica, "replica", &[]);
+    preload(&p);
+    let w = Writer::start(&p, true);
+    w.wait_more(500);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    w.wait_more(2500);
+    w.stop();
+    let offset = assert_same_data(&p, &[&r]);
+    assert_role_replica(&r, &p, offset);
+    assert_role_master(&p, &[&r], offset);
+    assert_info_replicas(&p, &[&r], offset);
+    assert_link_flags(&p, &r);
+    assert_eq!(p.stat("sync_full"), 1, "{}: INFO stats sync_full", p.name);
+    (p, r)
+}
+
+/// The logs of the Redis end of a link say how the RDB went: a Redis
+/// replica received it streamed with an EOF mark (diskless) or with its
+/// length first (from a file); a Redis primary sent it to the replicas'
+/// sockets or saved it to disk first.
+fn assert_rdb_transfer(primary: &Node, replica: &Node, diskless: bool) {
+    let log_of = |n: &Node| std::fs::read_to_string(&n.proc.as_ref().unwrap().log).unwrap();
+    let what = if diskless {
+        "diskless (EOF-marked)"
+    } else {
+        "disk-based (sized)"
+    };
+    if replica.kind == Kind::Redis {
+        let log = log_of(replica);
+        let streamed = log.contains("receiving streamed RDB from master with EOF");
+        let sized = log.contains("MASTER <-> REPLICA sync: receiving ") && !streamed;
+        assert!(
+            if diskless { streamed } else { sized },
+            "{}: the log does not show a {what} transfer:\n{log}",
+            replica.name,
+        );
+    }
+    if primary.kind == Kind::Redis {
+        let log = log_of(primary);
+        let target = if diskless {
+            "Starting BGSAVE for SYNC with target: replicas sockets"
+        } else {
+            "Starting BGSAVE for SYNC with target: disk"
+        };
+        assert!(
+            log.contains(target),
+            "{}: the log does not show a {what} transfer:\n{log}",
+            primary.name
+        );
+    }
+}
+
+#[test]
+fn redis_replica_of_goblin_primary_diskless() {
+    let (p, r) = full_sync_while_writing(
+        Kind::Goblin,
+        Kind::Redis,
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    assert_rdb_transfer(&p, &r, true);
+}
+
+#[test]
+fn redis_replica_of_goblin_primary_disk() {
+    let (p, r) = full_sync_while_writing(
+        Kind::Goblin,
+        Kind::Redis,
+        &[
+            "--repl-diskless-sync",
+            "no",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    assert_rdb_transfer(&p, &r, false);
+}
+
+#[test]
+fn goblin_replica_of_redis_primary_diskless() {
+    let (p, r) = full_sync_while_writing(
+        Kind::Redis,
+        Kind::Goblin,
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    assert_rdb_transfer(&p, &r, true);
+}
+
+#[test]
+fn goblin_replica_of_redis_primary_disk() {
+    let (p, r) = full_sync_while_writing(
+        Kind::Redis,
+        Kind::Goblin,
+        &[
+            "--repl-diskless-sync",
+            "no",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    assert_rdb_transfer(&p, &r, false);
+}
+
+/// Redis -> Goblin -> Redis: the Goblin replica passes the primary's stream
+/// on, at the primary's offsets.
+#[test]
+fn chain_redis_goblin_redis() {
+    let p = spawn(Kind::Redis, "primary", &["--repl-diskless-sync-delay", "0"]);
+    let mid = spawn(Kind::Goblin, "middle", &["--repl-diskless-sync-delay", "0"]);
+    let leaf = spawn(Kind::Redis, "leaf", &[]);
+    preload(&p);
+    let w = Writer::start(&p, true);
+    w.wait_more(300);
+    mid.replicaof(&p);
+    wait_link_up(&mid);
+    w.wait_more(500);
+    leaf.replicaof(&mid);
+    wait_link_up(&leaf);
+    w.wait_more(1500);
+    w.stop();
+    let offset = assert_same_data(&p, &[&mid, &leaf]);
+    assert_role_replica(&mid, &p, offset);
+    assert_role_replica(&leaf, &mid, offset);
+    assert_info_replicas(&mid, &[&leaf], offset);
+    assert_link_flags(&mid, &leaf);
+}
+
+/// The link between a primary and its replica is killed while a client
+/// writes (on the primary with CLIENT KILL TYPE replica, or on the replica
+/// with CLIENT KILL TYPE master); the replica reconnects and continues by
+/// partial resync: the primary's sync_partial_ok grows, sync_full stays at
+/// the first full sync.
+fn link_killed(primary: Kind, replica: Kind, kill_on_primary: bool) {
+    let p = spawn(primary, "primary", &["--repl-diskless-sync-delay", "0"]);
+    let r = spawn(replica, "replica", &[]);
+    preload(&p);
+    let w = Writer::start(&p, true);
+    w.wait_more(300);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    w.wait_more(500);
+    assert_eq!(
+        p.stat("sync_full"),
+        1,
+        "{}: sync_full after the first sync",
+        p.name
+    );
+    let partial_before = p.stat("sync_partial_ok");
+    let killed: i64 = if kill_on_primary {
+        redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("replica")
+            .query(&mut p.client())
+            .unwrap()
+    } else {
+        redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("master")
+            .query(&mut r.client())
+            .unwrap()
+    };
+    assert_eq!(
+        killed,
+        1,
+        "CLIENT KILL TYPE {}",
+        if kill_on_primary { "replica" } else { "master" }
+    );
+    w.wait_more(300);
+    poll("the replica back by partial resync", SYNC_LIMIT, || {
+        let ok = p.stat("sync_partial_ok");
+        if ok > partial_before {
+            Ok(())
+        } else {
+            Err(format!(
+                "sync_partial_ok {ok}, sync_full {}",
+                p.stat("sync_full")
+            ))
+        }
+    });
+    wait_link_up(&r);
+    w.wait_more(500);
+    w.stop();
+    assert_same_data(&p, &[&r]);
+    assert_eq!(
+        p.stat("sync_full"),
+        1,
+        "{}: sync_full (no second full sync)",
+        p.name
+    );
+    assert!(p.stat("sync_partial_ok") > partial_before);
+}
+
+#[test]
+fn link_killed_goblin_primary_partial_resync() {
+    link_killed(Kind::Goblin, Kind::Redis, true);
+}
+
+#[test]
+fn link_killed_redis_primary_partial_resync() {
+    link_killed(Kind::Redis, Kind::Goblin, false);
+}
+
+/// A Goblin primary shut down with SAVE and started again on the same port
+/// and directory keeps its replication ID and offset (in the RDB file's aux
+/// fields): the replica reconnects by partial resync, and the restarted
+/// primary counts sync_partial_ok >= 1 and sync_full 0.
+fn primary_restarted(replica: Kind) {
+    let mut p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let r = spawn(replica, "replica", &[]);
+    preload(&p);
+    let w = Writer::start(&p, false);
+    w.wait_more(300);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    w.wait_more(700);
+    w.stop();
+    let before = assert_same_data(&p, &[&r]);
+    p.restart_saved();
+    assert!(
+        p.master_offset() >= before,
+        "{}: master_repl_offset {} after the restart, {before} before",
+        p.name,
+        p.master_offset()
+    );
+    poll(
+        "the replica back by partial resync after the restart",
+        SYNC_LIMIT,
+        || {
+            let info = r.info("replication");
+            let ok = p.stat("sync_partial_ok");
+            if ok >= 1 && info.get("master_link_status").map(String::as_str) == Some("up") {
+                Ok(())
+            } else {
+                Err(format!(
+                    "sync_partial_ok {ok}, sync_full {}, replica link {:?}",
+                    p.stat("sync_full"),
+                    info.get("master_link_status")
+                ))
+            }
+        },
+    );
+    assert_eq!(
+        p.stat("sync_full"),
+        0,
+        "{}: sync_full after the restart",
+        p.name
+    );
+    let w = Writer::start(&p, false);
+    w.wait_more(500);
+    w.stop();
+    let offset = assert_same_data(&p, &[&r]);
+    assert_role_replica(&r, &p, offset);
+    assert_eq!(
+        p.stat("sync_full"),
+        0,
+        "{}: sync_full after the restart",
+        p.name
+    );
+}
+
+#[test]
+fn goblin_primary_restarted_goblin_replica_partial_resync() {
+    primary_restarted(Kind::Goblin);
+}
+
+#[test]
+fn goblin_primary_restarted_redis_replica_partial_resync() {
+    primary_restarted(Kind::Redis);
+}
+
+/// WAIT counts the replicas that acknowledged the client's writes: 0 after
+/// the timeout without a replica, 1 with a Redis replica (which then has
+/// the write), and 1 after the timeout when asked for 2.
+#[test]
+fn wait_counts_acknowledging_replicas() {
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let mut c = p.client();
+    let _: () = redis::cmd("SET").arg("k").arg("v0").query(&mut c).unwrap();
+    let start = Instant::now();
+    let n: i64 = redis::cmd("WAIT").arg(1).arg(100).query(&mut c).unwrap();
+    let took = start.elapsed();
+    assert_eq!(n, 0, "WAIT 1 100 without replicas");
+    assert!(
+        took >= Duration::from_millis(95),
+        "WAIT 1 100 returned after {took:?}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "WAIT 1 100 returned after {took:?}"
+    );
+
+    let r = spawn(Kind::Redis, "replica", &[]);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    // WAIT counts the replicas the primary has online (after their first
+    // acknowledgement).
+    poll("the primary lists its replica online", SYNC_LIMIT, || {
+        let info = p.info("replication");
+        let line = info.get("slave0").cloned().unwrap_or_default();
+        if line.contains(&format!("port={},state=online,", r.port())) {
+            Ok(())
+        } else {
+            Err(format!("slave0:{line}"))
+        }
+    });
+    let mut rc = r.client();
+    for i in 1..=20 {
+        let value = format!("v{i}");
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(&value)
+            .query(&mut c)
+            .unwrap();
+        let n: i64 = redis::cmd("WAIT").arg(1).arg(1000).query(&mut c).unwrap();
+        assert_eq!(n, 1, "WAIT 1 1000 with one replica, write {i}");
+        let got: String = redis::cmd("GET").arg("k").query(&mut rc).unwrap();
+        assert_eq!(got, value, "the replica after WAIT acknowledged the write");
+    }
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("last")
+        .query(&mut c)
+        .unwrap();
+    let start = Instant::now();
+    let n: i64 = redis::cmd("WAIT").arg(2).arg(200).query(&mut c).unwrap();
+    assert_eq!(n, 1, "WAIT 2 200 with one replica");
+    assert!(
+        start.elapsed() >= Duration::from_millis(195),
+        "WAIT 2 200 returned after {:?}",
+        start.elapsed()
+    );
+    // No write since: WAIT counts the replica at once.
+    let start = Instant::now();
+    let n: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut c).unwrap();
+    assert_eq!(n, 1, "WAIT 1 5000 with nothing new to acknowledge");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "WAIT 1 5000 with nothing new to acknowledge returned after {:?}",
+        start.elapsed()
+    );
+}
+
+/// `redis-cli --rdb` fetches a Goblin primary's RDB (over the replication
+/// protocol: REPLCONF rdb-only, SYNC) and a fresh redis-server loads it
+/// with the same data; `redis-cli --functions-rdb` fetches the libraries
+/// only.
+fn redis_cli_rdb(diskless: &str) {
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &[
+            "--repl-diskless-sync",
+            diskless,
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    preload(&p);
+    let w = Writer::start(&p, false);
+    w.wait_more(1000);
+    w.stop();
+    let mut c = p.client();
+    let lib = "#!lua name=replicationlib\nredis.register_function('replfunc', function(keys, args) return 7 end)";
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(lib)
+        .query(&mut c)
+        .unwrap();
+
+    let fetch = |flag: &str, name: &str| -> PathBuf {
+        let file = p.dir.join(name);
+        let log = p.dir.join(format!("{name}.out"));
+        let out = std::fs::File::create(&log).unwrap();
+        let mut child = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &p.port().to_string(), flag])
+            .arg(&file)
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("redis-cli (redis-tools) must be installed");
+        let deadline = Instant::now() + SYNC_LIMIT;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("redis-cli {flag}: still running after {SYNC_LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let output = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(status.success(), "redis-cli {flag}: {status}\n{output}");
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            bytes.starts_with(b"REDIS"),
+            "redis-cli {flag}: the file is no RDB file"
+        );
+        file
+    };
+    let load = |file: &PathBuf, name: &str| -> Node {
+        let dir = temp_dir(&format!("repl-{name}"));
+        std::fs::copy(file, dir.join("loaded.rdb")).unwrap();
+        let args = [
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--enable-debug-command",
+            "yes",
+            "--dbfilename",
+            "loaded.rdb",
+        ];
+        let proc = Proc::redis(&dir, &args);
+        Node {
+            kind: Kind::Redis,
+            name: name.to_string(),
+            port: proc.port,
+            proc: Some(proc),
+            dir,
+            args: args.iter().map(|s| s.to_string()).collect(),
+        }
+    };
+
+    let full = fetch("--rdb", "fetched.rdb");
+    let fresh = load(&full, "loaded");
+    let mut fc = fresh.client();
+    let want = snapshot(&mut c);
+    assert!(want.keys.len() > 100);
+    let got = snapshot(&mut fc);
+    assert!(
+        want == got,
+        "redis-server loading the RDB redis-cli fetched: {}",
+        diff("goblin", &want, "redis", &got)
+    );
+    if p.kind == Kind::Redis {
+        assert_eq!(digest(&mut c), digest(&mut fc), "DEBUG DIGEST");
+    }
+    let r: i64 = redis::cmd("FCALL")
+        .arg("replfunc")
+        .arg(0)
+        .query(&mut fc)
+        .unwrap();
+    assert_eq!(r, 7, "the library came with the RDB");
+
+    let functions = fetch("--functions-rdb", "functions.rdb");
+    let fresh = load(&functions, "functions");
+    let mut fc = fresh.client();
+    let n: i64 = redis::cmd("DBSIZE").query(&mut fc).unwrap();
+    assert_eq!(n, 0, "--functions-rdb: keys came too");
+    let r: i64 = redis::cmd("FCALL")
+        .arg("replfunc")
+        .arg(0)
+        .query(&mut fc)
+        .unwrap();
+    assert_eq!(r, 7, "--functions-rdb: the library");
+}
+
+#[test]
+fn redis_cli_rdb_from_goblin_diskless() {
+    redis_cli_rdb("yes");
+}
+
+#[test]
+fn redis_cli_rdb_from_goblin_disk() {
+    redis_cli_rdb("no");
+}
