@@ -3,11 +3,11 @@
 //! with a Goblin replica and a Redis replica. A client that finds the
 //! primary through the sentinels writes, and after each acknowledged write
 //! runs WAIT 1 1000; the primary is killed with SIGKILL, the sentinels
-//! promote the Goblin replica (the preferred one: the lower
-//! replica-priority), the client follows them to it and writes on. Every
-//! write that WAIT confirmed on a replica is on the new primary, and the
-//! Redis replica, moved under the new primary by the sentinels, holds the
-//! same data.
+//! promote a replica (of equal replica-priority, the one with the
+//! greatest offset: so it holds every write any replica acknowledged),
+//! the client follows them to it and writes on. Every write that WAIT
+//! confirmed on a replica is on the new primary, and the other replica,
+//! moved under the new primary by the sentinels, holds the same data.
 //!
 //! `GOBLIN_REPL_ALL_REDIS=1` runs it with redis-server in every role (see
 //! replication.rs).
@@ -137,16 +137,13 @@ fn sentinel_failover_keeps_confirmed_writes() {
         "primary",
         &["--repl-diskless-sync-delay", "0"],
     );
-    // Sentinel promotes the replica of lowest replica-priority.
-    let preferred = spawn(
-        Kind::Goblin,
-        "replica-goblin",
-        &["--replica-priority", "10"],
-    );
-    let other = spawn(Kind::Redis, "replica-redis", &["--replica-priority", "100"]);
-    preferred.replicaof(&primary);
-    other.replicaof(&primary);
-    wait_synced(&primary, &[&preferred, &other]);
+    // Of replicas of equal replica-priority, Sentinel promotes the one
+    // with the greatest replication offset.
+    let goblin_replica = spawn(Kind::Goblin, "replica-goblin", &[]);
+    let redis_replica = spawn(Kind::Redis, "replica-redis", &[]);
+    goblin_replica.replicaof(&primary);
+    redis_replica.replicaof(&primary);
+    wait_synced(&primary, &[&goblin_replica, &redis_replica]);
 
     let dir = temp_dir("sentinel");
     let conf = [
@@ -231,11 +228,13 @@ fn sentinel_failover_keeps_confirmed_writes() {
             }
         },
     );
-    assert_eq!(
-        new_port,
-        preferred.port(),
-        "the sentinels promoted the replica of lower replica-priority"
-    );
+    let (promoted, other) = if new_port == goblin_replica.port() {
+        (&goblin_replica, &redis_replica)
+    } else {
+        assert_eq!(new_port, redis_replica.port(), "the sentinels promoted a replica");
+        (&redis_replica, &goblin_replica)
+    };
+    eprintln!("sentinel: promoted {}", promoted.name);
     poll(
         "writes confirmed on the new primary",
         Duration::from_secs(30),
@@ -249,7 +248,7 @@ fn sentinel_failover_keeps_confirmed_writes() {
 
     // Every confirmed write is on the new primary.
     let confirmed = confirmed.lock().unwrap().clone();
-    let mut c = preferred.client();
+    let mut c = promoted.client();
     let mut p = redis::pipe();
     for i in confirmed.keys() {
         p.cmd("GET").arg(format!("k{i}"));
@@ -295,7 +294,7 @@ fn sentinel_failover_keeps_confirmed_writes() {
             }
         },
     );
-    assert_same_data(&preferred, &[&other]);
+    assert_same_data(promoted, &[other]);
     // Whether the new primary took the other replica by partial resync
     // depends on where the kill fell: when the old primary died between
     // writing a command to one replica's socket and to the other's, the
@@ -303,8 +302,8 @@ fn sentinel_failover_keeps_confirmed_writes() {
     // resyncs it in full. Not asserted, shown.
     eprintln!(
         "the new primary: sync_full {}, sync_partial_ok {}",
-        preferred.stat("sync_full"),
-        preferred.stat("sync_partial_ok")
+        promoted.stat("sync_full"),
+        promoted.stat("sync_partial_ok")
     );
     eprintln!(
         "sentinel failover: new primary named {failover:?} after the kill; {} writes confirmed",
