@@ -406,6 +406,29 @@ impl Engine {
         true
     }
 
+    /// Ends every wait with `error` (Redis's disconnectAllBlockedClients,
+    /// when a primary turns replica: the keys they wait on are its
+    /// primary's to change now).
+    pub fn unblock_all_with(&self, error: &str) {
+        let blocked: Vec<_> = self
+            .clients()
+            .all()
+            .into_iter()
+            .filter_map(|c| c.block.lock().clone())
+            .collect();
+        if blocked.is_empty() {
+            return;
+        }
+        let mut locks = self.keyspace().lock_all();
+        for entry in blocked {
+            let mut out = ReplyWriter::new(entry.resp);
+            out.error(error);
+            if self.resolve(&mut locks, &entry, BlockState::Unblocked, out.buf) {
+                self.stats().record_error(b"UNBLOCKED");
+            }
+        }
+    }
+
     /// Serves the clients blocked on the `ready` keys, first come first
     /// served, with no lock held by the caller.
     ///

@@ -715,8 +715,13 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
                 End::Tail => b"RIGHT",
             }
         };
-        // Logged as LMOVE: a replay must never block.
-        ctx.log_as(&[b"LMOVE", src, dst, side(from), side(to)]);
+        // Logged as the non-blocking form (Redis's rewrite in
+        // lmoveGenericCommand): a replay must never block.
+        if args[0].eq_ignore_ascii_case(b"brpoplpush") {
+            ctx.log_as(&[b"RPOPLPUSH", src, dst]);
+        } else {
+            ctx.log_as(&[b"LMOVE", src, dst, side(from), side(to)]);
+        }
         lmove_reply(ctx, moved);
         return Ok(());
     }

@@ -673,6 +673,22 @@ fn check_string_length(ctx: &Ctx, size: u64, append: u64) -> Result<(), Error> {
 fn set_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let opts = parse_set_options(&args[3..])?;
     let outcome = set_with(ctx, args[1], args[2], &opts, "set")?;
+    // Propagated without GET (Redis's setGenericCommand) and without the
+    // comparison that decided it (IFEQ and friends, which a Redis replica
+    // does not know): what was written.
+    let conditional = !matches!(opts.condition, SetCondition::Always);
+    if outcome.written && (opts.get || conditional) && !ctx.effects.replaced {
+        let mut argv: Vec<&[u8]> = vec![b"SET", args[1], args[2]];
+        if opts.keep_ttl {
+            argv.push(b"KEEPTTL");
+        }
+        let at;
+        if let Some(ExpireArg::PxAt(ms)) = opts.expire {
+            at = ms.to_string();
+            argv.extend([b"PXAT".as_slice(), at.as_bytes()]);
+        }
+        ctx.log_as(&argv);
+    }
     if opts.get {
         match outcome.old {
             Some(v) => ctx.out.bulk(&v),
@@ -773,6 +789,8 @@ fn getdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn getset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let old = ctx.read_string(args[1])?.map(|s| s.clone());
     ctx.store(args[1], Value::str(args[2]), false, notify::STRING, "set");
+    // Redis propagates GETSET as SET.
+    ctx.log_as(&[b"SET", args[1], args[2]]);
     match old {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),

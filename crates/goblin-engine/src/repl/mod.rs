@@ -587,6 +587,11 @@ pub fn set_master(engine: &crate::Engine, addr: MasterAddr) {
     }
     crate::log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
     r.set_master(Some(addr.clone()));
+    if was_master {
+        engine.unblock_all_with(
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+        );
+    }
     let _ = engine
         .config()
         .set_initial("replicaof", &format!("{} {}", addr.host, addr.port));
