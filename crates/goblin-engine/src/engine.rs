@@ -250,6 +250,9 @@ impl Engine {
         if self.repl.replica_count() > 0 {
             crate::repl::sync::start_pending(&self.arc());
         }
+        if self.repl.is_replica() && self.active_expire_enabled() {
+            self.repl.expire_local_keys(&self.keyspace);
+        }
     }
 
     /// Redis's clientsCron: each tick visits a slice of the clients (all

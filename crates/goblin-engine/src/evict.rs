@@ -339,12 +339,22 @@ pub struct MemoryUse {
     pub scripts: u64,
     /// Values waiting for the lazy-free worker.
     pub lazy_pending: u64,
+    /// The replication stream's buffer (mem_total_replication_buffers).
+    pub replication: u64,
+    /// Of it, what replicas hold beyond repl-backlog-size: not counted
+    /// for eviction (Redis's freeMemoryGetNotCountedMemory).
+    pub not_counted: u64,
 }
 
 impl MemoryUse {
     /// used_memory.
     pub fn total(&self) -> u64 {
-        self.startup + self.dataset + self.clients + self.scripts + self.lazy_pending
+        self.startup
+            + self.dataset
+            + self.clients
+            + self.scripts
+            + self.lazy_pending
+            + self.replication
     }
 }
 
@@ -372,6 +382,11 @@ impl Engine {
             clients: self.clients().memory_total(),
             scripts: self.evictor().scripts_memory.load(Ordering::Relaxed),
             lazy_pending: self.lazyfree().pending_bytes(),
+            replication: self.repl().stream.allocated(),
+            not_counted: match self.repl().stream.allocated() {
+                0 => 0,
+                held => held.saturating_sub(self.config().get_i64("repl-backlog-size").max(0) as u64),
+            },
         }
     }
 
@@ -405,7 +420,7 @@ impl Engine {
             return None;
         }
         let figures = self.memory_use_fast();
-        let used = figures.total();
+        let used = figures.total() - figures.not_counted;
         // What the data may reach before tables stop growing, as of now.
         let others = used - figures.dataset;
         self.keyspace()

@@ -229,7 +229,13 @@ impl<'a, 'l> Ctx<'a, 'l> {
         let h = hash_key(key);
         let idx = self.engine.keyspace().shard_of(h);
         let now = self.now();
-        let found = self.locks.shard(idx).dbs[self.client.db].lookup(h, key, now);
+        let slice = &mut self.locks.shard(idx).dbs[self.client.db];
+        // A change follows: a running snapshot keeps the value as it was
+        // (as `locate_in` does for every write).
+        if self.writes {
+            slice.preserve(h, key);
+        }
+        let found = slice.lookup(h, key, now);
         (found, &mut *self.out)
     }
 
@@ -340,6 +346,10 @@ impl<'a, 'l> Ctx<'a, 'l> {
             db.remove(h, key);
         } else {
             db.set_expire(h, key, at_ms as u64);
+            // A writable replica expires what its own clients set.
+            if !self.client.from_master && self.engine.repl().is_replica() {
+                self.engine.repl().remember_local_expire(self.client.db, key);
+            }
         }
         self.modified(key);
         true

@@ -44,6 +44,9 @@ pub(crate) struct Inner {
 
 pub struct Stream {
     pub(crate) inner: parking_lot::Mutex<Inner>,
+    /// Bytes allocated for the buffer (INFO's mem_total_replication_buffers,
+    /// part of used_memory), for readers that need no lock.
+    allocated: AtomicU64,
     /// `end`, for readers that need no lock.
     end: AtomicU64,
     /// `active`, for writers that need no lock to know whether to feed it.
@@ -62,6 +65,7 @@ impl Default for Stream {
                 readers: Vec::new(),
             }),
             end: AtomicU64::new(0),
+            allocated: AtomicU64::new(0),
             feeding: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -84,6 +88,12 @@ impl Stream {
     #[inline]
     pub fn feeding(&self) -> bool {
         self.feeding.load(Ordering::Relaxed)
+    }
+
+    /// Bytes allocated for the buffer.
+    #[inline]
+    pub fn allocated(&self) -> u64 {
+        self.allocated.load(Ordering::Relaxed)
     }
 
     /// The stream's offset (master_repl_offset).
@@ -117,7 +127,7 @@ impl Stream {
             crate::persist::aof::encode_command(&mut out, &r.argv);
         }
         Self::append_raw(&mut inner, &self.end, &out);
-        Self::after_append(&mut inner);
+        self.after_append(&mut inner);
     }
 
     /// Appends bytes as they are (a replica passing on its primary's
@@ -128,10 +138,10 @@ impl Stream {
             return;
         }
         Self::append_raw(&mut inner, &self.end, bytes);
-        Self::after_append(&mut inner);
+        self.after_append(&mut inner);
     }
 
-    fn after_append(inner: &mut Inner) {
+    fn after_append(&self, inner: &mut Inner) {
         for r in &inner.readers {
             r.info.wake.notify_one();
         }
@@ -140,9 +150,12 @@ impl Stream {
         if inner.buf.len() > inner.size + inner.size / 16 + 4096 {
             Self::trim(inner);
         }
+        self.allocated
+            .store(inner.buf.capacity() as u64, Ordering::Relaxed);
     }
 
-    /// Drops what neither the backlog's size nor any reader needs.
+    /// Drops what neither the backlog's size nor any reader needs, and the
+    /// room of a buffer that held much more than it does now.
     fn trim(inner: &mut Inner) {
         let start = inner.end - inner.buf.len() as u64;
         let needed_by_readers = inner
@@ -154,6 +167,9 @@ impl Stream {
         let keep_from = (inner.end.saturating_sub(inner.size as u64)).min(needed_by_readers);
         if keep_from > start {
             inner.buf.drain(..(keep_from - start) as usize);
+        }
+        if inner.buf.capacity() > 2 * inner.buf.len() + (1 << 20) {
+            inner.buf.shrink_to(inner.buf.len() + inner.buf.len() / 4);
         }
     }
 
@@ -177,6 +193,7 @@ impl Stream {
         self.feeding.store(false, Ordering::Relaxed);
         inner.buf = VecDeque::new();
         inner.last_db = None;
+        self.allocated.store(0, Ordering::Relaxed);
     }
 
     /// Starts the stream anew at `offset`, with nothing held (a replica
@@ -188,6 +205,7 @@ impl Stream {
         inner.end = offset;
         inner.last_db = None;
         self.end.store(offset, Ordering::Release);
+        self.allocated.store(0, Ordering::Relaxed);
     }
 
     /// Forces a SELECT before the next record (a full synchronization
@@ -207,6 +225,8 @@ impl Stream {
         if inner.size != size.max(1) {
             inner.size = size.max(1);
             Self::trim(&mut inner);
+            self.allocated
+                .store(inner.buf.capacity() as u64, Ordering::Relaxed);
         }
     }
 
@@ -222,13 +242,14 @@ impl Stream {
                 ..Default::default()
             };
         }
+        // What is held for replicas counts as history too (Redis 7's
+        // backlog grows past its size while a replica holds its part).
         let held = inner.buf.len() as u64;
-        let histlen = held.min(inner.size as u64);
         BacklogInfo {
             active: true,
             size: inner.size as u64,
-            first_byte: inner.end - histlen + 1,
-            histlen,
+            first_byte: inner.end - held + 1,
+            histlen: held,
             buffered: held,
         }
     }
@@ -240,8 +261,7 @@ impl Stream {
         if !inner.active || offset > inner.end {
             return false;
         }
-        let histlen = (inner.buf.len() as u64).min(inner.size as u64);
-        offset >= inner.end - histlen
+        offset >= inner.end - inner.buf.len() as u64
     }
 
     /// Registers a reader that starts after `offset`; false when those
@@ -260,6 +280,10 @@ impl Stream {
     pub fn detach(&self, reader: &Arc<Reader>) {
         let mut inner = self.inner.lock();
         inner.readers.retain(|r| !Arc::ptr_eq(r, reader));
+        // What only it needed goes now.
+        Self::trim(&mut inner);
+        self.allocated
+            .store(inner.buf.capacity() as u64, Ordering::Relaxed);
     }
 
     /// Copies the reader's next bytes (at most `max`) into `out`; returns

@@ -238,6 +238,10 @@ pub struct Replication {
     pub resume: Mutex<Option<Resume>>,
     pub link: Mutex<Link>,
     replicas: Mutex<Vec<Arc<Replica>>>,
+    /// Keys to which this replica's own clients gave a TTL (a writable
+    /// replica): the replica expires those itself, as Redis's
+    /// slaveKeysWithExpire.
+    local_expires: Mutex<std::collections::HashSet<(usize, Vec<u8>)>>,
     /// The database the primary's stream last selected (repl-stream-db).
     pub master_db: std::sync::atomic::AtomicI64,
     /// The primary sent REPLCONF GETACK: the link acknowledges at once.
@@ -276,13 +280,16 @@ impl Default for Replication {
             resume: Mutex::new(None),
             link: Mutex::new(Link::default()),
             replicas: Mutex::new(Vec::new()),
+            local_expires: Mutex::new(Default::default()),
             master_db: std::sync::atomic::AtomicI64::new(0),
             ack_wanted: AtomicBool::new(false),
             acks: tokio::sync::Notify::new(),
             getack_wanted: AtomicBool::new(false),
             good_replicas: AtomicU32::new(0),
             no_replicas_since_ms: AtomicU64::new(now_ms()),
-            last_ping_ms: AtomicU64::new(0),
+            // The first PING is a period after the start (Redis pings on
+            // its cron's loops: with a period of an hour, none soon).
+            last_ping_ms: AtomicU64::new(now_ms()),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
@@ -541,6 +548,49 @@ impl Replication {
             }
         }
         self.refresh_good(max_lag_s);
+    }
+
+    /// A client of this replica gave `key` a TTL (see `local_expires`).
+    pub fn remember_local_expire(&self, db: usize, key: &[u8]) {
+        self.local_expires.lock().insert((db, key.to_vec()));
+    }
+
+    /// How many keys `local_expires` tracks (INFO's
+    /// slave_expires_tracked_keys).
+    pub fn local_expires_tracked(&self) -> usize {
+        self.local_expires.lock().len()
+    }
+
+    /// Deletes the tracked keys that expired, forgets those gone or
+    /// without a TTL (Redis's expireSlaveKeys).
+    pub fn expire_local_keys(&self, keyspace: &crate::keyspace::Keyspace) {
+        let keys: Vec<(usize, Vec<u8>)> = self.local_expires.lock().iter().cloned().collect();
+        if keys.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let mut forget = Vec::new();
+        for (db, key) in keys {
+            let h = crate::keyspace::hash_key(&key);
+            let mut shard = keyspace.lock(keyspace.shard_of(h));
+            let Some(slice) = shard.dbs.get_mut(db) else {
+                forget.push((db, key));
+                continue;
+            };
+            match slice.get_raw(h, &key).map(|o| o.expire_at()) {
+                Some(Some(at)) if at <= now => {
+                    // A look-up at the real clock deletes it.
+                    slice.lookup(h, &key, crate::keyspace::Now::at(now));
+                    forget.push((db, key));
+                }
+                Some(Some(_)) => {}
+                _ => forget.push((db, key)),
+            }
+        }
+        let mut set = self.local_expires.lock();
+        for k in forget {
+            set.remove(&k);
+        }
     }
 
     /// Sends REPLCONF GETACK to the replicas if a WAIT asked for it.

@@ -289,6 +289,11 @@ impl Connection {
         let behind = engine.repl().stream.lag_of(&rep.reader);
         let [hard, soft, secs] = &engine.config().obuf_replica;
         let (hard, soft) = (hard.load(Ordering::Relaxed), soft.load(Ordering::Relaxed));
+        // A hard limit under repl-backlog-size counts as that size: the
+        // backlog's bytes are held anyway (Redis's
+        // checkClientOutputBufferLimits).
+        let backlog = engine.config().get_i64("repl-backlog-size").max(0) as u64;
+        let hard = if hard != 0 { hard.max(backlog) } else { 0 };
         let over = if hard != 0 && behind >= hard {
             true
         } else if soft != 0 && behind >= soft {

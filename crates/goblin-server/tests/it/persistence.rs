@@ -484,6 +484,47 @@ fn wait_first_rewrite(c: &mut Connection, what: &str) {
     }
 }
 
+/// LPOP and RPOP change a list in place while replying: a snapshot the
+/// walk has not reached yet must still get the list as it was (it did
+/// not, which made a replica fed the pops after the snapshot pop twice).
+#[test]
+fn bgsave_keeps_lists_popped_while_it_runs() {
+    let server = common::TestServer::start();
+    let mut c = server.client();
+    let lists = 400;
+    for i in 0..lists {
+        let _: i64 = c.rpush(format!("list:{i}"), &["a", "b", "c"]).unwrap();
+    }
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("rdb-key-save-delay")
+        .arg(500)
+        .query::<()>(&mut c)
+        .unwrap();
+    let started: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    assert_eq!(started, "Background saving started");
+    for i in 0..lists {
+        let _: Option<String> = c.lpop(format!("list:{i}"), None).unwrap();
+        let _: Option<String> = c.rpop(format!("list:{i}"), None).unwrap();
+    }
+    let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(
+        info.contains("rdb_bgsave_in_progress:1"),
+        "the pops must overlap the snapshot:\n{info}"
+    );
+    wait_bgsave_done(&mut c);
+    let dir = server.dir.to_str().unwrap().to_string();
+    let copy = common::TestServer::start_with(&[("dir", &dir)]);
+    goblin_engine::persist::load_on_start(&copy.engine).unwrap();
+    let mut c2 = copy.client();
+    for i in 0..lists {
+        let saved: Vec<String> = c2.lrange(format!("list:{i}"), 0, -1).unwrap();
+        assert_eq!(saved, ["a", "b", "c"], "list:{i} in the snapshot");
+        let live: Vec<String> = c.lrange(format!("list:{i}"), 0, -1).unwrap();
+        assert_eq!(live, ["b"], "list:{i} after the pops");
+    }
+}
+
 #[test]
 fn bgsave_is_a_point_in_time_snapshot_while_clients_write() {
     let server = common::TestServer::start();
