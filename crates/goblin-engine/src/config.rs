@@ -375,7 +375,14 @@ pub static PARAMS: &[ParamSpec] = &[
         int(0, 65535),
         "0",
     ),
-    p("masterauth", Kind::Str, ""),
+    // Redacted from the slow log and MONITOR, as requirepass.
+    ParamSpec {
+        name: "masterauth",
+        alias: None,
+        kind: Kind::Str,
+        default: "",
+        flags: SENSITIVE,
+    },
     // What a replica does when a command of its primary's stream fails.
     p(
         "propagation-error-behavior",
@@ -414,6 +421,14 @@ pub static PARAMS: &[ParamSpec] = &[
     p("stop-writes-on-bgsave-error", BOOL, "yes"),
     hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
+    // How often Redis serves clients while it loads; Goblin's loading
+    // answers LOADING from other threads all along: accepted, no effect.
+    hidden(
+        "loading-process-events-interval-bytes",
+        int(1024, INT_MAX),
+        "2097152",
+        0,
+    ),
     p("appendonly", BOOL, "yes"),
     imm(
         "appendfilename",

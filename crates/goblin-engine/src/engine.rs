@@ -293,6 +293,13 @@ impl Engine {
         self.expired_baseline.store(expired, Ordering::Relaxed);
         self.evictor.reset_stats();
         self.lazyfree.reset_stats();
+        for c in [
+            &self.repl.sync_full,
+            &self.repl.sync_partial_ok,
+            &self.repl.sync_partial_err,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Eviction under maxmemory.
@@ -1044,6 +1051,7 @@ impl Engine {
         nested: bool,
     ) {
         use crate::persist::aof::Record;
+        let repl_only = effects.repl_only && client.pending_log.is_empty();
         let mut records = std::mem::take(&mut client.pending_log);
         for shard in locks.held_mut() {
             crate::persist::collect_expired(shard, &mut records);
@@ -1083,7 +1091,9 @@ impl Engine {
                 argv: vec![b"EXEC".to_vec()],
             });
         }
-        if self.persist.aof.is_on() {
+        // A call for the replicas only (PUBLISH) stays out of the file when
+        // it is all there is to log.
+        if self.persist.aof.is_on() && !(repl_only && records.len() == 1) {
             client.aof_offset = self.persist.aof.append(&records);
         }
         if self.repl.stream.feeding() {

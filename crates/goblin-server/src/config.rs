@@ -179,7 +179,6 @@ const IGNORED_DIRECTIVES: &[&str] = &[
     "aof-rewrite-incremental-fsync",
     "rdb-save-incremental-fsync",
     "rdb-del-sync-files",
-    "loading-process-events-interval-bytes",
     "tracking-table-max-keys",
     "lua-enable-deprecated-api",
     // The process and its surroundings.

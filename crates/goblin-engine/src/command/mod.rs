@@ -76,6 +76,9 @@ pub struct Effects {
     /// Log the call even though it changed nothing (FLUSHDB on an empty
     /// database, as Redis's forceCommandPropagation).
     pub forced: bool,
+    /// With `forced`: to the replicas only, not to the append-only file
+    /// (PUBLISH, as Redis's PROPAGATE_REPL).
+    pub repl_only: bool,
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {

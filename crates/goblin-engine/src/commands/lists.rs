@@ -279,6 +279,16 @@ fn pop_range_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize, with_key: 
     };
     reply_range(out, list, start, last, end == End::Tail);
     list.remove_range(start, n);
+    // LMPOP and BLMPOP go to the log as the LPOP / RPOP with the count
+    // they took (Redis's listPopRangeAndReplyWithKey).
+    if with_key {
+        let n_text = n.to_string();
+        let pop: &[u8] = match end {
+            End::Head => b"LPOP",
+            End::Tail => b"RPOP",
+        };
+        ctx.log_as(&[pop, key, n_text.as_bytes()]);
+    }
     ctx.changed(key, notify::LIST, pop_event(end));
     ctx.add_dirty(n as u64 - 1);
     delete_if_empty(ctx, key);
@@ -662,11 +672,8 @@ fn blocking_pop(
             End::Tail => b"RPOP",
         };
         match count {
-            Some(n) => {
-                let n_text = n.to_string();
-                ctx.log_as(&[pop, key, n_text.as_bytes()]);
-                pop_range_reply(ctx, key, end, n, true)
-            }
+            // Logged by the pop, with the count it took.
+            Some(n) => pop_range_reply(ctx, key, end, n, true),
             None => {
                 ctx.log_as(&[pop, key]);
                 ctx.out.array(2);

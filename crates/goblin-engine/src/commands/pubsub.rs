@@ -141,6 +141,10 @@ fn sunsubscribe_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn publish_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = publish(ctx, Kind::Channel, args[1], args[2]);
+    // Replicas publish it to their own subscribers (Redis's
+    // forceCommandPropagation with PROPAGATE_REPL).
+    ctx.effects.forced = true;
+    ctx.effects.repl_only = true;
     ctx.out.int(n as i64);
     Ok(())
 }

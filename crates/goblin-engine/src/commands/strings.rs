@@ -274,12 +274,11 @@ pub fn set_with(
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
         ctx.notify(notify::GENERIC, "expire", key);
-        // A relative expiry is logged as the absolute time it gave, so a
-        // replay sets the same deadline (Redis logs SET ... PXAT).
-        if !matches!(opts.expire, Some(ExpireArg::PxAt(_))) {
-            let at = at.to_string();
-            ctx.log_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
-        }
+        // Any expiry is logged as the absolute time it gave, so a replay
+        // sets the same deadline (Redis rewrites SET ... EX/PX/EXAT/PXAT to
+        // SET key value PXAT <ms>).
+        let at = at.to_string();
+        ctx.log_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
     }
     Ok(SetOutcome { written: true, old })
 }
@@ -783,6 +782,8 @@ fn getdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     ctx.out.bulk(&value);
     ctx.delete_key(args[1]);
+    // Redis propagates GETDEL as DEL.
+    ctx.log_as(&[b"DEL", args[1]]);
     Ok(())
 }
 

@@ -213,7 +213,10 @@ fn exec_flags(engine: &Engine, client: &ClientState, _: &[&[u8]], flags: u32) ->
         } else {
             qspec.flags
         };
-        flags | qflags & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM)
+        // EXEC runs on a stale replica or while loading only when every
+        // queued command may (Redis's mstate.cmd_inv_flags).
+        let kept = !(flag::STALE | flag::LOADING) | (qflags & (flag::STALE | flag::LOADING));
+        (flags | qflags & (flag::WRITE | flag::MAY_REPLICATE | flag::DENYOOM)) & kept
     })
 }
 

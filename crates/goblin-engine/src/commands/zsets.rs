@@ -789,6 +789,13 @@ pub fn zpop(
             End::Min => "zpopmin",
             End::Max => "zpopmax",
         };
+        // Every pop (ZPOPMIN/MAX, BZPOPMIN/MAX, ZMPOP, BZMPOP) goes to the
+        // log as ZPOPMIN / ZPOPMAX with the count it took (Redis's
+        // genericZpopCommand).
+        if !popped.is_empty() {
+            let n_text = popped.len().to_string();
+            ctx.log_as(&[event.to_ascii_uppercase().as_bytes(), key, n_text.as_bytes()]);
+        }
         finish_write(ctx, key, popped.len(), emptied, event);
         return Ok(Some((i, popped)));
     }

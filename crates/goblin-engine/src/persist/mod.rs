@@ -585,6 +585,9 @@ pub struct Loaded {
     pub empty_skipped: u64,
     /// The replication history recorded in the aux fields, when complete.
     pub repl: Option<crate::repl::SaveInfo>,
+    /// The keys skipped because they had expired (database, key): a
+    /// primary that resumes its history sends their DELs to its replicas.
+    pub expired_keys: Vec<(usize, Vec<u8>)>,
 }
 
 /// Loads RDB records into the held shards (the caller holds them all).
@@ -612,6 +615,7 @@ pub fn load_rdb_stream(
         expired: 0,
         empty_skipped: 0,
         repl: None,
+        expired_keys: Vec::new(),
     };
     let (mut repl_db, mut repl_id, mut repl_offset) = (None, None, None);
     let key_delay = engine.config().get_i64("key-load-delay");
@@ -678,6 +682,7 @@ pub fn load_rdb_stream(
                 if let Some(at) = expire_ms {
                     if !aof_base && at < now as i64 {
                         loaded.expired += 1;
+                        loaded.expired_keys.push((db, key));
                         continue;
                     }
                 }
@@ -817,8 +822,10 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
         if !from_aof {
             let loaded = load_rdb_file(engine, &mut locks, false)
                 .map_err(|e| format!("{e}\nTerminating server after rdb file reading failure."))?;
-            if let Some(info) = loaded.and_then(|l| l.repl) {
-                crate::repl::restore_on_start(engine, info);
+            if let Some(l) = loaded {
+                if let Some(info) = l.repl {
+                    crate::repl::restore_on_start(engine, info, &l.expired_keys);
+                }
             }
         }
     }

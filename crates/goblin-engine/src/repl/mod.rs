@@ -690,7 +690,7 @@ pub fn parse_master(host: &[u8], port: &[u8]) -> Result<Option<MasterAddr>, crat
 /// Startup found a replication history in dump.rdb (Redis's
 /// loadDataFromDisk): a replica resumes it with its primary; a primary
 /// keeps it as its second id, so that its replicas continue partially.
-pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo) {
+pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo, expired: &[(usize, Vec<u8>)]) {
     let r = engine.repl();
     if r.is_replica() {
         r.master_db.store(info.stream_db, Ordering::Relaxed);
@@ -704,6 +704,16 @@ pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo) {
         let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
         r.restore_as_primary(&info.replid, info.offset, size);
         engine.update_expiry_logging();
+        // The keys that expired while it was down were not loaded: its
+        // replicas get their DELs (Redis's RDBFLAGS_FEED_REPL).
+        let records: Vec<crate::persist::aof::Record> = expired
+            .iter()
+            .map(|(db, key)| crate::persist::aof::Record {
+                db: *db,
+                argv: vec![b"DEL".to_vec(), key.clone()],
+            })
+            .collect();
+        r.stream.append(&records);
     }
 }
 
