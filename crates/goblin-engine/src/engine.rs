@@ -246,7 +246,9 @@ impl Engine {
             c.get_i64("repl-ping-replica-period"),
             c.get_i64("repl-backlog-ttl"),
             c.get_i64("min-replicas-max-lag"),
+            crate::repl::failover::holds_ping(self),
         );
+        crate::repl::failover::update(self);
         if self.repl.replica_count() > 0 {
             crate::repl::sync::start_pending(&self.arc());
         }

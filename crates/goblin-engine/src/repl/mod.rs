@@ -24,6 +24,7 @@
 //! for every decision.
 
 pub mod backlog;
+pub mod failover;
 pub mod sync;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -253,6 +254,8 @@ pub struct Replication {
     pub(crate) no_replicas_since_ms: AtomicU64,
     /// When the stream last got a PING (Unix ms).
     last_ping_ms: AtomicU64,
+    /// The coordinated failover (FAILOVER), when one runs.
+    pub failover: Mutex<failover::Failover>,
     pub sync_full: AtomicU64,
     pub sync_partial_ok: AtomicU64,
     pub sync_partial_err: AtomicU64,
@@ -283,6 +286,7 @@ impl Default for Replication {
             good_replicas: AtomicU32::new(0),
             no_replicas_since_ms: AtomicU64::new(now_ms()),
             last_ping_ms: AtomicU64::new(0),
+            failover: Mutex::new(Default::default()),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
@@ -459,6 +463,17 @@ impl Replication {
         self.replicas.lock().clone()
     }
 
+    /// The replica at `host` (its address, as INFO shows it; any case)
+    /// and `port` (the port it listens on), as FAILOVER TO names it
+    /// (Redis's findReplica).
+    pub fn find_replica(&self, host: &str, port: i64) -> Option<Arc<Replica>> {
+        self.replicas
+            .lock()
+            .iter()
+            .find(|r| r.ip().eq_ignore_ascii_case(host) && r.conf.listening_port as i64 == port)
+            .cloned()
+    }
+
     pub fn replica_count(&self) -> usize {
         self.replicas.lock().len()
     }
@@ -516,11 +531,12 @@ impl Replication {
 
     /// The periodic part (Redis's replicationCron, the primary's side):
     /// pings into the stream every repl-ping-replica-period, and frees a
-    /// backlog no replica used for repl-backlog-ttl.
-    pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64) {
+    /// backlog no replica used for repl-backlog-ttl. `hold_ping`: a
+    /// failover keeps the stream still (failover::holds_ping).
+    pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64, hold_ping: bool) {
         let now = now_ms();
         let replicas = self.replica_count();
-        if !self.is_replica() && replicas > 0 {
+        if !self.is_replica() && replicas > 0 && !hold_ping {
             let last = self.last_ping_ms.load(Ordering::Relaxed);
             if now.saturating_sub(last) >= ping_period_s.max(1) as u64 * 1000 {
                 self.last_ping_ms.store(now, Ordering::Relaxed);
@@ -754,7 +770,8 @@ pub fn info(engine: &crate::Engine) -> String {
     let backlog = r.stream.info();
     let _ = write!(
         out,
-        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        "master_failover_state:{}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        failover::state(engine).name(),
         ids.replid,
         ids.replid2,
         r.stream.offset(),
