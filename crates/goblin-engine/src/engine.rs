@@ -1415,6 +1415,14 @@ impl Session {
                 return false;
             }
         }
+        // PSYNC <replid> <offset> FAILOVER may wait for our link to apply
+        // what the primary sent before it (repl::failover), no shard held.
+        if argv.len() == 4 && spec.has(flag::ALL_SHARDS) && argv[3].eq_ignore_ascii_case(b"failover") {
+            if let Some(p) = pipeline.as_deref_mut() {
+                drop(p.held.take());
+            }
+            crate::repl::failover::await_primary_stream(engine, argv);
+        }
 
         // In a pipeline, a command with one key on the shard of the one
         // before takes it as an owned guard, which the pipeline keeps for

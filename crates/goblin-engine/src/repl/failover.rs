@@ -171,6 +171,32 @@ pub fn update(engine: &crate::Engine) {
     }
 }
 
+/// A failover request (`PSYNC <replid> <offset> FAILOVER`, from our
+/// primary) can overtake the end of the stream that primary wrote before
+/// it: after a stall of this server (FORCE fails over to a replica that
+/// did not acknowledge) both are there at once, one on the link thread's
+/// socket, the other on a client connection. Redis serves its master
+/// client's input first in the same turn of its event loop; here the
+/// request waits, before it takes any lock, up to 100 ms for the link to
+/// apply the stream up to the offset asked for, so that the takeover
+/// continues the old primary partially rather than with a full sync.
+pub fn await_primary_stream(engine: &crate::Engine, argv: &[&[u8]]) {
+    let r = engine.repl();
+    let Some(wanted) = crate::util::number::parse_i64(argv[2]).filter(|&o| o > 0) else {
+        return;
+    };
+    if !r.is_replica() || !argv[1].eq_ignore_ascii_case(r.ids().replid.as_bytes()) {
+        return;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
+    while r.link.lock().state == super::LinkState::Up
+        && r.stream.offset() < wanted as u64 - 1
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Whether the stream's periodic PING is held back: during a failover with
 /// a deadline (as Redis skips it while a timed failover pauses clients),
 /// so that the replicas can catch up with an offset that stays still.

@@ -378,13 +378,9 @@ impl Replication {
         }
         let was = m.is_some();
         let now = addr.is_some();
-        *m = addr;
-        // Odd while following a primary: one more step when the role
-        // changes, two when only the primary does.
-        let step = if was == now { 2 } else { 1 };
-        self.master_gen.fetch_add(step, Ordering::AcqRel);
-        self.master_changed.notify_all();
-        drop(m);
+        // The link to the primary before ends. Taken before the link
+        // thread can learn of the new primary: once it knows, the client
+        // of its new link could be the one found here.
         let client = {
             let mut l = self.link.lock();
             let c = l.client.take();
@@ -394,6 +390,13 @@ impl Replication {
             };
             c
         };
+        *m = addr;
+        // Odd while following a primary: one more step when the role
+        // changes, two when only the primary does.
+        let step = if was == now { 2 } else { 1 };
+        self.master_gen.fetch_add(step, Ordering::AcqRel);
+        self.master_changed.notify_all();
+        drop(m);
         if let Some(c) = client {
             c.kill();
         }
