@@ -12,6 +12,9 @@
 //! bytes on to this engine's own replicas, and acknowledges its offset
 //! every second and whenever the primary asks (REPLCONF GETACK). When the
 //! link breaks it keeps the history and offset, and resumes with PSYNC.
+//! A primary failing over to its replica (FAILOVER) follows it like this
+//! too, with `PSYNC <replid> <offset> FAILOVER`, whose reply ends the
+//! failover (goblin_engine::repl::failover).
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
