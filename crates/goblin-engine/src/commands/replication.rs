@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::client::{repl_kind, Handoff};
+use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
 use crate::repl::{self, backlog::Reader, state, Attach, ReplConf, Replica};
@@ -411,32 +412,43 @@ struct FailoverArgs {
 }
 
 /// Parses FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] as Redis's
-/// failoverCommand does: ABORT only alone, each option once, in any order.
+/// failoverCommand does: ABORT only alone, each option once, in any order
+/// (FORCE need not follow TO).
 fn parse_failover(args: &[&[u8]]) -> Result<FailoverArgs, Error> {
     let mut f = FailoverArgs::default();
-    if args.len() == 2 && args[1].eq_ignore_ascii_case(b"abort") {
-        f.abort = true;
-        return Ok(f);
-    }
-    let mut j = 1;
-    while j < args.len() {
-        let is = |name: &[u8]| args[j].eq_ignore_ascii_case(name);
-        if is(b"timeout") && j + 1 < args.len() && f.timeout_ms == 0 {
-            f.timeout_ms = parse_i64(args[j + 1]).ok_or(Error::NOT_INTEGER)?;
-            if f.timeout_ms <= 0 {
-                return Err(Error::err("FAILOVER timeout must be greater than 0"));
-            }
-            j += 1;
-        } else if is(b"to") && j + 2 < args.len() && f.target.is_none() {
-            let port = parse_i64(args[j + 2]).ok_or(Error::NOT_INTEGER)?;
-            f.target = Some((String::from_utf8_lossy(args[j + 1]).into_owned(), port));
-            j += 2;
-        } else if is(b"force") && !f.force {
-            f.force = true;
-        } else {
-            return Err(Error::SYNTAX);
+    let mut a = Args::new(&args[1..]);
+    if a.flag("ABORT") {
+        if a.is_empty() {
+            f.abort = true;
+            return Ok(f);
         }
-        j += 1;
+        // ABORT among other options.
+        return Err(Error::SYNTAX);
+    }
+    while !a.is_empty() {
+        // A second TIMEOUT, TO or FORCE is a syntax error, as any other
+        // word.
+        if f.timeout_ms == 0 {
+            if let Some(v) = a.option("TIMEOUT") {
+                f.timeout_ms = parse_i64(v).ok_or(Error::NOT_INTEGER)?;
+                if f.timeout_ms <= 0 {
+                    return Err(Error::err("FAILOVER timeout must be greater than 0"));
+                }
+                continue;
+            }
+        }
+        if f.target.is_none() {
+            if let Some(v) = a.option_n("TO", 2) {
+                let port = parse_i64(v[1]).ok_or(Error::NOT_INTEGER)?;
+                f.target = Some((String::from_utf8_lossy(v[0]).into_owned(), port));
+                continue;
+            }
+        }
+        if !f.force && a.flag("FORCE") {
+            f.force = true;
+            continue;
+        }
+        return Err(Error::SYNTAX);
     }
     Ok(f)
 }
