@@ -246,7 +246,9 @@ impl Engine {
             c.get_i64("repl-ping-replica-period"),
             c.get_i64("repl-backlog-ttl"),
             c.get_i64("min-replicas-max-lag"),
+            crate::repl::failover::holds_ping(self),
         );
+        crate::repl::failover::update(self);
         if self.repl.replica_count() > 0 {
             crate::repl::sync::start_pending(&self.arc());
         }
@@ -1425,6 +1427,14 @@ impl Session {
                 self.yielding = true;
                 return false;
             }
+        }
+        // PSYNC <replid> <offset> FAILOVER may wait for our link to apply
+        // what the primary sent before it (repl::failover), no shard held.
+        if argv.len() == 4 && spec.has(flag::ALL_SHARDS) && argv[3].eq_ignore_ascii_case(b"failover") {
+            if let Some(p) = pipeline.as_deref_mut() {
+                drop(p.held.take());
+            }
+            crate::repl::failover::await_primary_stream(engine, argv);
         }
 
         // In a pipeline, a command with one key on the shard of the one

@@ -5,6 +5,11 @@
 //! are neither expired nor evicted meanwhile, so the dataset stays as it
 //! was.
 //!
+//! A coordinated failover (FAILOVER) pauses writes too, for a purpose of
+//! its own (Redis 7.0's PAUSE_DURING_FAILOVER): without an end, lifted
+//! only when the failover ends, and untouched by CLIENT PAUSE and CLIENT
+//! UNPAUSE. The pause in effect is the stronger of the two.
+//!
 //! A command pays one relaxed load of the pause state. A paused client's
 //! connection waits on `Pause::wait` and then runs the command again from
 //! the start, as Redis re-processes a postponed client.
@@ -18,6 +23,8 @@ pub const ALL: u8 = 2;
 #[derive(Default)]
 pub struct Pause {
     mode: AtomicU8,
+    /// The failover's pause: NONE or WRITE, without an end.
+    failover: AtomicU8,
     /// Unix ms when the pause ends.
     end_ms: AtomicU64,
     /// Clients waiting (counted in INFO's blocked_clients, as Redis
@@ -30,12 +37,18 @@ impl Pause {
     /// Whether a pause was set and not yet found over (one relaxed load).
     #[inline]
     pub fn active(&self) -> bool {
-        self.mode.load(Ordering::Relaxed) != NONE
+        self.mode.load(Ordering::Relaxed) | self.failover.load(Ordering::Relaxed) != NONE
     }
 
-    /// The pause in effect now (NONE once its time is over).
+    /// The pause in effect now, both purposes together (NONE once CLIENT
+    /// PAUSE's time is over and no failover pauses).
     #[inline]
     pub fn mode(&self, now_ms: u64) -> u8 {
+        self.client_mode(now_ms).max(self.failover.load(Ordering::Relaxed))
+    }
+
+    /// CLIENT PAUSE's pause now (NONE once its time is over).
+    fn client_mode(&self, now_ms: u64) -> u8 {
         let mode = self.mode.load(Ordering::Relaxed);
         if mode == NONE || now_ms < self.end_ms.load(Ordering::Relaxed) {
             return mode;
@@ -47,7 +60,7 @@ impl Pause {
     /// Redis's pauseClients: a pause never gets shorter or weaker while
     /// one is in effect.
     pub fn pause(&self, mode: u8, end_ms: u64, now_ms: u64) {
-        let current = self.mode(now_ms);
+        let current = self.client_mode(now_ms);
         if mode > current {
             self.mode.store(mode, Ordering::Relaxed);
         }
@@ -56,10 +69,25 @@ impl Pause {
         }
     }
 
-    /// CLIENT UNPAUSE, or the end of the pause: the waiting clients run.
+    /// CLIENT UNPAUSE, or the end of the pause: the waiting clients run
+    /// (unless a failover still holds them).
     pub fn unpause(&self) {
         self.mode.store(NONE, Ordering::Relaxed);
         self.changed.notify_waiters();
+    }
+
+    /// A failover starts (`true`: writes wait until it ends) or ends.
+    pub fn set_failover(&self, paused: bool) {
+        self.failover
+            .store(if paused { WRITE } else { NONE }, Ordering::Relaxed);
+        if !paused {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Whether a failover pauses writes.
+    pub fn failover(&self) -> bool {
+        self.failover.load(Ordering::Relaxed) != NONE
     }
 
     /// Whether the look-ups of a command keep the expired keys they meet
@@ -89,7 +117,12 @@ impl Pause {
             if self.mode(now) == NONE {
                 return;
             }
-            let left = self.end_ms.load(Ordering::Relaxed).saturating_sub(now);
+            // Only CLIENT PAUSE's pause ends by itself.
+            let left = if self.client_mode(now) != NONE {
+                self.end_ms.load(Ordering::Relaxed).saturating_sub(now)
+            } else {
+                3_600_000
+            };
             tokio::select! {
                 _ = notified => {}
                 _ = tokio::time::sleep(std::time::Duration::from_millis(left.max(1))) => {}

@@ -12,6 +12,9 @@
 //! bytes on to this engine's own replicas, and acknowledges its offset
 //! every second and whenever the primary asks (REPLCONF GETACK). When the
 //! link breaks it keeps the history and offset, and resumes with PSYNC.
+//! A primary failing over to its replica (FAILOVER) follows it like this
+//! too, with `PSYNC <replid> <offset> FAILOVER`, whose reply ends the
+//! failover (goblin_engine::repl::failover).
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -19,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use goblin_engine::repl::{LinkState, MasterAddr, Resume};
+use goblin_engine::repl::{failover, LinkState, MasterAddr, Resume};
 use goblin_engine::util::time::now_ms;
 use goblin_engine::{log, ConnInfo, Engine, Flow};
 
@@ -223,22 +226,53 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
         ));
     }
 
-    // PSYNC: the history this engine has, or none.
+    // PSYNC: the history this engine has, or none. A primary failing over
+    // to this one (repl::failover) adds FAILOVER: it takes over from us.
     let resume = r.resume.lock().clone();
-    let reply = match &resume {
+    let (replid, next) = match &resume {
         Some(Resume { replid, offset }) => {
             log::notice(&format!(
                 "Trying a partial resynchronization (request {replid}:{}).",
                 offset + 1
             ));
-            let next = (offset + 1).to_string();
-            link.ask(engine, gen, &[b"PSYNC", replid.as_bytes(), next.as_bytes()], timeout)?
+            (replid.clone(), (offset + 1).to_string())
         }
         None => {
             log::notice("Partial resynchronization not possible (no cached master)");
-            link.ask(engine, gen, &[b"PSYNC", b"?", b"-1"], timeout)?
+            ("?".to_string(), "-1".to_string())
         }
     };
+    let failing_over = failover::state(engine) == failover::State::InProgress;
+    let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), next.as_bytes()];
+    if failing_over {
+        psync.push(b"FAILOVER");
+    }
+    if let Err(e) = link.send(&psync) {
+        failover::abort(engine, "Write error to failover target");
+        return Err(e);
+    }
+    let reply = link.line(engine, gen, timeout)?;
+    if failing_over {
+        // The target took over (a full resync is unexpected but no
+        // failure), or refused: then we are a primary again.
+        if reply.starts_with("+CONTINUE") || reply.starts_with("+FULLRESYNC") {
+            failover::clear(engine);
+        } else {
+            if reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING") {
+                log::notice(&format!(
+                    "Master is currently unable to PSYNC but should be in the future: {reply}"
+                ));
+            } else if reply.starts_with("-ERR") {
+                log::notice(&format!(
+                    "Master does not support PSYNC or is in error state (reply: {reply})"
+                ));
+            } else {
+                log::warning(&format!("Unexpected reply to PSYNC from master: {reply}"));
+            }
+            failover::abort(engine, "Failover target rejected psync request");
+            return Ok(());
+        }
+    }
     let mut db = r.master_db.load(Ordering::Relaxed).max(0) as usize;
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
         let mut parts = rest.split_whitespace();

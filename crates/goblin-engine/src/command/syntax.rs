@@ -146,10 +146,18 @@ impl Parser {
                         } else {
                             vec![group(alts)]
                         };
+                        // A token right before it is its token
+                        // (FAILOVER's `TO target:block(...)`).
+                        let token = match items.last() {
+                            Some(prev) if prev.kind == "pure-token" && !prev.optional && !prev.multiple => {
+                                items.pop().unwrap().token
+                            }
+                            _ => None,
+                        };
                         items.push(ArgDoc {
                             name: name.to_string(),
                             kind: "block",
-                            token: None,
+                            token,
                             optional: false,
                             multiple: false,
                             key_spec_index: None,

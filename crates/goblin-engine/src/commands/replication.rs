@@ -1,5 +1,5 @@
 //! Replication commands (Redis's replication.c): REPLICAOF / SLAVEOF,
-//! ROLE, WAIT, and what a replica sends its primary: REPLCONF, PSYNC,
+//! ROLE, WAIT, FAILOVER, and what a replica sends its primary: REPLCONF, PSYNC,
 //! SYNC. The state and the decisions live in `crate::repl`; the
 //! connection carries out a PSYNC or a WAIT (`Handoff`).
 
@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::client::{repl_kind, Handoff};
+use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
 use crate::repl::{self, backlog::Reader, state, Attach, ReplConf, Replica};
@@ -100,6 +101,29 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Already a replica: ignored.
     if ctx.client.info.repl_kind.load(Ordering::Relaxed) == repl_kind::REPLICA {
         return Ok(());
+    }
+    // PSYNC <replid> <offset> FAILOVER: our primary hands its role over
+    // (repl::failover); it must be ours, with the history we have.
+    if args.len() > 3 && args[0].eq_ignore_ascii_case(b"psync") && args[3].eq_ignore_ascii_case(b"failover") {
+        crate::log::warning(&format!(
+            "Failover request received for replid {}.",
+            String::from_utf8_lossy(args[1])
+        ));
+        if !r.is_replica() {
+            return Err(Error::err("PSYNC FAILOVER can't be sent to a master."));
+        }
+        if !args[1].eq_ignore_ascii_case(r.ids().replid.as_bytes()) {
+            return Err(Error::err("PSYNC FAILOVER replid must match my replid."));
+        }
+        repl::unset_master(engine);
+        crate::log::notice(&format!(
+            "MASTER MODE enabled (failover request from '{}')",
+            ctx.client.info.line(now_ms())
+        ));
+    }
+    // Our history is about to change hands.
+    if repl::failover::state(engine) != repl::failover::State::None {
+        return Err(Error::constant("NOMASTERLINK Can't SYNC while failing over"));
     }
     if r.is_replica() && r.link.lock().state != repl::LinkState::Up {
         return Err(Error::constant(
@@ -265,6 +289,10 @@ fn replica_name(info: &crate::client::ClientInfo, conf: &ReplConf) -> String {
 /// REPLICAOF host port / REPLICAOF NO ONE (and its old name SLAVEOF).
 fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let engine = ctx.engine;
+    // Only FAILOVER ABORT changes the role while a failover runs.
+    if repl::failover::state(engine) != repl::failover::State::None {
+        return Err(Error::err("REPLICAOF not allowed while failing over."));
+    }
     let no_one = args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one");
     if !no_one && ctx.client.info.repl_kind.load(Ordering::Relaxed) == repl_kind::REPLICA {
         return Err(Error::err("Command is not valid when client is a replica."));
@@ -371,6 +399,112 @@ fn wait_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// FAILOVER's arguments.
+#[derive(Debug, Default, PartialEq)]
+struct FailoverArgs {
+    /// FAILOVER ABORT (alone).
+    abort: bool,
+    /// TO host port: the host and the port as given.
+    target: Option<(String, i64)>,
+    force: bool,
+    /// TIMEOUT milliseconds (> 0), 0 without one.
+    timeout_ms: i64,
+}
+
+/// Parses FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] as Redis's
+/// failoverCommand does: ABORT only alone, each option once, in any order
+/// (FORCE need not follow TO).
+fn parse_failover(args: &[&[u8]]) -> Result<FailoverArgs, Error> {
+    let mut f = FailoverArgs::default();
+    let mut a = Args::new(&args[1..]);
+    if a.flag("ABORT") {
+        if a.is_empty() {
+            f.abort = true;
+            return Ok(f);
+        }
+        // ABORT among other options.
+        return Err(Error::SYNTAX);
+    }
+    while !a.is_empty() {
+        // A second TIMEOUT, TO or FORCE is a syntax error, as any other
+        // word.
+        if f.timeout_ms == 0 {
+            if let Some(v) = a.option("TIMEOUT") {
+                f.timeout_ms = parse_i64(v).ok_or(Error::NOT_INTEGER)?;
+                if f.timeout_ms <= 0 {
+                    return Err(Error::err("FAILOVER timeout must be greater than 0"));
+                }
+                continue;
+            }
+        }
+        if f.target.is_none() {
+            if let Some(v) = a.option_n("TO", 2) {
+                let port = parse_i64(v[1]).ok_or(Error::NOT_INTEGER)?;
+                f.target = Some((String::from_utf8_lossy(v[0]).into_owned(), port));
+                continue;
+            }
+        }
+        if !f.force && a.flag("FORCE") {
+            f.force = true;
+            continue;
+        }
+        return Err(Error::SYNTAX);
+    }
+    Ok(f)
+}
+
+/// FAILOVER (Redis's failoverCommand): starts a coordinated failover to a
+/// replica (repl::failover), or aborts the one running.
+fn failover_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let engine = ctx.engine;
+    let r = engine.repl();
+    let f = parse_failover(args)?;
+    if f.abort {
+        if repl::failover::state(engine) == repl::failover::State::None {
+            return Err(Error::err("No failover in progress."));
+        }
+        repl::failover::abort(engine, "Failover manually aborted");
+        ctx.out.ok();
+        return Ok(());
+    }
+    if repl::failover::state(engine) != repl::failover::State::None {
+        return Err(Error::err("FAILOVER already in progress."));
+    }
+    if r.is_replica() {
+        return Err(Error::err("FAILOVER is not valid when server is a replica."));
+    }
+    if r.replica_count() == 0 {
+        return Err(Error::err("FAILOVER requires connected replicas."));
+    }
+    if f.force && (f.timeout_ms == 0 || f.target.is_none()) {
+        return Err(Error::err(
+            "FAILOVER with force option requires both a timeout and target HOST and IP.",
+        ));
+    }
+    let target = match &f.target {
+        Some((host, port)) => {
+            let replica = r
+                .find_replica(host, *port as i32 as i64)
+                .ok_or_else(|| Error::err("FAILOVER target HOST and PORT is not a replica."))?;
+            if replica.state() != state::ONLINE {
+                return Err(Error::err("FAILOVER target replica is not online."));
+            }
+            crate::log::notice(&format!("FAILOVER requested to {host}:{port}."));
+            Some(repl::MasterAddr {
+                host: host.clone(),
+                port: replica.conf.listening_port,
+            })
+        }
+        None => {
+            crate::log::notice("FAILOVER requested to any replica.");
+            None
+        }
+    };
+    repl::failover::start(engine, target, f.timeout_ms as u64, f.force);
+    ctx.out.ok();
+    Ok(())
+}
+
 const REPL_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT;
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -445,6 +579,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
+        name: "failover",
+        arity: -1,
+        flags: flag::ADMIN | flag::NOSCRIPT | flag::STALE,
+        group: Group::Server,
+        since: "6.2.0",
+        summary: "Start a coordinated failover between this server and one of its replicas.",
+        complexity: "O(1)",
+        syntax: "[TO target:block(host:string port:integer [FORCE])] [ABORT] [TIMEOUT milliseconds:integer]",
+        handler: failover_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
         name: "wait",
         arity: 3,
         flags: flag::NOSCRIPT,
@@ -460,3 +606,25 @@ pub static COMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failover_arguments_parse_as_redis_does() {
+        let p = |s: &str| {
+            let v: Vec<&[u8]> = s.split(' ').map(str::as_bytes).collect();
+            parse_failover(&v)
+        };
+        assert!(p("FAILOVER abort").unwrap().abort);
+        let f = p("failover TIMEOUT 100 to h 7 force").unwrap();
+        assert_eq!((f.timeout_ms, f.target, f.force), (100, Some(("h".into(), 7)), true));
+        assert!(p("failover").unwrap() == FailoverArgs::default());
+        for bad in ["failover abort timeout 1", "failover to h", "failover timeout 1 timeout 2", "failover force force"] {
+            assert!(p(bad).unwrap_err() == Error::SYNTAX, "{bad}");
+        }
+        assert!(p("failover to h port").is_err());
+        assert!(p("failover timeout 0").is_err());
+    }
+}

@@ -24,6 +24,7 @@
 //! for every decision.
 
 pub mod backlog;
+pub mod failover;
 pub mod sync;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -257,6 +258,8 @@ pub struct Replication {
     pub(crate) no_replicas_since_ms: AtomicU64,
     /// When the stream last got a PING (Unix ms).
     last_ping_ms: AtomicU64,
+    /// The coordinated failover (FAILOVER), when one runs.
+    pub failover: Mutex<failover::Failover>,
     pub sync_full: AtomicU64,
     pub sync_partial_ok: AtomicU64,
     pub sync_partial_err: AtomicU64,
@@ -290,6 +293,7 @@ impl Default for Replication {
             // The first PING is a period after the start (Redis pings on
             // its cron's loops: with a period of an hour, none soon).
             last_ping_ms: AtomicU64::new(now_ms()),
+            failover: Mutex::new(Default::default()),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
@@ -381,13 +385,9 @@ impl Replication {
         }
         let was = m.is_some();
         let now = addr.is_some();
-        *m = addr;
-        // Odd while following a primary: one more step when the role
-        // changes, two when only the primary does.
-        let step = if was == now { 2 } else { 1 };
-        self.master_gen.fetch_add(step, Ordering::AcqRel);
-        self.master_changed.notify_all();
-        drop(m);
+        // The link to the primary before ends. Taken before the link
+        // thread can learn of the new primary: once it knows, the client
+        // of its new link could be the one found here.
         let client = {
             let mut l = self.link.lock();
             let c = l.client.take();
@@ -397,6 +397,13 @@ impl Replication {
             };
             c
         };
+        *m = addr;
+        // Odd while following a primary: one more step when the role
+        // changes, two when only the primary does.
+        let step = if was == now { 2 } else { 1 };
+        self.master_gen.fetch_add(step, Ordering::AcqRel);
+        self.master_changed.notify_all();
+        drop(m);
         if let Some(c) = client {
             c.kill();
         }
@@ -466,6 +473,17 @@ impl Replication {
         self.replicas.lock().clone()
     }
 
+    /// The replica at `host` (its address, as INFO shows it; any case)
+    /// and `port` (the port it listens on), as FAILOVER TO names it
+    /// (Redis's findReplica).
+    pub fn find_replica(&self, host: &str, port: i64) -> Option<Arc<Replica>> {
+        self.replicas
+            .lock()
+            .iter()
+            .find(|r| r.ip().eq_ignore_ascii_case(host) && r.conf.listening_port as i64 == port)
+            .cloned()
+    }
+
     pub fn replica_count(&self) -> usize {
         self.replicas.lock().len()
     }
@@ -523,11 +541,12 @@ impl Replication {
 
     /// The periodic part (Redis's replicationCron, the primary's side):
     /// pings into the stream every repl-ping-replica-period, and frees a
-    /// backlog no replica used for repl-backlog-ttl.
-    pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64) {
+    /// backlog no replica used for repl-backlog-ttl. `hold_ping`: a
+    /// failover keeps the stream still (failover::holds_ping).
+    pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64, hold_ping: bool) {
         let now = now_ms();
         let replicas = self.replica_count();
-        if !self.is_replica() && replicas > 0 {
+        if !self.is_replica() && replicas > 0 && !hold_ping {
             let last = self.last_ping_ms.load(Ordering::Relaxed);
             if now.saturating_sub(last) >= ping_period_s.max(1) as u64 * 1000 {
                 self.last_ping_ms.store(now, Ordering::Relaxed);
@@ -814,7 +833,8 @@ pub fn info(engine: &crate::Engine) -> String {
     let backlog = r.stream.info();
     let _ = write!(
         out,
-        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        "master_failover_state:{}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        failover::state(engine).name(),
         ids.replid,
         ids.replid2,
         r.stream.offset(),

@@ -1441,3 +1441,76 @@ fn redis_cli_rdb_from_goblin_diskless() {
 fn redis_cli_rdb_from_goblin_disk() {
     redis_cli_rdb("no");
 }
+
+/// FAILOVER TO: the primary waits for its replica to acknowledge the whole
+/// stream, becomes its replica and asks it to take over (PSYNC ...
+/// FAILOVER); the replica continues the old primary partially. Then the
+/// roles are swapped, the data is the same, and the new primary takes
+/// writes that reach the old one.
+fn failover_to_replica(primary: Kind, replica: Kind) {
+    let p = spawn(primary, "primary", &["--repl-diskless-sync-delay", "0"]);
+    let r = spawn(replica, "replica", &["--repl-diskless-sync-delay", "0"]);
+    preload(&p);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    wait_synced(&p, &[&r]);
+    // FAILOVER TO wants the target online at the primary (after its first
+    // acknowledgement).
+    poll("the primary lists its replica online", SYNC_LIMIT, || {
+        let line = p.info("replication").get("slave0").cloned().unwrap_or_default();
+        if line.contains(&format!("port={},state=online,", r.port())) {
+            Ok(())
+        } else {
+            Err(format!("slave0:{line}"))
+        }
+    });
+    let mut pc = p.client();
+    for i in 0..100 {
+        let _: () = redis::cmd("SET").arg(format!("fo:{i}")).arg(i).query(&mut pc).unwrap();
+    }
+    let partial_before = r.stat("sync_partial_ok");
+    let full_before = r.stat("sync_full");
+    let ok: String = redis::cmd("FAILOVER")
+        .arg("TO")
+        .arg("127.0.0.1")
+        .arg(r.port())
+        .arg("TIMEOUT")
+        .arg(10_000)
+        .query(&mut pc)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    poll("the failover ends", SYNC_LIMIT, || {
+        let state = p.info("replication")["master_failover_state"].clone();
+        if state == "no-failover" {
+            Ok(())
+        } else {
+            Err(state)
+        }
+    });
+    wait_link_up(&p);
+    let mut rc = r.client();
+    let _: () = redis::cmd("SET").arg("after").arg("failover").query(&mut rc).unwrap();
+    wait_synced(&r, &[&p]);
+    let offset = assert_same_data(&r, &[&p]);
+    assert_role_master(&r, &[&p], offset);
+    assert_role_replica(&p, &r, offset);
+    assert_eq!(r.stat("sync_partial_ok") - partial_before, 1, "the old primary continued partially");
+    assert_eq!(r.stat("sync_full"), full_before, "no full sync");
+    let err = redis::cmd("SET").arg("k").arg("v").query::<()>(&mut pc).unwrap_err();
+    assert_eq!(err.code(), Some("READONLY"), "{err}");
+}
+
+#[test]
+fn failover_goblin_primary_to_goblin_replica() {
+    failover_to_replica(Kind::Goblin, Kind::Goblin);
+}
+
+#[test]
+fn failover_goblin_primary_to_redis_replica() {
+    failover_to_replica(Kind::Goblin, Kind::Redis);
+}
+
+#[test]
+fn failover_redis_primary_to_goblin_replica() {
+    failover_to_replica(Kind::Redis, Kind::Goblin);
+}
