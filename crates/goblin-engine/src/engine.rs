@@ -1566,6 +1566,17 @@ impl Session {
         }
         self.state.info.last_cmd.store(id, Ordering::Relaxed);
 
+        // A replica of this engine may not touch the keyspace (Redis's
+        // "Replica can't interact with the keyspace").
+        if self.state.replica.is_some()
+            && spec.call_flags(engine, &self.state, argv)
+                & (flag::WRITE | flag::READONLY | flag::MAY_REPLICATE)
+                != 0
+        {
+            return Err(reject(Error::constant(
+                "ERR Replica can't interact with the keyspace",
+            )));
+        }
         // A replica: writes are its primary's (replica-read-only), and
         // with the link down only commands flagged stale run when
         // replica-serve-stale-data is no.

@@ -132,7 +132,16 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let psync = args[0].eq_ignore_ascii_case(b"psync");
     let psync_offset = if psync {
-        Some(parse_i64(args[2]).ok_or(Error::NOT_INTEGER)?)
+        match parse_i64(args[2]) {
+            Some(o) => Some(o),
+            None => {
+                crate::log::warning(&format!(
+                    "Replica {} asks for synchronization but with a wrong offset",
+                    replica_name(&ctx.client.info, &ctx.client.repl_conf.clone().map(|c| *c).unwrap_or_default())
+                ));
+                return Err(Error::NOT_INTEGER);
+            }
+        }
     } else {
         None
     };

@@ -256,8 +256,12 @@ pub struct Replication {
     pub good_replicas: AtomicU32,
     /// When the last replica left (Unix ms), for repl-backlog-ttl.
     pub(crate) no_replicas_since_ms: AtomicU64,
-    /// When the stream last got a PING (Unix ms).
-    last_ping_ms: AtomicU64,
+    /// When the engine started (Unix ms): PINGs go on period boundaries
+    /// counted from it.
+    started_ms: AtomicU64,
+    /// The period boundary the cron last saw, and the period then.
+    ping_tick: AtomicU64,
+    ping_period: AtomicU64,
     /// The coordinated failover (FAILOVER), when one runs.
     pub failover: Mutex<failover::Failover>,
     pub sync_full: AtomicU64,
@@ -292,7 +296,9 @@ impl Default for Replication {
             no_replicas_since_ms: AtomicU64::new(now_ms()),
             // The first PING is a period after the start (Redis pings on
             // its cron's loops: with a period of an hour, none soon).
-            last_ping_ms: AtomicU64::new(now_ms()),
+            started_ms: AtomicU64::new(now_ms()),
+            ping_tick: AtomicU64::new(0),
+            ping_period: AtomicU64::new(10),
             failover: Mutex::new(Default::default()),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
@@ -546,14 +552,22 @@ impl Replication {
     pub fn cron(&self, ping_period_s: i64, backlog_ttl_s: i64, max_lag_s: i64, hold_ping: bool) {
         let now = now_ms();
         let replicas = self.replica_count();
-        if !self.is_replica() && replicas > 0 && !hold_ping {
-            let last = self.last_ping_ms.load(Ordering::Relaxed);
-            if now.saturating_sub(last) >= ping_period_s.max(1) as u64 * 1000 {
-                self.last_ping_ms.store(now, Ordering::Relaxed);
-                let ping = b"*1\r\n$4\r\nPING\r\n";
-                // The PING carries no SELECT: it runs in any database.
-                self.stream.append_bytes(ping);
-            }
+        // Every repl-ping-replica-period seconds counted from the start (as
+        // Redis's cron loops count them), when replicas are attached.
+        let epoch = self.started_ms.load(Ordering::Relaxed);
+        let period = ping_period_s.max(1) as u64;
+        let tick = now.saturating_sub(epoch) / (period * 1000);
+        // A changed period starts counting anew, without a PING.
+        let changed = self.ping_period.swap(period, Ordering::Relaxed) != period;
+        if self.ping_tick.swap(tick, Ordering::Relaxed) != tick
+            && !changed
+            && !self.is_replica()
+            && replicas > 0
+            && !hold_ping
+        {
+            let ping = b"*1\r\n$4\r\nPING\r\n";
+            // The PING carries no SELECT: it runs in any database.
+            self.stream.append_bytes(ping);
         }
         if !self.is_replica() && replicas == 0 && backlog_ttl_s > 0 && self.stream.is_active() {
             let since = self.no_replicas_since_ms.load(Ordering::Relaxed);

@@ -336,6 +336,27 @@ impl Connection {
         }
     }
 
+    /// Logs a reply that was about to go to a replica, as Redis does
+    /// before it drops the replica.
+    fn replied_to_replica(&self) {
+        let cmd = match self.info.last_cmd.load(Ordering::Relaxed) {
+            usize::MAX => "<unknown>".to_string(),
+            id => goblin_engine::command::table().get(id).fullname.clone(),
+        };
+        let buf = &self.session.out.buf;
+        if buf.first() == Some(&b'-') {
+            let end = buf.iter().position(|&b| b == b'\r').unwrap_or(buf.len());
+            goblin_engine::log::warning(&format!(
+                "== CRITICAL == This master is sending an error to its replica: '{}' after processing the command '{cmd}'",
+                String::from_utf8_lossy(&buf[1..end])
+            ));
+        }
+        goblin_engine::log::warning(&format!(
+            "Replica generated a reply to command '{cmd}', disconnecting it: {}",
+            self.info.line(now_ms())
+        ));
+    }
+
     /// Reads what the replica sent (REPLCONF ACK, newlines) and runs it;
     /// a replica is sent no replies.
     fn read_replica_input(&mut self) -> Result<(), Closing> {
@@ -353,6 +374,7 @@ impl Connection {
         loop {
             match self.parser.parse(&self.rbuf, false) {
                 goblin_engine::protocol::Parsed::Command => {
+                    self.info.last_cmd.store(usize::MAX, Ordering::Relaxed);
                     let flow = if self.parser.is_inline() {
                         let argv: Vec<&[u8]> =
                             self.parser.inline_args().iter().map(|a| a.as_slice()).collect();
@@ -364,6 +386,13 @@ impl Connection {
                     };
                     self.parser.finish_command();
                     if matches!(flow, Flow::Close) {
+                        return Err(Closing);
+                    }
+                    // A replica is answered nothing: a command of its that
+                    // produced a reply ends the link (Redis's
+                    // prepareClientToWrite for a replica).
+                    if !self.session.out.buf.is_empty() {
+                        self.replied_to_replica();
                         return Err(Closing);
                     }
                 }
