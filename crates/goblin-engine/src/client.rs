@@ -468,6 +468,9 @@ pub struct ClientState {
     /// memory settings, with nothing expired, and are passed on to this
     /// engine's own replicas as they came.
     pub from_master: bool,
+    /// The master client: the bytes of the primary's commands received
+    /// and not yet passed on to this engine's replicas.
+    pub master_bytes: Vec<u8>,
     /// What REPLCONF said before PSYNC.
     pub repl_conf: Option<Box<crate::repl::ReplConf>>,
     /// The replica this client is, once it sent PSYNC or SYNC.
@@ -535,6 +538,7 @@ impl ClientState {
             aof_offset: 0,
             repl_offset: 0,
             from_master: false,
+            master_bytes: Vec::new(),
             repl_conf: None,
             replica: None,
             handoff: None,

@@ -241,7 +241,9 @@ impl Engine {
     /// synchronizations whose delay passed.
     fn repl_cron(&self) {
         let c = &self.config;
-        self.repl.stream.resize(c.get_i64("repl-backlog-size").max(1) as usize);
+        self.repl
+            .stream
+            .resize(c.get_i64("repl-backlog-size").max(1) as usize);
         self.repl.cron(
             c.get_i64("repl-ping-replica-period"),
             c.get_i64("repl-backlog-ttl"),
@@ -1075,6 +1077,13 @@ impl Engine {
             client.pending_log = records;
             return;
         }
+        // A replica passes its primary's commands on as they came, while
+        // the command still holds its shards.
+        if client.from_master && !client.master_bytes.is_empty() {
+            self.repl
+                .stream
+                .append_bytes(&std::mem::take(&mut client.master_bytes));
+        }
         if records.is_empty() {
             return;
         }
@@ -1430,7 +1439,10 @@ impl Session {
         }
         // PSYNC <replid> <offset> FAILOVER may wait for our link to apply
         // what the primary sent before it (repl::failover), no shard held.
-        if argv.len() == 4 && spec.has(flag::ALL_SHARDS) && argv[3].eq_ignore_ascii_case(b"failover") {
+        if argv.len() == 4
+            && spec.has(flag::ALL_SHARDS)
+            && argv[3].eq_ignore_ascii_case(b"failover")
+        {
             if let Some(p) = pipeline.as_deref_mut() {
                 drop(p.held.take());
             }
@@ -1755,7 +1767,12 @@ impl Session {
     /// A replica's refusals (Redis's processCommand): writes on a
     /// read-only replica, and anything not flagged stale while the link is
     /// down and replica-serve-stale-data is no.
-    fn check_replica(&mut self, engine: &Engine, spec: &CommandSpec, argv: &[&[u8]]) -> Result<(), Error> {
+    fn check_replica(
+        &mut self,
+        engine: &Engine,
+        spec: &CommandSpec,
+        argv: &[&[u8]],
+    ) -> Result<(), Error> {
         let flags = spec.call_flags(engine, &self.state, argv);
         if flags & flag::WRITE != 0 && engine.config.get_bool("replica-read-only") {
             return Err(Error::constant(

@@ -385,7 +385,9 @@ impl Engine {
             replication: self.repl().stream.allocated(),
             not_counted: match self.repl().stream.allocated() {
                 0 => 0,
-                held => held.saturating_sub(self.config().get_i64("repl-backlog-size").max(0) as u64),
+                held => {
+                    held.saturating_sub(self.config().get_i64("repl-backlog-size").max(0) as u64)
+                }
             },
         }
     }

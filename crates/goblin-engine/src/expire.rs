@@ -31,7 +31,10 @@ pub struct CycleReport {
 pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
     let mut report = CycleReport::default();
     // A replica leaves expiry to its primary, which sends the DELs.
-    if !engine.active_expire_enabled() || engine.pause().expiry_paused() || engine.repl().is_replica() {
+    if !engine.active_expire_enabled()
+        || engine.pause().expiry_paused()
+        || engine.repl().is_replica()
+    {
         return report;
     }
     let hz = engine.config().hz.load(Ordering::Relaxed).clamp(1, 500) as u64;

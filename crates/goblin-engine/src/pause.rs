@@ -44,7 +44,8 @@ impl Pause {
     /// PAUSE's time is over and no failover pauses).
     #[inline]
     pub fn mode(&self, now_ms: u64) -> u8 {
-        self.client_mode(now_ms).max(self.failover.load(Ordering::Relaxed))
+        self.client_mode(now_ms)
+            .max(self.failover.load(Ordering::Relaxed))
     }
 
     /// CLIENT PAUSE's pause now (NONE once its time is over).

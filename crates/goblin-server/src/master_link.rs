@@ -46,10 +46,9 @@ fn run(engine: Arc<Engine>) {
             continue;
         };
         // A bug met while following must not end replication for good.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            follow(&engine, &addr, gen)
-        }))
-        .unwrap_or_else(|_| Err("the replication link panicked".into()));
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| follow(&engine, &addr, gen)))
+                .unwrap_or_else(|_| Err("the replication link panicked".into()));
         let was_up = {
             let mut link = r.link.lock();
             let was_up = link.state == LinkState::Up;
@@ -104,7 +103,14 @@ impl Link {
                 self.buf.extend_from_slice(&chunk[..n]);
                 Ok(true)
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
                 Ok(false)
             }
             Err(e) => Err(e.to_string()),
@@ -118,7 +124,8 @@ impl Link {
         loop {
             if let Some(i) = self.buf[self.pos..].iter().position(|&b| b == b'\n') {
                 let line = &self.buf[self.pos..self.pos + i];
-                let line = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
+                let line =
+                    String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
                 self.pos += i + 1;
                 if line.is_empty() {
                     engine.repl().link.lock().transfer_last_io_ms = now_ms();
@@ -137,7 +144,13 @@ impl Link {
     }
 
     /// Sends a command and reads its one-line reply.
-    fn ask(&mut self, engine: &Engine, gen: u64, argv: &[&[u8]], timeout: Duration) -> Step<String> {
+    fn ask(
+        &mut self,
+        engine: &Engine,
+        gen: u64,
+        argv: &[&[u8]],
+        timeout: Duration,
+    ) -> Step<String> {
         self.send(argv)?;
         self.line(engine, gen, timeout)
     }
@@ -183,7 +196,12 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
         let reply = if user.is_empty() {
             link.ask(engine, gen, &[b"AUTH", auth.as_bytes()], timeout)?
         } else {
-            link.ask(engine, gen, &[b"AUTH", user.as_bytes(), auth.as_bytes()], timeout)?
+            link.ask(
+                engine,
+                gen,
+                &[b"AUTH", user.as_bytes(), auth.as_bytes()],
+                timeout,
+            )?
         };
         if reply.starts_with('-') {
             return Err(format!("Unable to AUTH to MASTER: {reply}"));
@@ -207,7 +225,12 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
     }
     let ip = config.get("replica-announce-ip");
     if !ip.is_empty() {
-        let reply = link.ask(engine, gen, &[b"REPLCONF", b"ip-address", ip.as_bytes()], timeout)?;
+        let reply = link.ask(
+            engine,
+            gen,
+            &[b"REPLCONF", b"ip-address", ip.as_bytes()],
+            timeout,
+        )?;
         if reply.starts_with('-') {
             log::notice(&format!(
                 "(Non critical) Master does not understand REPLCONF ip-address: {reply}"
@@ -299,9 +322,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             // The primary's history has a new id (a failover): ours too;
             // our replicas must hear of it.
             r.adopt_id(new_id, resume.offset, true);
-            log::notice(&format!(
-                "Master replication ID changed to {new_id}"
-            ));
+            log::notice(&format!("Master replication ID changed to {new_id}"));
             for rep in r.replicas() {
                 rep.info.kill();
             }
@@ -325,11 +346,18 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
 
 /// Receives the primary's snapshot into a temporary file, then replaces
 /// the data with it.
-fn receive_snapshot(engine: &Arc<Engine>, link: &mut Link, gen: u64, timeout: Duration) -> Step<()> {
+fn receive_snapshot(
+    engine: &Arc<Engine>,
+    link: &mut Link,
+    gen: u64,
+    timeout: Duration,
+) -> Step<()> {
     let r = engine.repl();
     let header = link.line(engine, gen, timeout)?;
     if header.starts_with('-') {
-        return Err(format!("MASTER aborted replication with an error: {header}"));
+        return Err(format!(
+            "MASTER aborted replication with an error: {header}"
+        ));
     }
     let header = header
         .strip_prefix('$')
@@ -338,11 +366,19 @@ fn receive_snapshot(engine: &Arc<Engine>, link: &mut Link, gen: u64, timeout: Du
     let size: Option<u64> = match &mark {
         Some(m) if m.len() == 40 => None,
         Some(_) => return Err("Bad EOF mark from MASTER".into()),
-        None => Some(header.parse().map_err(|_| format!("Bad bulk length from MASTER: {header}"))?),
+        None => Some(
+            header
+                .parse()
+                .map_err(|_| format!("Bad bulk length from MASTER: {header}"))?,
+        ),
     };
     match size {
-        None => log::notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"),
-        Some(n) => log::notice(&format!("MASTER <-> REPLICA sync: receiving {n} bytes from master to disk")),
+        None => log::notice(
+            "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk",
+        ),
+        Some(n) => log::notice(&format!(
+            "MASTER <-> REPLICA sync: receiving {n} bytes from master to disk"
+        )),
     }
     {
         let mut l = r.link.lock();
@@ -352,10 +388,15 @@ fn receive_snapshot(engine: &Arc<Engine>, link: &mut Link, gen: u64, timeout: Du
         l.transfer_last_io_ms = now_ms();
     }
     let dir = std::path::PathBuf::from(engine.config().get("dir"));
-    let tmp = dir.join(format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
+    let tmp = dir.join(format!(
+        "temp-{}.{}.rdb",
+        now_ms() / 1000,
+        std::process::id()
+    ));
     let received = (|| -> Step<()> {
-        let mut file = std::fs::File::create(&tmp)
-            .map_err(|e| format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}"))?;
+        let mut file = std::fs::File::create(&tmp).map_err(|e| {
+            format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
+        })?;
         let mut got: u64 = 0;
         let mut tail: Vec<u8> = Vec::new();
         let mut last_io = Instant::now();
@@ -449,7 +490,12 @@ fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
                     true,
                     false,
                 )
-                .map_err(|e| format!("Failed trying to load the MASTER synchronization DB from disk: {}", e.message))
+                .map_err(|e| {
+                    format!(
+                        "Failed trying to load the MASTER synchronization DB from disk: {}",
+                        e.message
+                    )
+                })
             }
             Err(e) => Err(e),
         }
@@ -475,7 +521,13 @@ fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
 }
 
 /// The master client's loop: applies the stream, acknowledges it.
-fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Duration) -> Step<()> {
+fn stream(
+    engine: &Arc<Engine>,
+    mut link: Link,
+    gen: u64,
+    db: usize,
+    timeout: Duration,
+) -> Step<()> {
     let r = engine.repl();
     let conn = ConnInfo {
         peer: link.tcp.peer_addr().ok(),
@@ -513,7 +565,11 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
                 Ok(Some(p)) => p,
                 Ok(None) => break,
                 Err(e) => {
-                    return finish(engine, &info, Err(format!("Protocol error from the master: {e}")));
+                    return finish(
+                        engine,
+                        &info,
+                        Err(format!("Protocol error from the master: {e}")),
+                    );
                 }
             };
             let start = link.pos;
@@ -529,6 +585,14 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
             }
             // An unknown command names none (Redis's lastcmd).
             info.last_cmd.store(usize::MAX, Ordering::Relaxed);
+            // The command's bytes go on to this engine's replicas as they
+            // came: from inside the call, with its shards held, so that a
+            // snapshot for them starts before or after the change and its
+            // bytes alike (see Engine::propagate).
+            session
+                .state
+                .master_bytes
+                .extend_from_slice(&link.buf[start..end]);
             // CLIENT PAUSE holds the master client too, and a script past
             // busy-reply-threshold (Redis reads nothing from its primary
             // meanwhile).
@@ -554,9 +618,14 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
             }
             session.out.buf.clear();
             session.state.handoff = None;
-            // The bytes go on to this engine's replicas as they came.
-            r.stream.append_bytes(&link.buf[start..end]);
-            r.master_db.store(session.state.db as i64, Ordering::Relaxed);
+            // Bytes of a command that changed nothing (or was refused),
+            // outside a transaction: passed on now.
+            if session.state.multi.is_none() && !session.state.master_bytes.is_empty() {
+                r.stream
+                    .append_bytes(&std::mem::take(&mut session.state.master_bytes));
+            }
+            r.master_db
+                .store(session.state.db as i64, Ordering::Relaxed);
             link.pos = end;
             if r.ack_wanted.swap(false, Ordering::AcqRel) {
                 send_ack(&mut link, r.stream.offset() - (end - start) as u64)?;
@@ -590,7 +659,11 @@ fn stream(engine: &Arc<Engine>, mut link: Link, gen: u64, db: usize, timeout: Du
 }
 
 /// The link ends: the history stays, to resume with PSYNC.
-fn finish(engine: &Engine, info: &Arc<goblin_engine::client::ClientInfo>, result: Step<()>) -> Step<()> {
+fn finish(
+    engine: &Engine,
+    info: &Arc<goblin_engine::client::ClientInfo>,
+    result: Step<()>,
+) -> Step<()> {
     let r = engine.repl();
     if r.is_replica() {
         *r.resume.lock() = Some(Resume {
@@ -666,7 +739,10 @@ fn parse_command(buf: &[u8], max_bulk: usize) -> Result<Option<Parsed>, String> 
         return Ok(if at == 0 {
             None
         } else {
-            Some(Parsed { len: at, args: Vec::new() })
+            Some(Parsed {
+                len: at,
+                args: Vec::new(),
+            })
         });
     }
     if buf[at] != b'*' {
@@ -715,7 +791,10 @@ mod tests {
         let args: Vec<&[u8]> = p.args.iter().map(|r| &cmd[r.clone()]).collect();
         assert_eq!(args, [b"SET".as_slice(), b"k", b"vv"]);
         for cut in 0..cmd.len() {
-            assert!(parse_command(&cmd[..cut], 1 << 20).unwrap().is_none(), "cut at {cut}");
+            assert!(
+                parse_command(&cmd[..cut], 1 << 20).unwrap().is_none(),
+                "cut at {cut}"
+            );
         }
         // Keep-alive newlines are consumed as an empty command.
         let p = parse_command(b"\n\n", 1 << 20).unwrap().unwrap();

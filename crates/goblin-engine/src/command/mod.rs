@@ -351,7 +351,9 @@ impl<'a, 'l> Ctx<'a, 'l> {
             db.set_expire(h, key, at_ms as u64);
             // A writable replica expires what its own clients set.
             if !self.client.from_master && self.engine.repl().is_replica() {
-                self.engine.repl().remember_local_expire(self.client.db, key);
+                self.engine
+                    .repl()
+                    .remember_local_expire(self.client.db, key);
             }
         }
         self.modified(key);

@@ -149,7 +149,11 @@ impl Parser {
                         // A token right before it is its token
                         // (FAILOVER's `TO target:block(...)`).
                         let token = match items.last() {
-                            Some(prev) if prev.kind == "pure-token" && !prev.optional && !prev.multiple => {
+                            Some(prev)
+                                if prev.kind == "pure-token"
+                                    && !prev.optional
+                                    && !prev.multiple =>
+                            {
                                 items.pop().unwrap().token
                             }
                             _ => None,

@@ -463,8 +463,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             || f.addr.as_ref().is_some_and(|a| **a != *c.addr)
             || f.laddr.as_ref().is_some_and(|a| **a != *c.laddr)
             || f.user.as_ref().is_some_and(|u| **u != **c.user.lock())
-            || f.client_type
-                .is_some_and(|t| !t.matches(&c))
+            || f.client_type.is_some_and(|t| !t.matches(&c))
         {
             continue;
         }

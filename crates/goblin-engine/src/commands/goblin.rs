@@ -83,7 +83,6 @@ impl Store for CtxStore<'_, '_, '_> {
         self.ctx.now_ms as i64
     }
 
-
     fn read_string<R>(
         &mut self,
         key: &[u8],

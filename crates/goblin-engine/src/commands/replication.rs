@@ -104,7 +104,10 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     // PSYNC <replid> <offset> FAILOVER: our primary hands its role over
     // (repl::failover); it must be ours, with the history we have.
-    if args.len() > 3 && args[0].eq_ignore_ascii_case(b"psync") && args[3].eq_ignore_ascii_case(b"failover") {
+    if args.len() > 3
+        && args[0].eq_ignore_ascii_case(b"psync")
+        && args[3].eq_ignore_ascii_case(b"failover")
+    {
         crate::log::warning(&format!(
             "Failover request received for replid {}.",
             String::from_utf8_lossy(args[1])
@@ -123,7 +126,9 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     // Our history is about to change hands.
     if repl::failover::state(engine) != repl::failover::State::None {
-        return Err(Error::constant("NOMASTERLINK Can't SYNC while failing over"));
+        return Err(Error::constant(
+            "NOMASTERLINK Can't SYNC while failing over",
+        ));
     }
     if r.is_replica() && r.link.lock().state != repl::LinkState::Up {
         return Err(Error::constant(
@@ -137,7 +142,10 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => {
                 crate::log::warning(&format!(
                     "Replica {} asks for synchronization but with a wrong offset",
-                    replica_name(&ctx.client.info, &ctx.client.repl_conf.clone().map(|c| *c).unwrap_or_default())
+                    replica_name(
+                        &ctx.client.info,
+                        &ctx.client.repl_conf.clone().map(|c| *c).unwrap_or_default()
+                    )
                 ));
                 return Err(Error::NOT_INTEGER);
             }
@@ -147,9 +155,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let conf = ctx.client.repl_conf.take().map(|c| *c).unwrap_or_default();
     if (conf.exclude_data || conf.exclude_functions) && !conf.capa_eof {
-        return Err(Error::err(
-            "Filtered replica requires EOF capability",
-        ));
+        return Err(Error::err("Filtered replica requires EOF capability"));
     }
     let info = ctx.client.info.clone();
     crate::log::notice(&format!(
@@ -185,12 +191,10 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             && r.stream.attach(reader.clone(), wanted - 1)
         {
             let rep = replica(state::ONLINE);
-            r.add_replica(rep.clone());
-            info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
-            ctx.client.replica = Some(rep.clone());
             let ids = r.ids();
             if conf.capa_psync2 {
-                ctx.out.raw(format!("+CONTINUE {}\r\n", ids.replid).as_bytes());
+                ctx.out
+                    .raw(format!("+CONTINUE {}\r\n", ids.replid).as_bytes());
             } else {
                 ctx.out.raw(b"+CONTINUE\r\n");
             }
@@ -201,11 +205,8 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 wanted
             ));
             r.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
+            become_replica(ctx, rep, Some(wanted - 1));
             r.refresh_good(engine.config().get_i64("min-replicas-max-lag"));
-            ctx.client.handoff = Some(Handoff::Replica(Attach {
-                replica: rep,
-                continue_from: Some(wanted - 1),
-            }));
             return Ok(());
         }
         if replid != "?" {
@@ -256,23 +257,10 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             offset,
             transfer: repl::Transfer::Inline(bytes),
         });
-        info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
-        ctx.client.replica = Some(rep.clone());
-        r.add_replica(rep.clone());
-        ctx.client.handoff = Some(Handoff::Replica(Attach {
-            replica: rep,
-            continue_from: None,
-        }));
+        become_replica(ctx, rep, None);
         return Ok(());
     }
-    let rep = replica(state::WAIT_BGSAVE_START);
-    info.repl_kind.store(repl_kind::REPLICA, Ordering::Relaxed);
-    ctx.client.replica = Some(rep.clone());
-    r.add_replica(rep.clone());
-    ctx.client.handoff = Some(Handoff::Replica(Attach {
-        replica: rep,
-        continue_from: None,
-    }));
+    become_replica(ctx, replica(state::WAIT_BGSAVE_START), None);
     let diskless = engine.config().get_bool("repl-diskless-sync") && conf.capa_eof;
     if diskless && engine.config().get_i64("repl-diskless-sync-delay") > 0 {
         crate::log::notice("Delay next BGSAVE for diskless SYNC");
@@ -286,12 +274,29 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// The client is the replica `rep` from now on: listed among the
+/// engine's replicas (flag S), and its connection takes it over once the
+/// reply is written.
+fn become_replica(ctx: &mut Ctx, rep: Arc<Replica>, continue_from: Option<u64>) {
+    rep.info
+        .repl_kind
+        .store(repl_kind::REPLICA, Ordering::Relaxed);
+    ctx.client.replica = Some(rep.clone());
+    ctx.engine.repl().add_replica(rep.clone());
+    ctx.client.handoff = Some(Handoff::Replica(Attach {
+        replica: rep,
+        continue_from,
+    }));
+}
+
 /// How Redis names a replica in its log: ip:port of its listener.
 fn replica_name(info: &crate::client::ClientInfo, conf: &ReplConf) -> String {
-    let ip = conf
-        .ip
-        .clone()
-        .unwrap_or_else(|| info.addr.rsplit_once(':').map(|(ip, _)| ip.to_string()).unwrap_or_default());
+    let ip = conf.ip.clone().unwrap_or_else(|| {
+        info.addr
+            .rsplit_once(':')
+            .map(|(ip, _)| ip.to_string())
+            .unwrap_or_default()
+    });
     format!("{ip}:{}", conf.listening_port)
 }
 
@@ -320,7 +325,8 @@ fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Some(addr) => {
             if engine.repl().master().as_ref() == Some(&addr) {
                 crate::log::notice("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
-                ctx.out.raw(b"+OK Already connected to specified master\r\n");
+                ctx.out
+                    .raw(b"+OK Already connected to specified master\r\n");
                 return Ok(());
             }
             let (host, port) = (addr.host.clone(), addr.port);
@@ -352,7 +358,8 @@ fn role_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
                 ctx.out.array(3);
                 ctx.out.bulk(x.ip().as_bytes());
                 ctx.out.bulk(x.conf.listening_port.to_string().as_bytes());
-                ctx.out.bulk(x.ack.load(Ordering::Relaxed).to_string().as_bytes());
+                ctx.out
+                    .bulk(x.ack.load(Ordering::Relaxed).to_string().as_bytes());
             }
         }
         Some(m) => {
@@ -480,7 +487,9 @@ fn failover_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("FAILOVER already in progress."));
     }
     if r.is_replica() {
-        return Err(Error::err("FAILOVER is not valid when server is a replica."));
+        return Err(Error::err(
+            "FAILOVER is not valid when server is a replica.",
+        ));
     }
     if r.replica_count() == 0 {
         return Err(Error::err("FAILOVER requires connected replicas."));
@@ -628,9 +637,17 @@ mod tests {
         };
         assert!(p("FAILOVER abort").unwrap().abort);
         let f = p("failover TIMEOUT 100 to h 7 force").unwrap();
-        assert_eq!((f.timeout_ms, f.target, f.force), (100, Some(("h".into(), 7)), true));
+        assert_eq!(
+            (f.timeout_ms, f.target, f.force),
+            (100, Some(("h".into(), 7)), true)
+        );
         assert!(p("failover").unwrap() == FailoverArgs::default());
-        for bad in ["failover abort timeout 1", "failover to h", "failover timeout 1 timeout 2", "failover force force"] {
+        for bad in [
+            "failover abort timeout 1",
+            "failover to h",
+            "failover timeout 1 timeout 2",
+            "failover force force",
+        ] {
             assert!(p(bad).unwrap_err() == Error::SYNTAX, "{bad}");
         }
         assert!(p("failover to h port").is_err());

@@ -794,7 +794,11 @@ pub fn zpop(
         // genericZpopCommand).
         if !popped.is_empty() {
             let n_text = popped.len().to_string();
-            ctx.log_as(&[event.to_ascii_uppercase().as_bytes(), key, n_text.as_bytes()]);
+            ctx.log_as(&[
+                event.to_ascii_uppercase().as_bytes(),
+                key,
+                n_text.as_bytes(),
+            ]);
         }
         finish_write(ctx, key, popped.len(), emptied, event);
         return Ok(Some((i, popped)));

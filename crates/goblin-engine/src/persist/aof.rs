@@ -805,16 +805,14 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     aof.current_size.store(total, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
-    let started = aof.start(
-        Files {
-            dir,
-            manifest_name: name,
-            manifest,
-            incr: Some(incr),
-            last_fsync: Instant::now(),
-            unsynced: false,
-        },
-    );
+    let started = aof.start(Files {
+        dir,
+        manifest_name: name,
+        manifest,
+        incr: Some(incr),
+        last_fsync: Instant::now(),
+        unsynced: false,
+    });
     engine.update_expiry_logging();
     started
 }
@@ -853,16 +851,14 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     aof.current_size.store(0, Ordering::Relaxed);
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
-    let started = aof.start(
-        Files {
-            dir,
-            manifest_name: name,
-            manifest,
-            incr: Some(incr),
-            last_fsync: Instant::now(),
-            unsynced: false,
-        },
-    );
+    let started = aof.start(Files {
+        dir,
+        manifest_name: name,
+        manifest,
+        incr: Some(incr),
+        last_fsync: Instant::now(),
+        unsynced: false,
+    });
     engine.update_expiry_logging();
     started?;
     Ok(incr_name)

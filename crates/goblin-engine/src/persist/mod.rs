@@ -637,7 +637,11 @@ pub fn load_rdb_stream(
                 }
             }
             rdb::Record::Aux(k, v) => {
-                let num = || std::str::from_utf8(&v).ok().and_then(|s| s.parse::<i64>().ok());
+                let num = || {
+                    std::str::from_utf8(&v)
+                        .ok()
+                        .and_then(|s| s.parse::<i64>().ok())
+                };
                 match k.as_slice() {
                     b"repl-stream-db" => repl_db = num(),
                     b"repl-id" if v.len() == 40 => {
@@ -871,7 +875,7 @@ pub fn config_changed(
                     if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
                         drop(locks);
                         p.aof.stop();
-                    engine.update_expiry_logging();
+                        engine.update_expiry_logging();
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
@@ -1024,7 +1028,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
     }
     if p.aof.is_on() {
         p.aof.stop();
-                    engine.update_expiry_logging();
+        engine.update_expiry_logging();
     }
     Ok(())
 }

@@ -121,7 +121,10 @@ impl Stream {
         for r in records {
             if inner.last_db != Some(r.db) {
                 let db = r.db.to_string();
-                crate::persist::aof::encode_command(&mut out, &[b"SELECT".as_slice(), db.as_bytes()]);
+                crate::persist::aof::encode_command(
+                    &mut out,
+                    &[b"SELECT".as_slice(), db.as_bytes()],
+                );
                 inner.last_db = Some(r.db);
             }
             crate::persist::aof::encode_command(&mut out, &r.argv);

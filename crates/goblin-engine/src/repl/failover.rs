@@ -99,10 +99,7 @@ pub fn abort(engine: &crate::Engine, err: &str) {
         return;
     }
     match &f.target {
-        Some(t) => crate::log::notice(&format!(
-            "FAILOVER to {}:{} aborted: {err}",
-            t.host, t.port
-        )),
+        Some(t) => crate::log::notice(&format!("FAILOVER to {}:{} aborted: {err}", t.host, t.port)),
         None => crate::log::notice(&format!("FAILOVER to any replica aborted: {err}")),
     }
     if f.state == State::InProgress {
@@ -139,7 +136,8 @@ pub fn update(engine: &crate::Engine) {
         return;
     }
     let offset = r.stream.offset();
-    let caught_up = |rep: &super::Replica| rep.ack.load(std::sync::atomic::Ordering::Acquire) == offset;
+    let caught_up =
+        |rep: &super::Replica| rep.ack.load(std::sync::atomic::Ordering::Acquire) == offset;
     let replicas = r.replicas();
     let found = match &f.target {
         Some(t) => r

@@ -666,7 +666,8 @@ pub fn set_master(engine: &crate::Engine, addr: MasterAddr) {
             replid: r.ids().replid,
             offset: r.stream.offset(),
         });
-        r.master_db.store(r.stream.stream_db().unwrap_or(0) as i64, Ordering::Relaxed);
+        r.master_db
+            .store(r.stream.stream_db().unwrap_or(0) as i64, Ordering::Relaxed);
     }
     crate::log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
     r.set_master(Some(addr.clone()));

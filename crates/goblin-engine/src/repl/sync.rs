@@ -59,8 +59,7 @@ fn due(engine: &Engine) -> bool {
 /// repl-diskless-sync-max-replicas replicas).
 fn delayed(engine: &Engine, waiting: &[Arc<super::Replica>]) -> bool {
     let config = engine.config();
-    let diskless =
-        config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
+    let diskless = config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
     if !diskless {
         return false;
     }
@@ -83,8 +82,7 @@ pub fn start_pending_locked(engine: &Arc<Engine>, locks: &mut crate::keyspace::S
         return;
     }
     let config = engine.config();
-    let diskless =
-        config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
+    let diskless = config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
     if delayed(engine, &waiting) {
         return;
     }
@@ -120,12 +118,9 @@ pub fn start_pending_locked(engine: &Arc<Engine>, locks: &mut crate::keyspace::S
         )),
         Target::File => crate::log::notice("Starting BGSAVE for SYNC with target: disk"),
     }
-    if let Err(e) = crate::persist::start_job_for(
-        engine,
-        locks,
-        crate::persist::JobKind::Rdb,
-        target,
-    ) {
+    if let Err(e) =
+        crate::persist::start_job_for(engine, locks, crate::persist::JobKind::Rdb, target)
+    {
         crate::log::warning(&format!("BGSAVE for replication failed: {e}"));
         r.socket_targets.lock().clear();
         *r.disk_done.lock() = None;
@@ -178,7 +173,9 @@ impl SocketSink {
         self.senders
             .retain(|tx| tx.blocking_send(Ok(chunk.clone())).is_ok());
         if self.senders.is_empty() {
-            return Err(io::Error::other("all the replicas of the diskless sync are gone"));
+            return Err(io::Error::other(
+                "all the replicas of the diskless sync are gone",
+            ));
         }
         Ok(())
     }

@@ -376,8 +376,12 @@ impl Connection {
                 goblin_engine::protocol::Parsed::Command => {
                     self.info.last_cmd.store(usize::MAX, Ordering::Relaxed);
                     let flow = if self.parser.is_inline() {
-                        let argv: Vec<&[u8]> =
-                            self.parser.inline_args().iter().map(|a| a.as_slice()).collect();
+                        let argv: Vec<&[u8]> = self
+                            .parser
+                            .inline_args()
+                            .iter()
+                            .map(|a| a.as_slice())
+                            .collect();
                         self.session.execute(&argv)
                     } else {
                         let mut argv = Vec::new();

@@ -1095,7 +1095,12 @@ fn link_killed(primary: Kind, replica: Kind, kill_on_primary: bool) {
     let p = spawn(
         primary,
         "primary",
-        &["--repl-diskless-sync-delay", "0", "--repl-backlog-size", "64mb"],
+        &[
+            "--repl-diskless-sync-delay",
+            "0",
+            "--repl-backlog-size",
+            "64mb",
+        ],
     );
     let r = spawn(replica, "replica", &[]);
     preload(&p);
@@ -1457,7 +1462,11 @@ fn failover_to_replica(primary: Kind, replica: Kind) {
     // FAILOVER TO wants the target online at the primary (after its first
     // acknowledgement).
     poll("the primary lists its replica online", SYNC_LIMIT, || {
-        let line = p.info("replication").get("slave0").cloned().unwrap_or_default();
+        let line = p
+            .info("replication")
+            .get("slave0")
+            .cloned()
+            .unwrap_or_default();
         if line.contains(&format!("port={},state=online,", r.port())) {
             Ok(())
         } else {
@@ -1466,7 +1475,11 @@ fn failover_to_replica(primary: Kind, replica: Kind) {
     });
     let mut pc = p.client();
     for i in 0..100 {
-        let _: () = redis::cmd("SET").arg(format!("fo:{i}")).arg(i).query(&mut pc).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(format!("fo:{i}"))
+            .arg(i)
+            .query(&mut pc)
+            .unwrap();
     }
     let partial_before = r.stat("sync_partial_ok");
     let full_before = r.stat("sync_full");
@@ -1489,14 +1502,26 @@ fn failover_to_replica(primary: Kind, replica: Kind) {
     });
     wait_link_up(&p);
     let mut rc = r.client();
-    let _: () = redis::cmd("SET").arg("after").arg("failover").query(&mut rc).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("after")
+        .arg("failover")
+        .query(&mut rc)
+        .unwrap();
     wait_synced(&r, &[&p]);
     let offset = assert_same_data(&r, &[&p]);
     assert_role_master(&r, &[&p], offset);
     assert_role_replica(&p, &r, offset);
-    assert_eq!(r.stat("sync_partial_ok") - partial_before, 1, "the old primary continued partially");
+    assert_eq!(
+        r.stat("sync_partial_ok") - partial_before,
+        1,
+        "the old primary continued partially"
+    );
     assert_eq!(r.stat("sync_full"), full_before, "no full sync");
-    let err = redis::cmd("SET").arg("k").arg("v").query::<()>(&mut pc).unwrap_err();
+    let err = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query::<()>(&mut pc)
+        .unwrap_err();
     assert_eq!(err.code(), Some("READONLY"), "{err}");
 }
 

@@ -231,7 +231,11 @@ fn sentinel_failover_keeps_confirmed_writes() {
     let (promoted, other) = if new_port == goblin_replica.port() {
         (&goblin_replica, &redis_replica)
     } else {
-        assert_eq!(new_port, redis_replica.port(), "the sentinels promoted a replica");
+        assert_eq!(
+            new_port,
+            redis_replica.port(),
+            "the sentinels promoted a replica"
+        );
         (&redis_replica, &goblin_replica)
     };
     eprintln!("sentinel: promoted {}", promoted.name);
