@@ -271,6 +271,33 @@ pub fn start_job_for(
     kind: JobKind,
     target: crate::repl::sync::Target,
 ) -> io::Result<()> {
+    start_job_with(engine, locks, kind, target, None)
+}
+
+/// The rewrite that follows CONFIG SET appendonly yes: the log was just
+/// opened on `incr` (aof::open_for_rewrite), which pairs with the new
+/// base as it is; no second incr file is started.
+pub fn start_first_rewrite(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    incr: String,
+) -> io::Result<()> {
+    start_job_with(
+        engine,
+        locks,
+        JobKind::AofRewrite,
+        crate::repl::sync::Target::File,
+        Some(incr),
+    )
+}
+
+fn start_job_with(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    kind: JobKind,
+    target: crate::repl::sync::Target,
+    opened_incr: Option<String>,
+) -> io::Result<()> {
     let p = &engine.persist();
     let mut slot = p.job.lock();
     if slot.is_some() {
@@ -278,10 +305,10 @@ pub fn start_job_for(
     }
     // The incr file that pairs with the new base.
     let keep_incr = if kind == JobKind::AofRewrite {
-        if p.aof.is_on() {
-            Some(p.aof.rotate(true)?)
-        } else {
-            None
+        match opened_incr {
+            Some(incr) => Some(incr),
+            None if p.aof.is_on() => Some(p.aof.rotate(true)?),
+            None => None,
         }
     } else {
         None
@@ -871,14 +898,19 @@ pub fn config_changed(
                         wait_job(engine);
                     }
                     let mut locks = engine.keyspace().lock_all();
-                    aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
-                    if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
+                    let incr = aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
+                    if let Err(e) = start_first_rewrite(engine, &mut locks, incr) {
                         drop(locks);
                         p.aof.stop();
                         engine.update_expiry_logging();
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
+                    // stopAppendOnly: a rewrite in progress is abandoned
+                    // (Redis kills its child; the line is Redis's).
+                    if p.running() == Some(JobKind::AofRewrite) {
+                        log::notice("Killing running AOF rewrite child");
+                    }
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
                     p.aof.stop();
