@@ -98,6 +98,9 @@ pub struct Persistence {
     pub load_keys_expired: AtomicU64,
     /// CONFIG SET appendonly ran where it could not take every shard.
     pub aof_toggle_pending: AtomicBool,
+    /// The AOF was switched on and its first base is not written yet
+    /// (Redis's AOF_WAIT_REWRITE): a failed rewrite is tried again.
+    pub aof_wait_rewrite: AtomicBool,
     /// Bytes the last snapshot copied aside (rdb_last_cow_size).
     pub last_copied: AtomicU64,
     pub last_aof_copied: AtomicU64,
@@ -129,6 +132,7 @@ impl Default for Persistence {
             load_keys_loaded: AtomicU64::new(0),
             load_keys_expired: AtomicU64::new(0),
             aof_toggle_pending: AtomicBool::new(false),
+            aof_wait_rewrite: AtomicBool::new(false),
             last_copied: AtomicU64::new(0),
             last_aof_copied: AtomicU64::new(0),
             dirty_at_start: AtomicU64::new(0),
@@ -402,6 +406,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                     p.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
                     p.aof_rewrites.fetch_add(1, Ordering::Relaxed);
                     p.aof_rewrite_failures.store(0, Ordering::Relaxed);
+                    p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                     log::notice("Background AOF rewrite finished successfully");
                 }
                 Err(e) => {
@@ -410,6 +415,13 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                     log::warning(&format!(
                         "Background AOF rewrite terminated with error: {e}"
                     ));
+                    // Until a base is written, the manifest on disk does
+                    // not name the incr file the log is writing: try
+                    // again, as Redis reschedules the rewrite while it
+                    // waits to switch the AOF on (AOF_WAIT_REWRITE).
+                    if p.aof_wait_rewrite.load(Ordering::Relaxed) && p.aof.is_on() {
+                        p.aof_rewrite_scheduled.store(true, Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -899,9 +911,11 @@ pub fn config_changed(
                     }
                     let mut locks = engine.keyspace().lock_all();
                     let incr = aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
+                    p.aof_wait_rewrite.store(true, Ordering::Relaxed);
                     if let Err(e) = start_first_rewrite(engine, &mut locks, incr) {
                         drop(locks);
                         p.aof.stop();
+                        p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                         engine.update_expiry_logging();
                         return Err(e.to_string());
                     }
@@ -914,6 +928,8 @@ pub fn config_changed(
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
                     p.aof.stop();
+                    p.aof_wait_rewrite.store(false, Ordering::Relaxed);
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                     engine.update_expiry_logging();
                 }
             }

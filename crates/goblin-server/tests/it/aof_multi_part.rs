@@ -278,3 +278,49 @@ fn switching_the_aof_off_abandons_a_rewrite_in_progress() {
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// When the rewrite that follows CONFIG SET appendonly yes fails, it is
+/// tried again until a base is written (it was not: the log went on into
+/// an incr file that the manifest on disk did not name, and a restart
+/// lost what was written since).
+#[test]
+fn a_failed_first_rewrite_is_tried_again() {
+    let dir = temp_dir("aof-enable-retry");
+    let server = Proc::goblin(&dir, &["--appendonly", "no", "--save", ""]);
+    let mut c = server.client();
+    let _: () = c.set("k1", "v1").unwrap();
+    // The rewrite's temporary file cannot be created while a directory
+    // holds its name.
+    let blocker = dir
+        .join("appendonlydir")
+        .join(format!("temp-rewriteaof-bg-{}.aof", server.child.id()));
+    std::fs::create_dir_all(&blocker).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg(&["SET", "appendonly", "yes"])
+        .query(&mut c)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+        if info.contains("aof_last_bgrewrite_status:err") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the rewrite did not fail:\n{info}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _: () = c.set("k2", "v2").unwrap();
+    std::fs::remove_dir(&blocker).unwrap();
+    wait_rewrites(&mut c, 1);
+    let _: () = c.set("k3", "v3").unwrap();
+    server.kill9();
+    let server = Proc::goblin(&dir, &["--appendonly", "yes", "--save", ""]);
+    let mut c = server.client();
+    for (k, v) in [("k1", "v1"), ("k2", "v2"), ("k3", "v3")] {
+        assert_eq!(c.get::<_, Option<String>>(k).unwrap().as_deref(), Some(v));
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
