@@ -558,6 +558,10 @@ pub fn cron(engine: &Arc<Engine>) {
     if p.running().is_some() {
         return;
     }
+    if p.aof_toggle_pending.load(Ordering::Relaxed) {
+        // The next tick switches the AOF on, with the rewrite it waits for.
+        return;
+    }
     if p.aof_rewrite_scheduled.swap(false, Ordering::Relaxed) {
         if let Err(e) = bgrewriteaof(engine) {
             log::warning(&format!(
@@ -904,11 +908,24 @@ pub fn config_changed(
                 let want = engine.config().get_bool("appendonly");
                 if want && !p.aof.is_on() {
                     // startAppendOnly: a rewrite writes the base while the
-                    // log already collects every later command.
+                    // log already collects every later command. A save in
+                    // progress goes on: the switch (and its rewrite) waits
+                    // for it, nothing is logged meanwhile; the cron tries
+                    // again at each tick.
+                    if p.running() == Some(JobKind::Rdb) {
+                        if !p.aof_rewrite_scheduled.swap(true, Ordering::Relaxed) {
+                            log::warning("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+                        }
+                        p.aof_toggle_pending.store(true, Ordering::Relaxed);
+                        p.aof_wait_rewrite.store(true, Ordering::Relaxed);
+                        continue;
+                    }
                     if p.running().is_some() {
+                        log::warning("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.");
                         p.cancel(None);
                         wait_job(engine);
                     }
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                     let mut locks = engine.keyspace().lock_all();
                     let incr = aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
                     p.aof_wait_rewrite.store(true, Ordering::Relaxed);
@@ -931,6 +948,10 @@ pub fn config_changed(
                     p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                     p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                     engine.update_expiry_logging();
+                } else if !want && p.aof_wait_rewrite.swap(false, Ordering::Relaxed) {
+                    // Switched off while the switch on waited for a save:
+                    // the rewrite it scheduled is dropped.
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                 }
             }
             _ => {}
@@ -1125,7 +1146,7 @@ pub fn info(engine: &Engine) -> String {
         p.last_copied.load(Ordering::Relaxed),
         p.load_keys_expired.load(Ordering::Relaxed),
         p.load_keys_loaded.load(Ordering::Relaxed),
-        p.aof.is_on() as u8,
+        (p.aof.is_on() || p.aof_wait_rewrite.load(Ordering::Relaxed)) as u8,
         p.aof_rewrite_scheduled.load(Ordering::Relaxed) as u8,
         p.aof_last_rewrite_secs.load(Ordering::Relaxed),
         current_secs(JobKind::AofRewrite),

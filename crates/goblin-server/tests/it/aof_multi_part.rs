@@ -324,3 +324,46 @@ fn a_failed_first_rewrite_is_tried_again() {
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// CONFIG SET appendonly yes during a BGSAVE lets the save go on and
+/// switches the log on once it ended, as Redis schedules the rewrite (the
+/// save was cancelled).
+#[test]
+fn switching_the_aof_on_during_a_bgsave_waits_for_the_save() {
+    let dir = temp_dir("aof-enable-bgsave");
+    let server = Proc::goblin(&dir, &["--appendonly", "no", "--save", ""]);
+    let mut c = server.client();
+    let _: () = c.set("k1", "v1").unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg(&["SET", "rdb-key-save-delay", "100000000"])
+        .query(&mut c)
+        .unwrap();
+    let _: () = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg(&["SET", "appendonly", "yes"])
+        .query(&mut c)
+        .unwrap();
+    let info: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(info.contains("rdb_bgsave_in_progress:1"), "{info}");
+    assert!(info.contains("aof_rewrite_scheduled:1"), "{info}");
+    assert!(info.contains("aof_enabled:1"), "{info}");
+    assert!(!dir.join("appendonlydir").exists());
+    // FLUSHALL ends the save (as it kills Redis's child).
+    let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+    wait_rewrites(&mut c, 1);
+    assert_eq!(
+        manifest_of(&dir, "appendonly.aof"),
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    let _: () = c.set("k2", "v2").unwrap();
+    server.kill9();
+    let server = Proc::goblin(&dir, &["--appendonly", "yes", "--save", ""]);
+    let mut c = server.client();
+    assert_eq!(
+        c.get::<_, Option<String>>("k2").unwrap().as_deref(),
+        Some("v2")
+    );
+    assert!(!c.exists::<_, bool>("k1").unwrap());
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
