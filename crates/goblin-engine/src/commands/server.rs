@@ -649,7 +649,13 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let mut text = String::from("# Written by CONFIG REWRITE\n");
     for (name, value) in ctx.engine.config().all() {
         if crate::config::spec(name).is_some_and(|s| s.name == name) {
-            let quoted = if value.is_empty() || value.contains(' ') {
+            let quoted = if value.bytes().any(|b| b.is_ascii_control()) {
+                // A file name may hold a newline: C escapes, as the
+                // config file's reader expects them.
+                let mut out = Vec::new();
+                crate::monitor::repr(&mut out, value.as_bytes());
+                String::from_utf8_lossy(&out).into_owned()
+            } else if value.is_empty() || value.contains(' ') {
                 format!("\"{value}\"")
             } else {
                 value

@@ -112,6 +112,9 @@ pub struct Manifest {
     pub incr_seq: u64,
 }
 
+/// A file name as the manifest writes it: as it is, or quoted with C
+/// escapes when it holds blanks, quotes or control bytes (Redis's
+/// sdsneedsrepr / sdscatrepr), so that sdssplitargs reads it back.
 fn quote_name(name: &str) -> String {
     if name
         .bytes()
@@ -119,89 +122,155 @@ fn quote_name(name: &str) -> String {
     {
         name.to_string()
     } else {
-        let mut s = String::from("\"");
-        for c in name.chars() {
-            match c {
-                '"' | '\\' => {
-                    s.push('\\');
-                    s.push(c);
-                }
-                '\n' => s.push_str("\\n"),
-                c => s.push(c),
-            }
-        }
-        s.push('"');
-        s
+        let mut out = Vec::new();
+        crate::monitor::repr(&mut out, name.as_bytes());
+        String::from_utf8_lossy(&out).into_owned()
     }
 }
 
+/// C's atoll(): optional blanks and sign, then digits up to the first
+/// other byte; 0 when there are none.
+fn atoll(v: &[u8]) -> i64 {
+    let v = v.trim_ascii_start();
+    let (neg, digits) = match v.first() {
+        Some(b'-') => (true, &v[1..]),
+        Some(b'+') => (false, &v[1..]),
+        _ => (false, v),
+    };
+    let mut n: i64 = 0;
+    for &b in digits.iter().take_while(|b| b.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+fn trim_start_matching<'a>(s: &'a [u8], set: &[u8]) -> &'a [u8] {
+    let n = s.iter().take_while(|b| set.contains(b)).count();
+    &s[n..]
+}
+
+fn trim_end_matching<'a>(s: &'a [u8], set: &[u8]) -> &'a [u8] {
+    let n = s.iter().rev().take_while(|b| set.contains(b)).count();
+    &s[..s.len() - n]
+}
+
 impl Manifest {
-    /// Parses a manifest (Redis's aofLoadManifestFromFile): one
-    /// `file <name> seq <n> type <b|h|i>` line per file.
-    pub fn parse(text: &str) -> Result<Manifest, String> {
+    /// Parses a manifest as Redis's aofLoadManifestFromFile does: lines of
+    /// at most 1024 bytes, each ending in a newline; `#` lines are comments;
+    /// every other line is `file <name> seq <n> type <b|h|i>` (keys in any
+    /// case, unknown key/value pairs ignored). A blank line, an empty
+    /// manifest, a line cut short, a missing or zero field, an unknown type,
+    /// a second base or incr files out of order are errors, reported as
+    /// Redis logs them (one message a line).
+    pub fn parse(text: &[u8]) -> Result<Manifest, String> {
+        const MAX_LINE: usize = 1024;
         let mut m = Manifest::default();
-        for (lineno, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        let mut rest = text;
+        let mut lineno = 0;
+        let fail = |lineno: usize, line: Option<&[u8]>, e: &str| {
+            let mut msg = String::from("\n*** FATAL AOF MANIFEST FILE ERROR ***\n");
+            if let Some(line) = line {
+                msg.push_str(&format!(
+                    "Reading the manifest file, at line {lineno}\n>>> '{}'\n",
+                    String::from_utf8_lossy(line)
+                ));
+            }
+            msg.push_str(e);
+            msg
+        };
+        loop {
+            if rest.is_empty() {
+                if lineno == 0 {
+                    return Err(fail(0, None, "Found an empty AOF manifest"));
+                }
+                break;
+            }
+            // fgets() with a buffer of MAX_LINE + 1: up to and including a
+            // newline, at most MAX_LINE bytes.
+            let window = &rest[..rest.len().min(MAX_LINE)];
+            let take = memchr::memchr(b'\n', window).map_or(window.len(), |i| i + 1);
+            let buf = &rest[..take];
+            rest = &rest[take..];
+            lineno += 1;
+            if buf[0] == b'#' {
                 continue;
             }
-            let err = |e: &str| {
-                format!(
-                    "Reading the manifest file, at line {}: {e} >>> '{line}'",
-                    lineno + 1
-                )
-            };
-            let args = crate::protocol::split_args(line.as_bytes())
-                .ok_or_else(|| err("Invalid AOF manifest file format"))?;
-            if args.len() < 6 || args.len() % 2 != 0 {
+            if buf.last() != Some(&b'\n') {
+                return Err(fail(
+                    lineno,
+                    None,
+                    "The AOF manifest file contains too long line",
+                ));
+            }
+            let line = trim_end_matching(buf, b" \t\r\n");
+            let line = trim_start_matching(line, b" \t\r\n");
+            let err = |e: &str| fail(lineno, Some(line), e);
+            if line.is_empty() {
                 return Err(err("Invalid AOF manifest file format"));
             }
+            let args = match crate::protocol::split_args(line) {
+                Some(a) if a.len() >= 6 && a.len() % 2 == 0 => a,
+                _ => return Err(err("Invalid AOF manifest file format")),
+            };
             let mut name = None;
-            let mut seq = None;
-            let mut kind = None;
+            let mut seq = 0i64;
+            let mut kind = 0u8;
             for kv in args.chunks(2) {
-                let v = String::from_utf8_lossy(&kv[1]).into_owned();
-                match kv[0].as_slice() {
-                    b"file" => {
-                        // A name in the log's directory, never a path out
-                        // of it (Redis's pathIsBaseName).
-                        if v.contains(['/', '\\']) {
-                            return Err(err("File can't be a path, just a filename"));
-                        }
-                        name = Some(v)
+                let (k, v) = (kv[0].as_slice(), kv[1].as_slice());
+                if k.eq_ignore_ascii_case(b"file") {
+                    // A name in the log's directory, never a path out of
+                    // it (Redis's pathIsBaseName).
+                    if v.contains(&b'/') || v.contains(&b'\\') {
+                        return Err(err("File can't be a path, just a filename"));
                     }
-                    b"seq" => seq = v.parse::<u64>().ok(),
-                    b"type" => {
-                        kind = match v.as_str() {
-                            "b" => Some(FileKind::Base),
-                            "h" => Some(FileKind::History),
-                            "i" => Some(FileKind::Incr),
-                            _ => None,
-                        }
-                    }
-                    _ => {}
+                    name = Some(String::from_utf8_lossy(v).into_owned());
+                } else if k.eq_ignore_ascii_case(b"seq") {
+                    seq = atoll(v);
+                } else if k.eq_ignore_ascii_case(b"type") {
+                    kind = v.first().copied().unwrap_or(0);
                 }
             }
-            let (Some(name), Some(seq), Some(kind)) = (name, seq, kind) else {
+            let name = match name {
+                Some(n) if !n.is_empty() && seq != 0 && kind != 0 => n,
+                _ => return Err(err("Invalid AOF manifest file format")),
+            };
+            // Sequence numbers are positive in every manifest Redis writes.
+            let Ok(seq) = u64::try_from(seq) else {
                 return Err(err("Invalid AOF manifest file format"));
             };
-            let f = ManifestFile { name, seq, kind };
             match kind {
-                FileKind::Base => {
+                b'b' => {
                     if m.base.is_some() {
                         return Err(err("Found duplicate base file information"));
                     }
                     m.base_seq = seq;
-                    m.base = Some(f);
+                    m.base = Some(ManifestFile {
+                        name,
+                        seq,
+                        kind: FileKind::Base,
+                    });
                 }
-                FileKind::History => m.history.push(f),
-                FileKind::Incr => {
+                b'h' => m.history.push(ManifestFile {
+                    name,
+                    seq,
+                    kind: FileKind::History,
+                }),
+                b'i' => {
                     if seq <= m.incr_seq {
                         return Err(err("Found a non-monotonic sequence number"));
                     }
                     m.incr_seq = seq;
-                    m.incrs.push(f);
+                    m.incrs.push(ManifestFile {
+                        name,
+                        seq,
+                        kind: FileKind::Incr,
+                    });
                 }
+                _ => return Err(err("Unknown AOF file type")),
             }
         }
         Ok(m)
@@ -726,17 +795,26 @@ pub fn paths(engine: &Engine) -> (PathBuf, String) {
     (dir, engine.config().get("appendfilename"))
 }
 
+/// An I/O error as C's strerror() words it (Redis's logs), without the
+/// "(os error N)" Rust adds.
+pub fn strerror(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if e.raw_os_error().is_some() => text[..i].to_string(),
+        _ => text,
+    }
+}
+
 /// Reads the manifest from disk (empty when there is none).
 pub fn read_manifest(dir: &Path, name: &str) -> Result<Manifest, String> {
     let path = dir.join(format!("{name}.manifest"));
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            Manifest::parse(&text).map_err(|e| format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}"))
-        }
+    match std::fs::read(&path) {
+        Ok(text) => Manifest::parse(&text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Manifest::default()),
         Err(e) => Err(format!(
-            "Fatal error: can't open the AOF manifest {}: {e}",
-            path.display()
+            "Fatal error: can't open the AOF manifest file {} for reading: {}",
+            path.display(),
+            strerror(&e)
         )),
     }
 }
@@ -1307,11 +1385,25 @@ fn replay_one(
 pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool, LoadFailure> {
     let (dir, name) = paths(engine);
     let mut manifest = read_manifest(&dir, &name).map_err(LoadFailure)?;
-    // An AOF from Redis 6 or older: one file in `dir`, no directory.
+    // An AOF from Redis 6 or older: one file in `dir`, no directory. Redis
+    // upgrades (aofUpgradePrepare) when that file exists and there is no
+    // directory, or no manifest, or a manifest left by an upgrade that
+    // stopped before its move: the old file as the only base, not yet in
+    // the directory. The manifest is written first, then the file moved.
     let old_style = PathBuf::from(engine.config().get("dir")).join(&name);
-    if manifest.is_empty() && old_style.is_file() {
-        std::fs::create_dir_all(&dir).map_err(|e| LoadFailure(e.to_string()))?;
-        std::fs::rename(&old_style, dir.join(&name)).map_err(|e| LoadFailure(e.to_string()))?;
+    if old_style.is_file()
+        && (manifest.is_empty()
+            || (manifest.incrs.is_empty()
+                && manifest.base.as_ref().is_some_and(|b| b.name == name)
+                && !dir.join(&name).is_file()))
+    {
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            LoadFailure(format!(
+                "Can't open or create append-only dir {}: {}",
+                dir.display(),
+                strerror(&e)
+            ))
+        })?;
         manifest.base = Some(ManifestFile {
             name: name.clone(),
             seq: 1,
@@ -1319,6 +1411,13 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
         });
         manifest.base_seq = 1;
         persist_manifest_file(&dir, &name, &manifest).map_err(|e| LoadFailure(e.to_string()))?;
+        std::fs::rename(&old_style, dir.join(&name)).map_err(|e| {
+            LoadFailure(format!(
+                "Error trying to move the old AOF file {name} into dir {}: {}",
+                dir.display(),
+                strerror(&e)
+            ))
+        })?;
         log::notice(&format!(
             "Successfully migrated an old-style AOF file ({name}) into the AOF directory ({}).",
             dir.display()
@@ -1329,11 +1428,13 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
     }
     let mut files: Vec<&ManifestFile> = manifest.base.iter().collect();
     files.extend(manifest.incrs.iter());
+    // Every file the manifest names must be there (getAppendOnlyFileSize).
     for f in &files {
-        if !dir.join(&f.name).is_file() {
+        if let Err(e) = std::fs::metadata(dir.join(&f.name)) {
             return Err(LoadFailure(format!(
-                "The AOF file {} doesn't exist, AOF loading aborted",
-                f.name
+                "Unable to obtain the AOF file {} length. stat: {}",
+                f.name,
+                strerror(&e)
             )));
         }
     }

@@ -98,6 +98,9 @@ pub struct Persistence {
     pub load_keys_expired: AtomicU64,
     /// CONFIG SET appendonly ran where it could not take every shard.
     pub aof_toggle_pending: AtomicBool,
+    /// The AOF was switched on and its first base is not written yet
+    /// (Redis's AOF_WAIT_REWRITE): a failed rewrite is tried again.
+    pub aof_wait_rewrite: AtomicBool,
     /// Bytes the last snapshot copied aside (rdb_last_cow_size).
     pub last_copied: AtomicU64,
     pub last_aof_copied: AtomicU64,
@@ -129,6 +132,7 @@ impl Default for Persistence {
             load_keys_loaded: AtomicU64::new(0),
             load_keys_expired: AtomicU64::new(0),
             aof_toggle_pending: AtomicBool::new(false),
+            aof_wait_rewrite: AtomicBool::new(false),
             last_copied: AtomicU64::new(0),
             last_aof_copied: AtomicU64::new(0),
             dirty_at_start: AtomicU64::new(0),
@@ -271,6 +275,33 @@ pub fn start_job_for(
     kind: JobKind,
     target: crate::repl::sync::Target,
 ) -> io::Result<()> {
+    start_job_with(engine, locks, kind, target, None)
+}
+
+/// The rewrite that follows CONFIG SET appendonly yes: the log was just
+/// opened on `incr` (aof::open_for_rewrite), which pairs with the new
+/// base as it is; no second incr file is started.
+pub fn start_first_rewrite(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    incr: String,
+) -> io::Result<()> {
+    start_job_with(
+        engine,
+        locks,
+        JobKind::AofRewrite,
+        crate::repl::sync::Target::File,
+        Some(incr),
+    )
+}
+
+fn start_job_with(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    kind: JobKind,
+    target: crate::repl::sync::Target,
+    opened_incr: Option<String>,
+) -> io::Result<()> {
     let p = &engine.persist();
     let mut slot = p.job.lock();
     if slot.is_some() {
@@ -278,10 +309,10 @@ pub fn start_job_for(
     }
     // The incr file that pairs with the new base.
     let keep_incr = if kind == JobKind::AofRewrite {
-        if p.aof.is_on() {
-            Some(p.aof.rotate(true)?)
-        } else {
-            None
+        match opened_incr {
+            Some(incr) => Some(incr),
+            None if p.aof.is_on() => Some(p.aof.rotate(true)?),
+            None => None,
         }
     } else {
         None
@@ -375,6 +406,7 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                     p.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
                     p.aof_rewrites.fetch_add(1, Ordering::Relaxed);
                     p.aof_rewrite_failures.store(0, Ordering::Relaxed);
+                    p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                     log::notice("Background AOF rewrite finished successfully");
                 }
                 Err(e) => {
@@ -383,6 +415,13 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                     log::warning(&format!(
                         "Background AOF rewrite terminated with error: {e}"
                     ));
+                    // Until a base is written, the manifest on disk does
+                    // not name the incr file the log is writing: try
+                    // again, as Redis reschedules the rewrite while it
+                    // waits to switch the AOF on (AOF_WAIT_REWRITE).
+                    if p.aof_wait_rewrite.load(Ordering::Relaxed) && p.aof.is_on() {
+                        p.aof_rewrite_scheduled.store(true, Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -517,6 +556,10 @@ pub fn cron(engine: &Arc<Engine>) {
         }
     }
     if p.running().is_some() {
+        return;
+    }
+    if p.aof_toggle_pending.load(Ordering::Relaxed) {
+        // The next tick switches the AOF on, with the rewrite it waits for.
         return;
     }
     if p.aof_rewrite_scheduled.swap(false, Ordering::Relaxed) {
@@ -865,24 +908,50 @@ pub fn config_changed(
                 let want = engine.config().get_bool("appendonly");
                 if want && !p.aof.is_on() {
                     // startAppendOnly: a rewrite writes the base while the
-                    // log already collects every later command.
+                    // log already collects every later command. A save in
+                    // progress goes on: the switch (and its rewrite) waits
+                    // for it, nothing is logged meanwhile; the cron tries
+                    // again at each tick.
+                    if p.running() == Some(JobKind::Rdb) {
+                        if !p.aof_rewrite_scheduled.swap(true, Ordering::Relaxed) {
+                            log::warning("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+                        }
+                        p.aof_toggle_pending.store(true, Ordering::Relaxed);
+                        p.aof_wait_rewrite.store(true, Ordering::Relaxed);
+                        continue;
+                    }
                     if p.running().is_some() {
+                        log::warning("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.");
                         p.cancel(None);
                         wait_job(engine);
                     }
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                     let mut locks = engine.keyspace().lock_all();
-                    aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
-                    if let Err(e) = start_job(engine, &mut locks, JobKind::AofRewrite) {
+                    let incr = aof::open_for_rewrite(engine).map_err(|e| e.to_string())?;
+                    p.aof_wait_rewrite.store(true, Ordering::Relaxed);
+                    if let Err(e) = start_first_rewrite(engine, &mut locks, incr) {
                         drop(locks);
                         p.aof.stop();
+                        p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                         engine.update_expiry_logging();
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
+                    // stopAppendOnly: a rewrite in progress is abandoned
+                    // (Redis kills its child; the line is Redis's).
+                    if p.running() == Some(JobKind::AofRewrite) {
+                        log::notice("Killing running AOF rewrite child");
+                    }
                     p.cancel(Some(JobKind::AofRewrite));
                     wait_job(engine);
                     p.aof.stop();
+                    p.aof_wait_rewrite.store(false, Ordering::Relaxed);
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                     engine.update_expiry_logging();
+                } else if !want && p.aof_wait_rewrite.swap(false, Ordering::Relaxed) {
+                    // Switched off while the switch on waited for a save:
+                    // the rewrite it scheduled is dropped.
+                    p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
                 }
             }
             _ => {}
@@ -1077,7 +1146,7 @@ pub fn info(engine: &Engine) -> String {
         p.last_copied.load(Ordering::Relaxed),
         p.load_keys_expired.load(Ordering::Relaxed),
         p.load_keys_loaded.load(Ordering::Relaxed),
-        p.aof.is_on() as u8,
+        (p.aof.is_on() || p.aof_wait_rewrite.load(Ordering::Relaxed)) as u8,
         p.aof_rewrite_scheduled.load(Ordering::Relaxed) as u8,
         p.aof_last_rewrite_secs.load(Ordering::Relaxed),
         current_secs(JobKind::AofRewrite),

@@ -192,6 +192,23 @@ impl FormatCrc for RdbFormat {
     }
 }
 
+/// rdb-key-save-delay's pause after a key, cut short when the walk is
+/// cancelled (a long delay must not hold up FLUSHALL or appendonly no,
+/// which wait for the walk to stop, as Redis kills its child at once).
+fn delay_unless_cancelled(cancel: &AtomicBool, micros: u64) {
+    let until = std::time::Instant::now() + std::time::Duration::from_micros(micros);
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
 /// Walks a marked snapshot and writes it; each shard is held per batch.
 /// `key_delay_us` is rdb-key-save-delay (a test aid that slows the walk).
 pub fn write(
@@ -245,7 +262,7 @@ pub fn write(
                 drop(shard);
                 walk.keys_processed.fetch_add(n, Ordering::Relaxed);
                 if key_delay_us > 0 && n > 0 {
-                    std::thread::sleep(std::time::Duration::from_micros(key_delay_us * n));
+                    delay_unless_cancelled(&walk.cancel, key_delay_us.saturating_mul(n));
                 }
                 if let Some(state) = saved {
                     // The copies taken while the walk ran: owned now, so
