@@ -77,6 +77,7 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
             }
             found
         }
+        BeginSearch::Unknown => return SpecKeys::KeywordMissing,
     };
     let (first, last, step) = match ks.find {
         FindKeys::Range {
@@ -112,6 +113,7 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
                 step as i64,
             )
         }
+        FindKeys::Unknown => return SpecKeys::KeywordMissing,
     };
     if last < first {
         // Zero keys (numkeys 0) is valid and yields nothing.
