@@ -4,7 +4,7 @@
 use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
 use crate::command::syntax::{self, ArgDoc};
-use crate::command::{keys::key_positions, table, Ctx};
+use crate::command::{keys::reported_key_positions, table, Ctx};
 use crate::engine::ShutdownMode;
 use crate::keyspace::Object;
 use crate::util::glob_match;
@@ -1091,7 +1091,7 @@ fn getkeys_generic(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) -> CmdResult
             "Invalid number of arguments specified for command",
         ));
     }
-    let keys = key_positions(spec, cmd_args).unwrap_or_default();
+    let keys = reported_key_positions(spec, cmd_args).unwrap_or_default();
     if keys.is_empty() {
         if !spec.has(flag::NO_MANDATORY_KEYS) {
             return Err(Error::err("Invalid arguments specified for command"));
