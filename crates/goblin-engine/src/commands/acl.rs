@@ -290,13 +290,7 @@ fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let argv = &args[3..];
     let t = table();
-    let mut id = t.lookup(argv[0]);
-    if let Some(parent) = id {
-        if !t.get(parent).spec.subcommands.is_empty() {
-            id = argv.get(1).and_then(|sub| t.subcommand(parent, sub));
-        }
-    }
-    let Some(id) = id else {
+    let Some(id) = t.lookup_call(argv) else {
         return Err(Error::concat(&[
             b"ERR Command '",
             printf_s(argv[0], usize::MAX),

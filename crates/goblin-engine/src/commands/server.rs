@@ -1073,14 +1073,9 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn getkeys_generic(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) -> CmdResult {
     let cmd_args = &args[2..];
     let t = table();
-    let mut id = t
-        .lookup(cmd_args[0])
+    let id = t
+        .lookup_call(cmd_args)
         .ok_or_else(|| Error::err("Invalid command specified"))?;
-    if !t.get(id).spec.subcommands.is_empty() && cmd_args.len() > 1 {
-        id = t
-            .subcommand(id, cmd_args[1])
-            .ok_or_else(|| Error::err("Invalid command specified"))?;
-    }
     let spec = t.get(id).spec;
     // Redis's doesCommandHaveKeys, then its arity check.
     if spec.keys_fn.is_none() && spec.keys.iter().all(|k| k.flags & kflag::NOT_KEY != 0) {

@@ -670,9 +670,25 @@ fn a_container_without_a_subcommand_is_answered_as_redis_answers() {
             continue;
         }
         assert_eq!(r, g, "{name} without a subcommand");
+        // So do the commands that look a call up as the dispatcher does.
+        for call in [
+            &["ACL", "DRYRUN", "default", name.as_str()][..],
+            &["COMMAND", "GETKEYS", name.as_str()],
+        ] {
+            assert_eq!(redis.call(call), goblin.call(call), "{call:?}");
+        }
     }
+    assert_eq!(
+        redis.call(&["ACL", "DRYRUN", "default", "COMMAND"]),
+        goblin.call(&["ACL", "DRYRUN", "default", "COMMAND"])
+    );
     // Unknown subcommands, in upper and lower case.
-    for call in [&["CONFIG", "NOSUCH"][..], &["object", "nosuch", "x"]] {
+    for call in [
+        &["CONFIG", "NOSUCH"][..],
+        &["object", "nosuch", "x"],
+        &["ACL", "DRYRUN", "default", "CONFIG", "NOSUCH"],
+        &["COMMAND", "GETKEYS", "CONFIG", "NOSUCH"],
+    ] {
         assert_eq!(redis.call(call), goblin.call(call), "{call:?}");
     }
 }
