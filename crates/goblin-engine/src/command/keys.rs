@@ -2,7 +2,7 @@
 //! getKeysUsingKeySpecs). The dispatcher uses this to lock shards; COMMAND
 //! GETKEYS and GETKEYSANDFLAGS report it.
 
-use super::spec::{BeginSearch, CommandSpec, FindKeys, KeySpec};
+use super::spec::{kflag, BeginSearch, CommandSpec, FindKeys, KeySpec};
 use crate::util::number::parse_i64;
 
 /// (argument index, key spec flags) of every key; None when the arguments
@@ -11,15 +11,40 @@ pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u
     if let Some(f) = spec.keys_fn {
         return Some(f(argv));
     }
+    spec_key_positions(spec, argv)
+}
+
+/// The keys COMMAND GETKEYS reports, found as Redis's
+/// getKeysFromCommandWithSpecs finds them: from the key specs when there
+/// are some and their flags do not depend on the arguments, unless a spec
+/// cannot say (unknown, incomplete, out of the arguments); from the
+/// command's own search (`keys_fn`) otherwise. So XREADGROUP's keys are
+/// reported with its spec's flags, and SORT's STORE key by its search.
+pub fn reported_key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
+    let has_keyspec = spec.keys.iter().any(|k| k.flags & kflag::NOT_KEY == 0);
+    let has_varflags = spec
+        .keys
+        .iter()
+        .any(|k| k.flags & kflag::VARIABLE_FLAGS != 0);
+    if has_keyspec && !has_varflags {
+        if let Some(keys) = spec_key_positions(spec, argv) {
+            return Some(keys);
+        }
+    }
+    key_positions(spec, argv)
+}
+
+/// The keys the key specs locate; None when one of them cannot.
+fn spec_key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
     let mut out = Vec::new();
     for ks in spec.keys {
-        if ks.flags & super::spec::kflag::NOT_KEY != 0 {
+        if ks.flags & kflag::NOT_KEY != 0 {
             continue;
         }
         match spec_keys(ks, argv) {
             SpecKeys::Keys(first, last, step) => {
                 let flags = match spec.key_flags_fn {
-                    Some(f) if ks.flags & super::spec::kflag::VARIABLE_FLAGS != 0 => f(argv),
+                    Some(f) if ks.flags & kflag::VARIABLE_FLAGS != 0 => f(argv),
                     _ => ks.flags,
                 };
                 let mut i = first;
@@ -29,7 +54,7 @@ pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u
                     }
                     i += step.max(1);
                 }
-                if ks.flags & super::spec::kflag::INCOMPLETE != 0 {
+                if ks.flags & kflag::INCOMPLETE != 0 {
                     return None;
                 }
             }
@@ -77,6 +102,7 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
             }
             found
         }
+        BeginSearch::Unknown => return SpecKeys::Invalid,
     };
     let (first, last, step) = match ks.find {
         FindKeys::Range {
@@ -112,6 +138,7 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
                 step as i64,
             )
         }
+        FindKeys::Unknown => return SpecKeys::Invalid,
     };
     if last < first {
         // Zero keys (numkeys 0) is valid and yields nothing.

@@ -82,6 +82,14 @@ const OUT_OF_REACH: &[(&str, &[&str])] = &[
     // helloCommand reads the protocol version first, and refuses the
     // probes' strings (`s`, `1`) before the options.
     ("hello", &["AUTH", "SETNAME"]),
+    // Goblin is no cluster node: every CLUSTER subcommand answers that
+    // cluster support is disabled before it reads its arguments.
+    ("cluster|failover", &["FORCE", "TAKEOVER"]),
+    ("cluster|reset", &["HARD", "SOFT"]),
+    (
+        "cluster|setslot",
+        &["IMPORTING", "MIGRATING", "NODE", "STABLE"],
+    ),
     // CLIENT KILL's first alternative is the old form (ip:port), so no
     // probe gives TYPE the value whose choices these are.
     (

@@ -99,9 +99,11 @@ pub mod flag {
         (NO_AUTH, "no_auth"),
         // MAY_REPLICATE is not listed: Redis hides it on purpose.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
-        (NO_MULTI, "no_multi"),
-        (ALLOW_BUSY, "allow_busy"),
         (NO_ASYNC_LOADING, "no_async_loading"),
+        (NO_MULTI, "no_multi"),
+        // COMMAND INFO's "movablekeys" comes here, derived from the key
+        // specs (`CommandSpec::movable_keys`).
+        (ALLOW_BUSY, "allow_busy"),
     ];
 }
 
@@ -177,6 +179,10 @@ pub enum BeginSearch {
         keyword: &'static str,
         start_from: i32,
     },
+    /// Nowhere a spec can say (SORT's BY/GET patterns and its STORE,
+    /// which may come anywhere): the command finds these keys itself
+    /// (`keys_fn`); COMMAND INFO shows the spec as "unknown".
+    Unknown,
 }
 
 /// How the keys are found from the beginning.
@@ -192,6 +198,8 @@ pub enum FindKeys {
         first: i32,
         step: i32,
     },
+    /// With `BeginSearch::Unknown`.
+    Unknown,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -225,6 +233,15 @@ impl KeySpec {
                 step,
                 limit: 0,
             },
+        }
+    }
+
+    /// Keys no spec can locate (see `BeginSearch::Unknown`).
+    pub const fn unknown(flags: u32) -> KeySpec {
+        KeySpec {
+            flags,
+            begin: BeginSearch::Unknown,
+            find: FindKeys::Unknown,
         }
     }
 
@@ -341,6 +358,7 @@ pub struct CommandSpec {
     pub group: Group,
     pub since: &'static str,
     pub summary: &'static str,
+    /// "" for none (Redis leaves it out of COMMAND DOCS then).
     pub complexity: &'static str,
     /// Documentation flags of COMMAND DOCS ("syscmd", "deprecated").
     pub doc_flags: &'static [&'static str],
@@ -349,6 +367,12 @@ pub struct CommandSpec {
     pub syntax: &'static str,
     /// Command tips (COMMAND INFO / DOCS), e.g. "nondeterministic_output".
     pub tips: &'static [&'static str],
+    /// COMMAND DOCS's history: (version, change) pairs.
+    pub history: &'static [(&'static str, &'static str)],
+    /// The version that deprecated the command ("" when it is not).
+    pub deprecated_since: &'static str,
+    /// What replaces a deprecated command ("" when nothing does).
+    pub replaced_by: &'static str,
     pub handler: Handler,
     pub subcommands: &'static [CommandSpec],
 }
@@ -380,6 +404,9 @@ impl CommandSpec {
         doc_flags: &[],
         syntax: "",
         tips: &[],
+        history: &[],
+        deprecated_since: "",
+        replaced_by: "",
         handler: no_handler,
         subcommands: &[],
     };

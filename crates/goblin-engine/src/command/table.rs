@@ -67,6 +67,18 @@ impl CommandTable {
         self.by_name.get(&buf[..name.len()]).copied()
     }
 
+    /// The command a call `argv` names, as Redis's lookupCommand finds it:
+    /// a container's subcommand when one follows (None when unknown), the
+    /// container itself when it is named alone (COMMAND GETKEYS, ACL
+    /// DRYRUN; the dispatcher has errors of its own for each case).
+    pub fn lookup_call(&self, argv: &[&[u8]]) -> Option<usize> {
+        let id = self.lookup(argv.first()?)?;
+        if self.entries[id].subcommands.is_empty() || argv.len() < 2 {
+            return Some(id);
+        }
+        self.subcommand(id, argv[1])
+    }
+
     pub fn subcommand(&self, parent: usize, name: &[u8]) -> Option<usize> {
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         self.entries[parent].subcommands.get(&lower).copied()

@@ -290,13 +290,7 @@ fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let argv = &args[3..];
     let t = table();
-    let mut id = t.lookup(argv[0]);
-    if let Some(parent) = id {
-        if !t.get(parent).spec.subcommands.is_empty() {
-            id = argv.get(1).and_then(|sub| t.subcommand(parent, sub));
-        }
-    }
-    let Some(id) = id else {
+    let Some(id) = t.lookup_call(argv) else {
         return Err(Error::concat(&[
             b"ERR Command '",
             printf_s(argv[0], usize::MAX),
@@ -536,9 +530,9 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Lists the ACL categories, or the commands inside a category.",
+        summary: "List the ACL categories or the commands inside a category",
         complexity: "O(1) since the categories and commands are a fixed set.",
-        syntax: "[category:string]",
+        syntax: "[categoryname:string]",
         handler: acl_cat,
         ..CommandSpec::DEFAULT
     },
@@ -548,7 +542,7 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Deletes ACL users, and terminates their connections.",
+        summary: "Remove the specified ACL users and the associated rules",
         complexity: "O(1) amortized time considering the typical user.",
         syntax: "username:string...",
         handler: acl_deluser,
@@ -560,8 +554,9 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "7.0.0",
-        summary: "Simulates the execution of a command by a user, without executing the command.",
+        summary: "Returns whether the user can execute the given command without executing the command.",
         complexity: "O(1).",
+        history: &[],
         syntax: "username:string command:string [arg:string...]",
         handler: acl_dryrun,
         ..CommandSpec::DEFAULT
@@ -572,8 +567,8 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary:
-            "Generates a pseudorandom, secure password that can be used to identify ACL users.",
+        summary: "Generate a pseudorandom secure password to use for ACL users",
+        complexity: "O(1)",
         syntax: "[bits:integer]",
         handler: acl_genpass,
         ..CommandSpec::DEFAULT
@@ -584,9 +579,9 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Lists the ACL rules of a user.",
-        complexity:
-            "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        summary: "Get the rules for a specific ACL user",
+        complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation.")],
         syntax: "username:string",
         handler: acl_getuser,
         ..CommandSpec::DEFAULT
@@ -597,7 +592,8 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Returns helpful text about the different subcommands.",
+        summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: acl_help,
         ..CommandSpec::DEFAULT
     },
@@ -607,7 +603,7 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Dumps the effective rules in ACL file format.",
+        summary: "List the current ACL rules in ACL config file format",
         complexity: "O(N). Where N is the number of configured users.",
         handler: acl_list,
         ..CommandSpec::DEFAULT
@@ -618,7 +614,7 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Reloads the rules from the configured ACL file.",
+        summary: "Reload the ACLs from the configured ACL file",
         complexity: "O(N). Where N is the number of configured users.",
         handler: acl_load,
         ..CommandSpec::DEFAULT
@@ -629,9 +625,9 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Lists recent security events generated due to commands rejected by ACL rules.",
+        summary: "List latest events denied because of ACLs in place",
         complexity: "O(N) with N being the number of entries shown.",
-        syntax: "[count:integer|RESET]",
+        syntax: "[operation:oneof(count:integer|RESET)]",
         handler: acl_log,
         ..CommandSpec::DEFAULT
     },
@@ -641,7 +637,7 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Saves the effective ACL rules in the configured ACL file.",
+        summary: "Save the current ACL rules in the configured ACL file",
         complexity: "O(N). Where N is the number of configured users.",
         handler: acl_save,
         ..CommandSpec::DEFAULT
@@ -652,8 +648,9 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Creates and modifies an ACL user and its rules.",
+        summary: "Modify or create the rules for a specific ACL user",
         complexity: "O(N). Where N is the number of rules provided.",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and key based permissions.")],
         syntax: "username:string [rule:string...]",
         handler: acl_setuser,
         ..CommandSpec::DEFAULT
@@ -664,7 +661,7 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Lists all ACL users.",
+        summary: "List the username of all the configured ACL rules",
         complexity: "O(N). Where N is the number of configured users.",
         handler: acl_users,
         ..CommandSpec::DEFAULT
@@ -675,7 +672,8 @@ static ACL_SUBCOMMANDS: &[CommandSpec] = &[
         flags: SUB,
         group: Group::Server,
         since: "6.0.0",
-        summary: "Returns the authenticated username of the current connection.",
+        summary: "Return the name of the user associated to the current connection",
+        complexity: "O(1)",
         handler: acl_whoami,
         ..CommandSpec::DEFAULT
     },
@@ -686,9 +684,9 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     arity: -2,
     flags: 0,
     group: Group::Server,
-    since: "6.0.0",
-    summary: "A container for Access List Control commands.",
-    complexity: "Depends on subcommand.",
     subcommands: ACL_SUBCOMMANDS,
+    since: "6.0.0",
+    summary: "A container for Access List Control commands ",
+    complexity: "Depends on subcommand.",
     ..CommandSpec::DEFAULT
 }];

@@ -897,6 +897,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Bitmap,
         since: "2.2.0",
         summary: "Sets or clears the bit at offset in the string value stored at key",
+        complexity: "O(1)",
         syntax: "key:key offset:integer value:integer",
         handler: setbit_command,
         ..CommandSpec::DEFAULT
@@ -909,6 +910,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Bitmap,
         since: "2.2.0",
         summary: "Returns the bit value at offset in the string value stored at key",
+        complexity: "O(1)",
         syntax: "key:key offset:integer",
         handler: getbit_command,
         ..CommandSpec::DEFAULT
@@ -922,7 +924,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.6.0",
         summary: "Count set bits in a string",
         complexity: "O(N)",
-        syntax: "key:key [start:integer end:integer [BYTE|BIT]]",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")],
+        syntax: "key:key [index:block(start:integer end:integer [index_unit:oneof(BYTE|BIT)]{since:7.0.0})]",
         handler: bitcount_command,
         ..CommandSpec::DEFAULT
     },
@@ -935,7 +938,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.8.7",
         summary: "Find first bit set or clear in a string",
         complexity: "O(N)",
-        syntax: "key:key bit:integer [start:integer [end:integer [BYTE|BIT]]]",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")],
+        syntax: "key:key bit:integer [index:block(start:integer [end_index:block(end:integer [index_unit:oneof(BYTE|BIT)]{since:7.0.0})])]",
         handler: bitpos_command,
         ..CommandSpec::DEFAULT
     },
@@ -963,12 +967,13 @@ pub static COMMANDS: &[CommandSpec] = &[
             1,
             kflag::RW | kflag::UPDATE | kflag::ACCESS | kflag::VARIABLE_FLAGS,
         )],
+        key_spec_notes: &[(0, "This command allows both access and modification of the key")],
         key_flags_fn: Some(bitfield_key_flags),
         group: Group::Bitmap,
         since: "3.2.0",
         summary: "Perform arbitrary bitfield integer operations on strings",
         complexity: "O(1) for each subcommand specified",
-        syntax: "key:key [GET encoding:string offset:integer|[OVERFLOW (WRAP|SAT|FAIL)] (SET encoding:string offset:integer value:integer|INCRBY encoding:string offset:integer increment:integer)]...",
+        syntax: "key:key [operation:oneof(GET encoding_offset:block(encoding:string offset:integer)|write:block([OVERFLOW wrap_sat_fail:oneof(WRAP|SAT|FAIL)] write_operation:oneof(SET encoding_offset_value:block(encoding:string offset:integer value:integer)|INCRBY encoding_offset_increment:block(encoding:string offset:integer increment:integer))))...]",
         handler: bitfield_command,
         ..CommandSpec::DEFAULT
     },
@@ -981,7 +986,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.0.0",
         summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
         complexity: "O(1) for each subcommand specified",
-        syntax: "key:key [GET encoding:string offset:integer]...",
+        syntax: "key:key [GET encoding_offset:block(encoding:string offset:integer)...]{multiple_token}",
         handler: bitfield_ro_command,
         ..CommandSpec::DEFAULT
     },

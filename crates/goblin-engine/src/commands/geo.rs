@@ -682,9 +682,6 @@ const fn after_keyword(keyword: &'static str, start_from: i32) -> KeySpec {
     }
 }
 
-const SEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.";
-const GEOSEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape";
-
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "geoadd",
@@ -695,7 +692,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "3.2.0",
         summary: "Add one or more geospatial items in the geospatial index represented using a sorted set",
         complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-        syntax: "key:key [NX|XX] [CH] (longitude:double latitude:double member:string)...",
+        history: &[("6.2.0", "Added the `CH`, `NX` and `XX` options.")],
+        syntax: "key:key [condition:oneof(NX|XX)]{since:6.2.0} [CH]{name:change}{since:6.2.0} longitude_latitude_member:block(longitude:double latitude:double member:string)...",
         handler: geoadd_command,
         ..CommandSpec::DEFAULT
     },
@@ -708,7 +706,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "3.2.0",
         summary: "Returns the distance between two members of a geospatial index",
         complexity: "O(log(N))",
-        syntax: "key:key member1:string member2:string [M|KM|FT|MI]",
+        syntax: "key:key member1:string member2:string [unit:oneof(M|KM|FT|MI)]",
         handler: geodist_command,
         ..CommandSpec::DEFAULT
     },
@@ -721,7 +719,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "3.2.0",
         summary: "Returns members of a geospatial index as standard geohash strings",
         complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
-        syntax: "key:key [member:string...]",
+        syntax: "key:key member:string...",
         handler: geohash_command,
         ..CommandSpec::DEFAULT
     },
@@ -734,7 +732,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "3.2.0",
         summary: "Returns longitude and latitude of members of a geospatial index",
         complexity: "O(N) where N is the number of members requested.",
-        syntax: "key:key [member:string...]",
+        syntax: "key:key member:string...",
         handler: geopos_command,
         ..CommandSpec::DEFAULT
     },
@@ -751,8 +749,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "3.2.0",
         summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
-        complexity: SEARCH_COMPLEXITY,
-        syntax: "key:key longitude:double latitude:double radius:double (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count:integer [ANY]] [ASC|DESC] [STORE key:key] [STOREDIST key:key]",
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`."), ("7.0.0", "Added support for uppercase unit names.")],
+        syntax: "key:key longitude:double latitude:double radius:double unit:oneof(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count:block(COUNT count:integer [ANY]{since:6.2.0})] [order:oneof(ASC|DESC)] [STORE key:key] [STOREDIST key:key]",
         handler: georadius_command,
         ..CommandSpec::DEFAULT
     },
@@ -764,8 +766,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "3.2.10",
         summary: "A read-only variant for GEORADIUS",
-        complexity: SEARCH_COMPLEXITY,
-        syntax: "key:key longitude:double latitude:double radius:double (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count:integer [ANY]] [ASC|DESC]",
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` argument",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`.")],
+        syntax: "key:key longitude:double latitude:double radius:double unit:oneof(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count:block(COUNT count:integer [ANY]{since:6.2.0})] [order:oneof(ASC|DESC)]",
         handler: georadius_ro_command,
         ..CommandSpec::DEFAULT
     },
@@ -782,8 +788,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "3.2.0",
         summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
-        complexity: SEARCH_COMPLEXITY,
-        syntax: "key:key member:string radius:double (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count:integer [ANY]] [ASC|DESC] [STORE key:key] [STOREDIST key:key]",
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments",
+        history: &[("7.0.0", "Added support for uppercase unit names.")],
+        syntax: "key:key member:string radius:double unit:oneof(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count:block(COUNT count:integer [ANY])] [order:oneof(ASC|DESC)] [STORE key:key] [STOREDIST key:key]",
         handler: georadiusbymember_command,
         ..CommandSpec::DEFAULT
     },
@@ -795,8 +805,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "3.2.10",
         summary: "A read-only variant for GEORADIUSBYMEMBER",
-        complexity: SEARCH_COMPLEXITY,
-        syntax: "key:key member:string radius:double (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count:integer [ANY]] [ASC|DESC]",
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments",
+        syntax: "key:key member:string radius:double unit:oneof(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count:block(COUNT count:integer [ANY])] [order:oneof(ASC|DESC)]",
         handler: georadiusbymember_ro_command,
         ..CommandSpec::DEFAULT
     },
@@ -808,8 +821,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "6.2.0",
         summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-        complexity: GEOSEARCH_COMPLEXITY,
-        syntax: "key:key (FROMMEMBER member:string|FROMLONLAT longitude:double latitude:double) (BYRADIUS radius:double (M|KM|FT|MI)|BYBOX width:double height:double (M|KM|FT|MI)) [ASC|DESC] [COUNT count:integer [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]",
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        history: &[("7.0.0", "Added support for uppercase unit names.")],
+        syntax: "key:key from:oneof(FROMMEMBER member:string|FROMLONLAT longitude_latitude:block(longitude:double latitude:double)) by:oneof(circle:block(BYRADIUS radius:double unit:oneof(M|KM|FT|MI))|box:block(BYBOX width:double height:double unit:oneof(M|KM|FT|MI))) [order:oneof(ASC|DESC)] [count:block(COUNT count:integer [ANY])] [WITHCOORD] [WITHDIST] [WITHHASH]",
         handler: geosearch_command,
         ..CommandSpec::DEFAULT
     },
@@ -821,8 +835,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Geo,
         since: "6.2.0",
         summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
-        complexity: GEOSEARCH_COMPLEXITY,
-        syntax: "destination:key source:key (FROMMEMBER member:string|FROMLONLAT longitude:double latitude:double) (BYRADIUS radius:double (M|KM|FT|MI)|BYBOX width:double height:double (M|KM|FT|MI)) [ASC|DESC] [COUNT count:integer [ANY]] [STOREDIST]",
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        history: &[("7.0.0", "Added support for uppercase unit names.")],
+        syntax: "destination:key source:key from:oneof(FROMMEMBER member:string|FROMLONLAT longitude_latitude:block(longitude:double latitude:double)) by:oneof(circle:block(BYRADIUS radius:double unit:oneof(M|KM|FT|MI))|box:block(BYBOX width:double height:double unit:oneof(M|KM|FT|MI))) [order:oneof(ASC|DESC)] [count:block(COUNT count:integer [ANY])] [STOREDIST]",
         handler: geosearchstore_command,
         ..CommandSpec::DEFAULT
     },

@@ -1259,7 +1259,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Set the string value of a hash field",
         complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
-        syntax: "key:key (field:string value:string)...",
+        history: &[("4.0.0", "Accepts multiple `field` and `value` arguments.")],
+        syntax: "key:key field_value:block(field:string value:string)...",
         handler: hset_command,
         ..CommandSpec::DEFAULT
     },
@@ -1271,6 +1272,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.0.0",
         summary: "Set the value of a hash field, only if the field does not exist",
+        complexity: "O(1)",
         syntax: "key:key field:string value:string",
         handler: hsetnx_command,
         ..CommandSpec::DEFAULT
@@ -1283,6 +1285,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.0.0",
         summary: "Get the value of a hash field",
+        complexity: "O(1)",
         syntax: "key:key field:string",
         handler: hget_command,
         ..CommandSpec::DEFAULT
@@ -1309,7 +1312,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Set multiple hash fields to multiple values",
         complexity: "O(N) where N is the number of fields being set.",
-        syntax: "key:key (field:string value:string)...",
+        doc_flags: &["deprecated"],
+        deprecated_since: "4.0.0",
+        replaced_by: "`HSET` with multiple field-value pairs",
+        syntax: "key:key field_value:block(field:string value:string)...",
         handler: hset_command,
         ..CommandSpec::DEFAULT
     },
@@ -1322,6 +1328,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Delete one or more hash fields",
         complexity: "O(N) where N is the number of fields to be removed.",
+        history: &[("2.4.0", "Accepts multiple `field` arguments.")],
         syntax: "key:key field:string...",
         handler: hdel_command,
         ..CommandSpec::DEFAULT
@@ -1334,6 +1341,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.0.0",
         summary: "Determine if a hash field exists",
+        complexity: "O(1)",
         syntax: "key:key field:string",
         handler: hexists_command,
         ..CommandSpec::DEFAULT
@@ -1346,6 +1354,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.0.0",
         summary: "Get the number of fields in a hash",
+        complexity: "O(1)",
         syntax: "key:key",
         handler: hlen_command,
         ..CommandSpec::DEFAULT
@@ -1358,6 +1367,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "3.2.0",
         summary: "Get the length of the value of a hash field",
+        complexity: "O(1)",
         syntax: "key:key field:string",
         handler: hstrlen_command,
         ..CommandSpec::DEFAULT
@@ -1412,6 +1422,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.0.0",
         summary: "Increment the integer value of a hash field by the given number",
+        complexity: "O(1)",
         syntax: "key:key field:string increment:integer",
         handler: hincrby_command,
         ..CommandSpec::DEFAULT
@@ -1424,6 +1435,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Hash,
         since: "2.6.0",
         summary: "Increment the float value of a hash field by the given amount",
+        complexity: "O(1)",
         syntax: "key:key field:string increment:double",
         handler: hincrbyfloat_command,
         ..CommandSpec::DEFAULT
@@ -1437,7 +1449,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Get one or multiple random fields from a hash",
         complexity: "O(N) where N is the number of fields returned",
-        syntax: "key:key [count:integer [WITHVALUES]]",
+        syntax: "key:key [options:block(count:integer [WITHVALUES])]",
         tips: &["nondeterministic_output"],
         handler: hrandfield_command,
         ..CommandSpec::DEFAULT

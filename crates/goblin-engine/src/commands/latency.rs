@@ -142,11 +142,6 @@ fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 const ADMIN: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
-const TIPS: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_nodes",
-    "response_policy:special",
-];
 
 static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -157,7 +152,11 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         since: "2.8.13",
         summary: "Return a human readable latency analysis report.",
         complexity: "O(1)",
-        tips: TIPS,
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_nodes",
+            "response_policy:special",
+        ],
         handler: latency_doctor,
         ..CommandSpec::DEFAULT
     },
@@ -170,7 +169,11 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         summary: "Return a latency graph for the event.",
         complexity: "O(1)",
         syntax: "event:string",
-        tips: TIPS,
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_nodes",
+            "response_policy:special",
+        ],
         handler: latency_graph,
         ..CommandSpec::DEFAULT
     },
@@ -194,8 +197,12 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         summary: "Return the cumulative distribution of latencies of a subset of commands or all.",
         complexity:
             "O(N) where N is the number of commands with latency information being retrieved.",
-        syntax: "[COMMAND:string...]",
-        tips: TIPS,
+        syntax: "[command:string...]",
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_nodes",
+            "response_policy:special",
+        ],
         handler: latency_histogram,
         ..CommandSpec::DEFAULT
     },
@@ -208,7 +215,11 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         summary: "Return timestamp-latency samples for the event.",
         complexity: "O(1)",
         syntax: "event:string",
-        tips: TIPS,
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_nodes",
+            "response_policy:special",
+        ],
         handler: latency_history,
         ..CommandSpec::DEFAULT
     },
@@ -220,7 +231,11 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         since: "2.8.13",
         summary: "Return the latest latency samples for all events.",
         complexity: "O(1)",
-        tips: TIPS,
+        tips: &[
+            "nondeterministic_output",
+            "request_policy:all_nodes",
+            "response_policy:special",
+        ],
         handler: latency_latest,
         ..CommandSpec::DEFAULT
     },
@@ -243,9 +258,9 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     name: "latency",
     arity: -2,
     group: Group::Server,
+    subcommands: LATENCY_SUBCOMMANDS,
     since: "2.8.13",
     summary: "A container for latency diagnostics commands",
     complexity: "Depends on subcommand.",
-    subcommands: LATENCY_SUBCOMMANDS,
     ..CommandSpec::DEFAULT
 }];

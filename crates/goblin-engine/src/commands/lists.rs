@@ -768,7 +768,6 @@ const MOVE_KEYS: &[KeySpec] = &[
     KeySpec::at(1, kflag::RW | kflag::ACCESS | kflag::DELETE),
     KeySpec::at(2, kflag::RW | kflag::INSERT),
 ];
-const PUSH_COMPLEXITY: &str = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -779,7 +778,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::List,
         since: "1.0.0",
         summary: "Prepend one or multiple elements to a list",
-        complexity: PUSH_COMPLEXITY,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")],
         syntax: "key:key element:string...",
         handler: lpush_command,
         ..CommandSpec::DEFAULT
@@ -792,7 +792,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::List,
         since: "1.0.0",
         summary: "Append one or multiple elements to a list",
-        complexity: PUSH_COMPLEXITY,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")],
         syntax: "key:key element:string...",
         handler: rpush_command,
         ..CommandSpec::DEFAULT
@@ -805,7 +806,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::List,
         since: "2.2.0",
         summary: "Prepend an element to a list, only if the list exists",
-        complexity: PUSH_COMPLEXITY,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")],
         syntax: "key:key element:string...",
         handler: lpushx_command,
         ..CommandSpec::DEFAULT
@@ -818,7 +820,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::List,
         since: "2.2.0",
         summary: "Append an element to a list, only if the list exists",
-        complexity: PUSH_COMPLEXITY,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")],
         syntax: "key:key element:string...",
         handler: rpushx_command,
         ..CommandSpec::DEFAULT
@@ -832,7 +835,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.0.0",
         summary: "Remove and get the first elements in a list",
         complexity: "O(N) where N is the number of elements returned",
-        syntax: "key:key [count:integer]",
+        history: &[("6.2.0", "Added the `count` argument.")],
+        syntax: "key:key [count:integer]{since:6.2.0}",
         handler: lpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -845,7 +849,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.0.0",
         summary: "Remove and get the last elements in a list",
         complexity: "O(N) where N is the number of elements returned",
-        syntax: "key:key [count:integer]",
+        history: &[("6.2.0", "Added the `count` argument.")],
+        syntax: "key:key [count:integer]{since:6.2.0}",
         handler: rpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -910,7 +915,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.2.0",
         summary: "Insert an element before or after another element in a list",
         complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
-        syntax: "key:key (BEFORE|AFTER) pivot:string element:string",
+        syntax: "key:key where:oneof(BEFORE|AFTER) pivot:string element:string",
         handler: linsert_command,
         ..CommandSpec::DEFAULT
     },
@@ -962,7 +967,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Pop an element from a list, push it to another list and return it",
         complexity: "O(1)",
-        syntax: "source:key destination:key (LEFT|RIGHT) (LEFT|RIGHT)",
+        syntax: "source:key destination:key wherefrom:oneof(LEFT|RIGHT) whereto:oneof(LEFT|RIGHT)",
         handler: lmove_command,
         ..CommandSpec::DEFAULT
     },
@@ -975,6 +980,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.2.0",
         summary: "Remove the last element in a list, prepend it to another list and return it",
         complexity: "O(1)",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`LMOVE` with the `RIGHT` and `LEFT` arguments",
         syntax: "source:key destination:key",
         handler: rpoplpush_command,
         ..CommandSpec::DEFAULT
@@ -988,7 +996,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "7.0.0",
         summary: "Pop elements from a list",
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        syntax: "numkeys:integer key:key... (LEFT|RIGHT) [COUNT count:integer]",
+        syntax: "numkeys:integer key:key... where:oneof(LEFT|RIGHT) [COUNT count:integer]",
         handler: lmpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -1001,6 +1009,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Remove and get the first element in a list, or block until one is available",
         complexity: "O(N) where N is the number of provided keys.",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
         syntax: "key:key... timeout:double",
         handler: blpop_command,
         ..CommandSpec::DEFAULT
@@ -1014,6 +1023,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Remove and get the last element in a list, or block until one is available",
         complexity: "O(N) where N is the number of provided keys.",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
         syntax: "key:key... timeout:double",
         handler: brpop_command,
         ..CommandSpec::DEFAULT
@@ -1027,7 +1037,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
         complexity: "O(1)",
-        syntax: "source:key destination:key (LEFT|RIGHT) (LEFT|RIGHT) timeout:double",
+        syntax: "source:key destination:key wherefrom:oneof(LEFT|RIGHT) whereto:oneof(LEFT|RIGHT) timeout:double",
         handler: blmove_command,
         ..CommandSpec::DEFAULT
     },
@@ -1040,6 +1050,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.2.0",
         summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
         complexity: "O(1)",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`BLMOVE` with the `RIGHT` and `LEFT` arguments",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
         syntax: "source:key destination:key timeout:double",
         handler: brpoplpush_command,
         ..CommandSpec::DEFAULT
@@ -1053,7 +1067,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "7.0.0",
         summary: "Pop elements from a list, or block until one is available",
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        syntax: "timeout:double numkeys:integer key:key... (LEFT|RIGHT) [COUNT count:integer]",
+        syntax: "timeout:double numkeys:integer key:key... where:oneof(LEFT|RIGHT) [COUNT count:integer]",
         handler: blmpop_command,
         ..CommandSpec::DEFAULT
     },

@@ -252,6 +252,7 @@ static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::PubSub,
         since: "6.2.0",
         summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: pubsub_help,
         ..CommandSpec::DEFAULT
     },
@@ -262,6 +263,7 @@ static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::PubSub,
         since: "2.8.0",
         summary: "Get the count of unique patterns pattern subscriptions",
+        complexity: "O(1)",
         handler: pubsub_numpat,
         ..CommandSpec::DEFAULT
     },
@@ -313,6 +315,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Listen for messages published to the given channels",
         complexity: "O(N) where N is the number of channels to subscribe to.",
+        history: &[],
         syntax: "channel:string...",
         handler: subscribe_command,
         ..CommandSpec::DEFAULT
@@ -373,10 +376,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "pubsub",
         arity: -2,
         group: Group::PubSub,
+        subcommands: PUBSUB_SUBCOMMANDS,
         since: "2.8.0",
         summary: "A container for Pub/Sub commands",
         complexity: "Depends on subcommand.",
-        subcommands: PUBSUB_SUBCOMMANDS,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

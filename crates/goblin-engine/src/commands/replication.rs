@@ -307,7 +307,12 @@ fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if repl::failover::state(engine) != repl::failover::State::None {
         return Err(Error::err("REPLICAOF not allowed while failing over."));
     }
-    let no_one = args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one");
+    let no_one = {
+        let mut a = Args::new(&args[1..]);
+        let no = a.flag("NO");
+        let one = a.flag("ONE");
+        no && one
+    };
     if !no_one && ctx.client.info.repl_kind.load(Ordering::Relaxed) == repl_kind::REPLICA {
         return Err(Error::err("Command is not valid when client is a replica."));
     }
@@ -545,6 +550,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Server,
         since: "2.8.0",
         summary: "Internal command used for replication",
+        complexity: "",
         syntax: "replicationid:string offset:integer",
         handler: sync_command,
         ..CommandSpec::DEFAULT
@@ -556,6 +562,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Server,
         since: "1.0.0",
         summary: "Internal command used for replication",
+        complexity: "",
         handler: sync_command,
         ..CommandSpec::DEFAULT
     },
@@ -567,7 +574,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Make the server a replica of another instance, or promote it as master.",
         complexity: "O(1)",
-        syntax: "host:string port:integer",
+        syntax: "args:oneof(host-port:block(host:string port:integer)|no-one:block(NO ONE))",
         handler: replicaof_command,
         ..CommandSpec::DEFAULT
     },
@@ -579,8 +586,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.0.0",
         summary: "Make the server a replica of another instance, or promote it as master.",
         complexity: "O(1)",
-        syntax: "host:string port:integer",
         doc_flags: &["deprecated"],
+        deprecated_since: "5.0.0",
+        replaced_by: "`REPLICAOF`",
+        syntax: "args:oneof(host-port:block(host:string port:integer)|no-one:block(NO ONE))",
         handler: replicaof_command,
         ..CommandSpec::DEFAULT
     },

@@ -4,7 +4,7 @@
 use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
 use crate::command::syntax::{self, ArgDoc};
-use crate::command::{keys::key_positions, table, Ctx};
+use crate::command::{keys::reported_key_positions, table, Ctx};
 use crate::engine::ShutdownMode;
 use crate::keyspace::Object;
 use crate::util::glob_match;
@@ -694,14 +694,17 @@ fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 // ---------------------------------------------------------------------------
 // COMMAND
 
+/// COMMAND INFO's flags, in Redis's order (addReplyFlagsForCommand):
+/// "movablekeys" right before "allow_busy".
 fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = flag::NAMES
-        .iter()
-        .filter(|(f, _)| spec.flags & f != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    if spec.movable_keys() {
-        v.push("movablekeys");
+    let mut v = Vec::new();
+    for &(f, n) in flag::NAMES {
+        if f == flag::ALLOW_BUSY && spec.movable_keys() {
+            v.push("movablekeys");
+        }
+        if spec.flags & f != 0 {
+            v.push(n);
+        }
     }
     v
 }
@@ -719,7 +722,7 @@ fn reply_key_flags(ctx: &mut Ctx, flags: u32) {
 }
 
 fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
-    ctx.out.array(spec.keys.len());
+    ctx.out.set(spec.keys.len());
     for (i, ks) in spec.keys.iter().enumerate() {
         let notes = spec.key_spec_notes.iter().find(|(at, _)| *at == i);
         ctx.out.map(if notes.is_some() { 4 } else { 3 });
@@ -751,6 +754,11 @@ fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
                 ctx.out.bulk_str(keyword);
                 ctx.out.bulk(b"startfrom");
                 ctx.out.int(start_from as i64);
+            }
+            BeginSearch::Unknown => {
+                ctx.out.bulk(b"unknown");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(0);
             }
         }
         ctx.out.bulk(b"find_keys");
@@ -787,6 +795,11 @@ fn reply_key_specs(ctx: &mut Ctx, spec: &CommandSpec) {
                 ctx.out.bulk(b"keystep");
                 ctx.out.int(step as i64);
             }
+            FindKeys::Unknown => {
+                ctx.out.bulk(b"unknown");
+                ctx.out.bulk(b"spec");
+                ctx.out.map(0);
+            }
         }
     }
 }
@@ -822,7 +835,12 @@ fn reply_command_info(ctx: &mut Ctx, id: usize) {
         .iter()
         .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
         .collect();
-    ctx.out.array(subs.len());
+    // Redis answers an empty set for a command without subcommands.
+    if subs.is_empty() {
+        ctx.out.set(0);
+    } else {
+        ctx.out.array(subs.len());
+    }
     for sub in subs {
         reply_command_info(ctx, sub);
     }
@@ -838,7 +856,13 @@ fn reply_arg_docs(ctx: &mut Ctx, args: &[ArgDoc]) {
         if a.token.is_some() {
             n += 1;
         }
-        if a.optional || a.multiple {
+        if a.since.is_some() {
+            n += 1;
+        }
+        if a.deprecated_since.is_some() {
+            n += 1;
+        }
+        if a.optional || a.multiple || a.multiple_token {
             n += 1;
         }
         if !a.children.is_empty() {
@@ -857,13 +881,25 @@ fn reply_arg_docs(ctx: &mut Ctx, args: &[ArgDoc]) {
             ctx.out.bulk(b"token");
             ctx.out.bulk_str(t);
         }
-        if a.optional || a.multiple {
+        if let Some(v) = &a.since {
+            ctx.out.bulk(b"since");
+            ctx.out.bulk_str(v);
+        }
+        if let Some(v) = &a.deprecated_since {
+            ctx.out.bulk(b"deprecated_since");
+            ctx.out.bulk_str(v);
+        }
+        if a.optional || a.multiple || a.multiple_token {
             ctx.out.bulk(b"flags");
-            let flags: Vec<&str> = [(a.optional, "optional"), (a.multiple, "multiple")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, n)| *n)
-                .collect();
+            let flags: Vec<&str> = [
+                (a.optional, "optional"),
+                (a.multiple, "multiple"),
+                (a.multiple_token, "multiple_token"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| *n)
+            .collect();
             ctx.out.set(flags.len());
             for f in flags {
                 ctx.out.simple(f);
@@ -885,30 +921,48 @@ fn reply_command_docs(ctx: &mut Ctx, id: usize) {
         .iter()
         .filter_map(|s| table().subcommand(id, s.name.as_bytes()))
         .collect();
-    let mut n = 4;
-    if !spec.doc_flags.is_empty() {
-        n += 1;
-    }
-    if !args.is_empty() {
-        n += 1;
-    }
-    if !subs.is_empty() {
-        n += 1;
-    }
-    ctx.out.map(n);
+    let present = [
+        !spec.complexity.is_empty(),
+        !spec.doc_flags.is_empty(),
+        !spec.deprecated_since.is_empty(),
+        !spec.replaced_by.is_empty(),
+        !spec.history.is_empty(),
+        !args.is_empty(),
+        !subs.is_empty(),
+    ];
+    ctx.out.map(3 + present.iter().filter(|p| **p).count());
     ctx.out.bulk(b"summary");
     ctx.out.bulk_str(spec.summary);
     ctx.out.bulk(b"since");
     ctx.out.bulk_str(spec.since);
     ctx.out.bulk(b"group");
     ctx.out.bulk_str(spec.group.name());
-    ctx.out.bulk(b"complexity");
-    ctx.out.bulk_str(spec.complexity);
+    if !spec.complexity.is_empty() {
+        ctx.out.bulk(b"complexity");
+        ctx.out.bulk_str(spec.complexity);
+    }
     if !spec.doc_flags.is_empty() {
         ctx.out.bulk(b"doc_flags");
         ctx.out.set(spec.doc_flags.len());
         for f in spec.doc_flags {
             ctx.out.simple(f);
+        }
+    }
+    if !spec.deprecated_since.is_empty() {
+        ctx.out.bulk(b"deprecated_since");
+        ctx.out.bulk_str(spec.deprecated_since);
+    }
+    if !spec.replaced_by.is_empty() {
+        ctx.out.bulk(b"replaced_by");
+        ctx.out.bulk_str(spec.replaced_by);
+    }
+    if !spec.history.is_empty() {
+        ctx.out.bulk(b"history");
+        ctx.out.set(spec.history.len());
+        for (version, change) in spec.history {
+            ctx.out.array(2);
+            ctx.out.bulk_str(version);
+            ctx.out.bulk_str(change);
         }
     }
     if !args.is_empty() {
@@ -1025,25 +1079,21 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn getkeys_generic(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) -> CmdResult {
     let cmd_args = &args[2..];
     let t = table();
-    let mut id = t
-        .lookup(cmd_args[0])
+    let id = t
+        .lookup_call(cmd_args)
         .ok_or_else(|| Error::err("Invalid command specified"))?;
-    if !t.get(id).spec.subcommands.is_empty() && cmd_args.len() > 1 {
-        id = t
-            .subcommand(id, cmd_args[1])
-            .ok_or_else(|| Error::err("Invalid command specified"))?;
-    }
     let spec = t.get(id).spec;
+    // Redis's doesCommandHaveKeys, then its arity check.
+    if spec.keys_fn.is_none() && spec.keys.iter().all(|k| k.flags & kflag::NOT_KEY != 0) {
+        return Err(Error::err("The command has no key arguments"));
+    }
     if !spec.arity_ok(cmd_args.len()) {
         return Err(Error::err(
             "Invalid number of arguments specified for command",
         ));
     }
-    let keys = key_positions(spec, cmd_args).unwrap_or_default();
+    let keys = reported_key_positions(spec, cmd_args).unwrap_or_default();
     if keys.is_empty() {
-        if spec.keys.is_empty() && spec.keys_fn.is_none() {
-            return Err(Error::err("The command has no key arguments"));
-        }
         if !spec.has(flag::NO_MANDATORY_KEYS) {
             return Err(Error::err("Invalid arguments specified for command"));
         }
@@ -1566,7 +1616,8 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         flags: 0,
         group: Group::Server,
         since: "4.0.0",
-        summary: "Outputs a memory problems report.",
+        summary: "Outputs memory problems report",
+        complexity: "O(1)",
         tips: &[
             "nondeterministic_output",
             "request_policy:all_shards",
@@ -1581,7 +1632,7 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         flags: 0,
         group: Group::Server,
         since: "4.0.0",
-        summary: "Returns the allocator statistics.",
+        summary: "Show allocator internal stats",
         complexity: "Depends on how much memory is allocated, could be slow",
         tips: &[
             "nondeterministic_output",
@@ -1597,7 +1648,7 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         flags: 0,
         group: Group::Server,
         since: "4.0.0",
-        summary: "Asks the allocator to release memory.",
+        summary: "Ask the allocator to release memory",
         complexity: "Depends on how much memory is allocated, could be slow",
         tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         handler: memory_purge,
@@ -1609,7 +1660,8 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ALL_SHARDS,
         group: Group::Server,
         since: "4.0.0",
-        summary: "Returns details about memory usage.",
+        summary: "Show memory usage details",
+        complexity: "O(1)",
         tips: &[
             "nondeterministic_output",
             "request_policy:all_shards",
@@ -1625,6 +1677,7 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Server,
         since: "4.0.0",
         summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: memory_help,
         ..CommandSpec::DEFAULT
     },
@@ -1713,9 +1766,13 @@ static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "2.0.0",
-        summary: "Returns the effective values of configuration parameters.",
+        summary: "Get the values of configuration parameters",
         complexity: "O(N) when N is the number of configuration parameters provided",
-        syntax: "parameter:string...",
+        history: &[(
+            "7.0.0",
+            "Added the ability to pass multiple pattern parameters in one call",
+        )],
+        syntax: "parameter:block(parameter:string)...",
         handler: config_get,
         ..CommandSpec::DEFAULT
     },
@@ -1725,9 +1782,13 @@ static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "2.0.0",
-        summary: "Sets configuration parameters in-flight.",
+        summary: "Set configuration parameters to the given values",
         complexity: "O(N) when N is the number of configuration parameters provided",
-        syntax: "(parameter:string value:string)...",
+        history: &[(
+            "7.0.0",
+            "Added the ability to set multiple parameters in one call.",
+        )],
+        syntax: "parameter_value:block(parameter:string value:string)...",
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
         handler: config_set,
         ..CommandSpec::DEFAULT
@@ -1738,8 +1799,8 @@ static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "2.0.0",
-        summary: "Resets the server's statistics.",
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        summary: "Reset the stats returned by INFO",
+        complexity: "O(1)",
         handler: config_resetstat,
         ..CommandSpec::DEFAULT
     },
@@ -1749,8 +1810,8 @@ static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "2.8.0",
-        summary: "Persists the effective configuration to file.",
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        summary: "Rewrite the configuration file with the in memory configuration",
+        complexity: "O(1)",
         handler: config_rewrite,
         ..CommandSpec::DEFAULT
     },
@@ -1760,7 +1821,8 @@ static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         flags: flag::LOADING | flag::STALE,
         group: Group::Server,
         since: "5.0.0",
-        summary: "Returns helpful text about the different subcommands.",
+        summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: config_help,
         ..CommandSpec::DEFAULT
     },
@@ -1774,7 +1836,8 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "2.8.13",
-        summary: "Returns a count of commands.",
+        summary: "Get total number of Redis commands",
+        complexity: "O(1)",
         handler: command_count,
         ..CommandSpec::DEFAULT
     },
@@ -1785,7 +1848,7 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "7.0.0",
-        summary: "Returns documentary information about one, multiple or all commands.",
+        summary: "Get array of specific Redis command documentation",
         complexity: "O(N) where N is the number of commands to look up",
         syntax: "[command-name:string...]",
         tips: &["nondeterministic_output_order"],
@@ -1794,27 +1857,25 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "getkeys",
-        arity: -3,
+        arity: -4,
         flags: flag::LOADING | flag::STALE,
         acl: &["connection"],
         group: Group::Server,
         since: "2.8.13",
-        summary: "Extracts the key names from an arbitrary command.",
+        summary: "Extract keys given a full Redis command",
         complexity: "O(N) where N is the number of arguments to the command",
-        syntax: "command:string arg:string...",
         handler: command_getkeys,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
         name: "getkeysandflags",
-        arity: -3,
+        arity: -4,
         flags: flag::LOADING | flag::STALE,
         acl: &["connection"],
         group: Group::Server,
         since: "7.0.0",
-        summary: "Extracts the key names and access flags for an arbitrary command.",
+        summary: "Extract keys and access flags given a full Redis command",
         complexity: "O(N) where N is the number of arguments to the command",
-        syntax: "command:string arg:string...",
         handler: command_getkeysandflags,
         ..CommandSpec::DEFAULT
     },
@@ -1825,7 +1886,8 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "5.0.0",
-        summary: "Returns helpful text about the different subcommands.",
+        summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: command_help,
         ..CommandSpec::DEFAULT
     },
@@ -1836,8 +1898,9 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "2.8.13",
-        summary: "Returns information about one, multiple or all commands.",
+        summary: "Get array of specific Redis command details, or all when no argument is given.",
         complexity: "O(N) where N is the number of commands to look up",
+        history: &[("7.0.0", "Allowed to be called with no argument to get info on all commands.")],
         syntax: "[command-name:string...]",
         tips: &["nondeterministic_output_order"],
         handler: command_info,
@@ -1850,10 +1913,9 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "7.0.0",
-        summary: "Returns a list of command names.",
+        summary: "Get an array of Redis command names",
         complexity: "O(N) where N is the total number of Redis commands",
-        syntax:
-            "[FILTERBY MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern]",
+        syntax: "[FILTERBY filterby:oneof(MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern)]",
         tips: &["nondeterministic_output_order"],
         handler: command_list,
         ..CommandSpec::DEFAULT
@@ -1867,7 +1929,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         flags: flag::READONLY | flag::FAST | flag::ALL_SHARDS,
         acl: &["keyspace"],
         group: Group::Server,
-        summary: "Returns the number of keys in the database.",
+        since: "1.0.0",
+        summary: "Return the number of keys in the selected database",
+        complexity: "O(1)",
         tips: &["request_policy:all_shards", "response_policy:agg_sum"],
         handler: dbsize_command,
         ..CommandSpec::DEFAULT
@@ -1878,9 +1942,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         flags: flag::WRITE | flag::ALL_SHARDS,
         acl: &["keyspace", "dangerous"],
         group: Group::Server,
-        summary: "Removes all keys from the current database.",
+        since: "1.0.0",
+        summary: "Remove all keys from the current database",
         complexity: "O(N) where N is the number of keys in the selected database",
-        syntax: "[ASYNC|SYNC]",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        syntax: "[async:oneof(ASYNC{since:4.0.0}|SYNC{since:6.2.0})]",
         tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         handler: flushdb_command,
         ..CommandSpec::DEFAULT
@@ -1891,9 +1957,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         flags: flag::WRITE | flag::ALL_SHARDS,
         acl: &["keyspace", "dangerous"],
         group: Group::Server,
-        summary: "Removes all keys from all databases.",
+        since: "1.0.0",
+        summary: "Remove all keys from all databases",
         complexity: "O(N) where N is the total number of keys in all databases",
-        syntax: "[ASYNC|SYNC]",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        syntax: "[async:oneof(ASYNC{since:4.0.0}|SYNC{since:6.2.0})]",
         tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         handler: flushall_command,
         ..CommandSpec::DEFAULT
@@ -1905,7 +1973,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: &["keyspace", "dangerous"],
         group: Group::Server,
         since: "4.0.0",
-        summary: "Swaps two Redis databases.",
+        summary: "Swaps two Redis databases",
         complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
         syntax: "index1:integer index2:integer",
         handler: swapdb_command,
@@ -1917,7 +1985,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         flags: flag::LOADING | flag::STALE | flag::ALL_SHARDS,
         acl: &["dangerous"],
         group: Group::Server,
-        summary: "Returns information and statistics about the server.",
+        since: "1.0.0",
+        summary: "Get information and statistics about the server",
+        complexity: "O(1)",
+        history: &[("7.0.0", "Added support for taking multiple section arguments.")],
         syntax: "[section:string...]",
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"],
         handler: info_command,
@@ -1927,10 +1998,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "config",
         arity: -2,
         group: Group::Server,
-        since: "2.0.0",
-        summary: "A container for server configuration commands.",
-        complexity: "Depends on subcommand.",
         subcommands: CONFIG_SUBCOMMANDS,
+        since: "2.0.0",
+        summary: "A container for server configuration commands",
+        complexity: "Depends on subcommand.",
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -1940,7 +2011,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: &["connection"],
         group: Group::Server,
         since: "2.8.13",
-        summary: "Returns detailed information about all commands.",
+        summary: "Get array of Redis command details",
         complexity: "O(N) where N is the total number of Redis commands",
         tips: &["nondeterministic_output_order"],
         handler: command_command,
@@ -1953,7 +2024,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         flags: flag::LOADING | flag::STALE | flag::FAST,
         group: Group::Server,
         since: "2.6.0",
-        summary: "Returns the server time.",
+        summary: "Return the current server time",
+        complexity: "O(1)",
         tips: &["nondeterministic_output"],
         handler: time_command,
         ..CommandSpec::DEFAULT
@@ -1963,9 +2035,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         arity: -1,
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::NO_MULTI | flag::ALLOW_BUSY,
         group: Group::Server,
-        summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+        since: "1.0.0",
+        summary: "Synchronously save the dataset to disk and then shut down the server",
         complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
-        syntax: "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]",
+        history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")],
+        syntax: "[nosave_save:oneof(NOSAVE|SAVE)] [NOW]{since:7.0.0} [FORCE]{since:7.0.0} [ABORT]{since:7.0.0}",
         handler: shutdown_command,
         ..CommandSpec::DEFAULT
     },
@@ -1974,9 +2048,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         arity: -2,
         flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALL_SHARDS,
         group: Group::Server,
-        summary: "A container for debugging commands.",
+        since: "1.0.0",
+        summary: "A container for debugging commands",
         complexity: "Depends on subcommand.",
-        syntax: "subcommand:string [argument:string...]",
+        doc_flags: &["syscmd"],
         handler: debug_command,
         ..CommandSpec::DEFAULT
     },
@@ -1984,10 +2059,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "memory",
         arity: -2,
         group: Group::Server,
+        subcommands: MEMORY_SUBCOMMANDS,
         since: "4.0.0",
         summary: "A container for memory diagnostics commands",
         complexity: "Depends on subcommand.",
-        subcommands: MEMORY_SUBCOMMANDS,
         ..CommandSpec::DEFAULT
     },
 ];

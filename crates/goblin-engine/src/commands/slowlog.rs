@@ -81,6 +81,10 @@ static SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
         since: "2.2.12",
         summary: "Get the slow log's entries",
         complexity: "O(N) where N is the number of entries returned",
+        history: &[(
+            "4.0.0",
+            "Added client IP address, port and name to the reply.",
+        )],
         syntax: "[count:integer]",
         tips: &["request_policy:all_nodes", "nondeterministic_output"],
         handler: slowlog_get,
@@ -131,9 +135,9 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     name: "slowlog",
     arity: -2,
     group: Group::Server,
+    subcommands: SLOWLOG_SUBCOMMANDS,
     since: "2.2.12",
     summary: "A container for slow log commands",
     complexity: "Depends on subcommand.",
-    subcommands: SLOWLOG_SUBCOMMANDS,
     ..CommandSpec::DEFAULT
 }];

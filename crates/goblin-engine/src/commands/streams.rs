@@ -2123,8 +2123,9 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Create a consumer group.",
-        syntax:
-            "key:key groupname:string (ID:string|$) [MKSTREAM] [ENTRIESREAD entries_read:integer]",
+        complexity: "O(1)",
+        history: &[("7.0.0", "Added the `entries_read` named argument.")],
+        syntax: "key:key groupname:string id:oneof(id:string|${name:new_id}) [MKSTREAM] [ENTRIESREAD entries_read:integer]",
         handler: xgroup_generic,
         ..CommandSpec::DEFAULT
     },
@@ -2136,6 +2137,7 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "6.2.0",
         summary: "Create a consumer in a consumer group.",
+        complexity: "O(1)",
         syntax: "key:key groupname:string consumername:string",
         handler: xgroup_generic,
         ..CommandSpec::DEFAULT
@@ -2148,6 +2150,7 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Delete a consumer from a consumer group.",
+        complexity: "O(1)",
         syntax: "key:key groupname:string consumername:string",
         handler: xgroup_generic,
         ..CommandSpec::DEFAULT
@@ -2160,8 +2163,7 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Destroy a consumer group.",
-        complexity:
-            "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+        complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
         syntax: "key:key groupname:string",
         handler: xgroup_generic,
         ..CommandSpec::DEFAULT
@@ -2173,6 +2175,7 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: xgroup_help,
         ..CommandSpec::DEFAULT
     },
@@ -2184,7 +2187,9 @@ static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Set a consumer group to an arbitrary last delivered ID value.",
-        syntax: "key:key groupname:string (ID:string|$) [ENTRIESREAD entries_read:integer]",
+        complexity: "O(1)",
+        history: &[("7.0.0", "Added the optional `entries_read` argument.")],
+        syntax: "key:key groupname:string id:oneof(id:string|${name:new_id}) [ENTRIESREAD entries_read:integer]",
         handler: xgroup_generic,
         ..CommandSpec::DEFAULT
     },
@@ -2199,6 +2204,7 @@ static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "List the consumers in a consumer group",
+        complexity: "O(1)",
         syntax: "key:key groupname:string",
         tips: &["nondeterministic_output"],
         handler: xinfo_consumers,
@@ -2212,6 +2218,8 @@ static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "List the consumer groups of a stream",
+        complexity: "O(1)",
+        history: &[("7.0.0", "Added the `entries-read` and `lag` fields")],
         syntax: "key:key",
         handler: xinfo_groups,
         ..CommandSpec::DEFAULT
@@ -2223,6 +2231,7 @@ static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Show helpful text about the different subcommands",
+        complexity: "O(1)",
         handler: xinfo_help,
         ..CommandSpec::DEFAULT
     },
@@ -2234,7 +2243,9 @@ static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Get information about a stream",
-        syntax: "key:key [FULL [COUNT count:integer]]",
+        complexity: "O(1)",
+        history: &[("6.0.0", "Added the `FULL` modifier."), ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields")],
+        syntax: "key:key [FULL full:block([COUNT count:integer])]",
         handler: xinfo_stream,
         ..CommandSpec::DEFAULT
     },
@@ -2246,11 +2257,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         arity: -5,
         flags: flag::WRITE | flag::DENYOOM | flag::FAST,
         keys: KEY_UPDATE,
+        key_spec_notes: &[(0, "UPDATE instead of INSERT because of the optional trimming feature")],
         group: Group::Stream,
         since: "5.0.0",
         summary: "Appends a new entry to a stream",
         complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
-        syntax: "key:key [NOMKSTREAM] [(MAXLEN|MINID) [=|~] threshold:string [LIMIT count:integer]] (*|ID:string) (field:string value:string)...",
+        history: &[("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")],
+        syntax: "key:key [NOMKSTREAM]{since:6.2.0} [trim:block(strategy:oneof(MAXLEN|MINID{since:6.2.0}) [operator:oneof(={name:equal}|~{name:approximately})] threshold:string [LIMIT count:integer]{since:6.2.0})] id_or_auto:oneof(*{name:auto_id}|id:string) field_value:block(field:string value:string)...",
         tips: &["nondeterministic_output"],
         handler: xadd_command,
         ..CommandSpec::DEFAULT
@@ -2264,7 +2277,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Trims the stream to (approximately if '~' is passed) a certain size",
         complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
-        syntax: "key:key (MAXLEN|MINID) [=|~] threshold:string [LIMIT count:integer]",
+        history: &[("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option.")],
+        syntax: "key:key trim:block(strategy:oneof(MAXLEN|MINID{since:6.2.0}) [operator:oneof(={name:equal}|~{name:approximately})] threshold:string [LIMIT count:integer]{since:6.2.0})",
         tips: &["nondeterministic_output"],
         handler: xtrim_command,
         ..CommandSpec::DEFAULT
@@ -2277,6 +2291,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "Return the number of entries in a stream",
+        complexity: "O(1)",
         syntax: "key:key",
         handler: xlen_command,
         ..CommandSpec::DEFAULT
@@ -2290,6 +2305,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval",
         complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        history: &[("6.2.0", "Added exclusive ranges.")],
         syntax: "key:key start:string end:string [COUNT count:integer]",
         handler: xrange_command,
         ..CommandSpec::DEFAULT
@@ -2303,6 +2319,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
         complexity: "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        history: &[("6.2.0", "Added exclusive ranges.")],
         syntax: "key:key end:string start:string [COUNT count:integer]",
         handler: xrevrange_command,
         ..CommandSpec::DEFAULT
@@ -2316,7 +2333,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
         complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
-        syntax: "key:key ID:string...",
+        syntax: "key:key id:string...",
         handler: xdel_command,
         ..CommandSpec::DEFAULT
     },
@@ -2330,7 +2347,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
         complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
-        syntax: "[COUNT count:integer] [BLOCK milliseconds:integer] STREAMS (key:key... ID:string...)",
+        syntax: "[COUNT count:integer] [BLOCK milliseconds:integer] STREAMS streams:block(key:key... id:string...)",
         handler: xread_command,
         ..CommandSpec::DEFAULT
     },
@@ -2344,7 +2361,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
         complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
-        syntax: "GROUP (group:string consumer:string) [COUNT count:integer] [BLOCK milliseconds:integer] [NOACK] STREAMS (key:key... ID:string...)",
+        syntax: "GROUP group_consumer:block(group:string consumer:string) [COUNT count:integer] [BLOCK milliseconds:integer] [NOACK] STREAMS streams:block(key:key... id:string...)",
         handler: xreadgroup_command,
         ..CommandSpec::DEFAULT
     },
@@ -2352,10 +2369,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "xgroup",
         arity: -2,
         group: Group::Stream,
+        subcommands: XGROUP_SUBCOMMANDS,
         since: "5.0.0",
         summary: "A container for consumer groups commands",
         complexity: "Depends on subcommand.",
-        subcommands: XGROUP_SUBCOMMANDS,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -2366,7 +2383,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::Stream,
         since: "5.0.0",
         summary: "An internal command for replicating stream values",
-        syntax: "key:key last-id:string [ENTRIESADDED entries_added:integer] [MAXDELETEDID max_deleted_entry_id:string]",
+        complexity: "O(1)",
+        history: &[("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments.")],
+        syntax: "key:key last-id:string [ENTRIESADDED entries_added:integer]{since:7.0.0} [MAXDELETEDID max_deleted_entry_id:string]{since:7.0.0}",
         handler: xsetid_command,
         ..CommandSpec::DEFAULT
     },
@@ -2379,7 +2398,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
         complexity: "O(1) for each message ID processed.",
-        syntax: "key:key group:string ID:string...",
+        syntax: "key:key group:string id:string...",
         handler: xack_command,
         ..CommandSpec::DEFAULT
     },
@@ -2392,7 +2411,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.",
         complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
-        syntax: "key:key group:string [[IDLE min-idle-time:integer] start:string end:string count:integer [consumer:string]]",
+        history: &[("6.2.0", "Added the `IDLE` option and exclusive range intervals.")],
+        syntax: "key:key group:string [filters:block([IDLE min-idle-time:integer]{since:6.2.0} start:string end:string count:integer [consumer:string])]",
         tips: &["nondeterministic_output"],
         handler: xpending_command,
         ..CommandSpec::DEFAULT
@@ -2406,7 +2426,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "5.0.0",
         summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.",
         complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
-        syntax: "key:key group:string consumer:string min-idle-time:string ID:string... [IDLE ms:integer] [TIME unix-time-milliseconds:unix-time] [RETRYCOUNT count:integer] [FORCE] [JUSTID] [LASTID id:string]",
+        syntax: "key:key group:string consumer:string min-idle-time:string id:string... [IDLE ms:integer] [TIME unix-time-milliseconds:unix-time] [RETRYCOUNT count:integer] [FORCE] [JUSTID] [LASTID id:string]",
         tips: &["nondeterministic_output"],
         handler: xclaim_command,
         ..CommandSpec::DEFAULT
@@ -2420,6 +2440,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.",
         complexity: "O(1) if COUNT is small.",
+        history: &[("7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL")],
         syntax: "key:key group:string consumer:string min-idle-time:string start:string [COUNT count:integer] [JUSTID]",
         tips: &["nondeterministic_output"],
         handler: xautoclaim_command,
@@ -2429,10 +2450,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "xinfo",
         arity: -2,
         group: Group::Stream,
+        subcommands: XINFO_SUBCOMMANDS,
         since: "5.0.0",
         summary: "A container for stream introspection commands",
         complexity: "Depends on subcommand.",
-        subcommands: XINFO_SUBCOMMANDS,
         ..CommandSpec::DEFAULT
     },
 ];

@@ -1560,8 +1560,6 @@ const RW_DELETE: u32 = kflag::RW | kflag::DELETE;
 const RW_ACCESS_DELETE: u32 = kflag::RW | kflag::ACCESS | kflag::DELETE;
 const OW_UPDATE: u32 = kflag::OW | kflag::UPDATE;
 
-const RANGE_COMPLEXITY: &str = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).";
-
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "zadd",
@@ -1572,7 +1570,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.2.0",
         summary: "Add one or more members to a sorted set, or update its score if it already exists",
         complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-        syntax: "key:key [NX|XX] [GT|LT] [CH] [INCR] (score:double member:string)...",
+        history: &[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")],
+        syntax: "key:key [condition:oneof(NX|XX)]{since:3.0.2} [comparison:oneof(GT|LT)]{since:6.2.0} [CH]{name:change}{since:3.0.2} [INCR]{name:increment}{since:3.0.2} score_member:block(score:double member:string)...",
         handler: zadd_command,
         ..CommandSpec::DEFAULT
     },
@@ -1598,6 +1597,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.2.0",
         summary: "Remove one or more members from a sorted set",
         complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+        history: &[("2.4.0", "Accepts multiple elements.")],
         syntax: "key:key member:string...",
         handler: zrem_command,
         ..CommandSpec::DEFAULT
@@ -1702,7 +1702,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.2.0",
         summary: "Return a range of members in a sorted set",
         complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
-        syntax: "key:key start:string stop:string [BYSCORE|BYLEX] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]",
+        history: &[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")],
+        syntax: "key:key start:string stop:string [sortby:oneof(BYSCORE|BYLEX)]{since:6.2.0} [REV]{since:6.2.0} [LIMIT offset_count:block(offset:integer count:integer)]{since:6.2.0} [WITHSCORES]",
         handler: zrange_command,
         ..CommandSpec::DEFAULT
     },
@@ -1715,7 +1716,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Store a range of members from sorted set into another key",
         complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
-        syntax: "dst:key src:key min:string max:string [BYSCORE|BYLEX] [REV] [LIMIT offset:integer count:integer]",
+        syntax: "dst:key src:key min:string max:string [sortby:oneof(BYSCORE|BYLEX)] [REV] [LIMIT offset_count:block(offset:integer count:integer)]",
         handler: zrangestore_command,
         ..CommandSpec::DEFAULT
     },
@@ -1728,6 +1729,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "1.2.0",
         summary: "Return a range of members in a sorted set, by index, with scores ordered from high to low",
         complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` argument",
         syntax: "key:key start:integer stop:integer [WITHSCORES]",
         handler: zrevrange_command,
         ..CommandSpec::DEFAULT
@@ -1740,8 +1744,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::SortedSet,
         since: "1.0.5",
         summary: "Return a range of members in a sorted set, by score",
-        complexity: RANGE_COMPLEXITY,
-        syntax: "key:key min:double max:double [WITHSCORES] [LIMIT offset:integer count:integer]",
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYSCORE` argument",
+        history: &[("2.0.0", "Added the `WITHSCORES` modifier.")],
+        syntax: "key:key min:double max:double [WITHSCORES]{since:2.0.0} [LIMIT offset_count:block(offset:integer count:integer)]",
         handler: zrangebyscore_command,
         ..CommandSpec::DEFAULT
     },
@@ -1753,8 +1761,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::SortedSet,
         since: "2.2.0",
         summary: "Return a range of members in a sorted set, by score, with scores ordered from high to low",
-        complexity: RANGE_COMPLEXITY,
-        syntax: "key:key max:double min:double [WITHSCORES] [LIMIT offset:integer count:integer]",
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYSCORE` arguments",
+        history: &[("2.1.6", "`min` and `max` can be exclusive.")],
+        syntax: "key:key max:double min:double [WITHSCORES] [LIMIT offset_count:block(offset:integer count:integer)]",
         handler: zrevrangebyscore_command,
         ..CommandSpec::DEFAULT
     },
@@ -1766,8 +1778,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::SortedSet,
         since: "2.8.9",
         summary: "Return a range of members in a sorted set, by lexicographical range",
-        complexity: RANGE_COMPLEXITY,
-        syntax: "key:key min:string max:string [LIMIT offset:integer count:integer]",
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYLEX` argument",
+        syntax: "key:key min:string max:string [LIMIT offset_count:block(offset:integer count:integer)]",
         handler: zrangebylex_command,
         ..CommandSpec::DEFAULT
     },
@@ -1779,8 +1794,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         group: Group::SortedSet,
         since: "2.8.9",
         summary: "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.",
-        complexity: RANGE_COMPLEXITY,
-        syntax: "key:key max:string min:string [LIMIT offset:integer count:integer]",
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        doc_flags: &["deprecated"],
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYLEX` arguments",
+        syntax: "key:key max:string min:string [LIMIT offset_count:block(offset:integer count:integer)]",
         handler: zrevrangebylex_command,
         ..CommandSpec::DEFAULT
     },
@@ -1858,7 +1876,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "7.0.0",
         summary: "Remove and return members with scores in a sorted set",
         complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
-        syntax: "numkeys:integer key:key... (MIN|MAX) [COUNT count:integer]",
+        syntax: "numkeys:integer key:key... where:oneof(MIN|MAX) [COUNT count:integer]",
         handler: zmpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -1869,8 +1887,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
         group: Group::SortedSet,
         since: "5.0.0",
-        summary: "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        summary: "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
         complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
         syntax: "key:key... timeout:double",
         handler: bzpopmin_command,
         ..CommandSpec::DEFAULT
@@ -1882,8 +1901,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: &[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)],
         group: Group::SortedSet,
         since: "5.0.0",
-        summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        summary: "Remove and return the member with the highest score from one or more sorted sets, or block until one is available",
         complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
         syntax: "key:key... timeout:double",
         handler: bzpopmax_command,
         ..CommandSpec::DEFAULT
@@ -1895,9 +1915,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: &[KeySpec::keynum(2, RW_ACCESS_DELETE)],
         group: Group::SortedSet,
         since: "7.0.0",
-        summary: "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        summary: "Remove and return members with scores in a sorted set or block until one is available",
         complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
-        syntax: "timeout:double numkeys:integer key:key... (MIN|MAX) [COUNT count:integer]",
+        syntax: "timeout:double numkeys:integer key:key... where:oneof(MIN|MAX) [COUNT count:integer]",
         handler: bzmpop_command,
         ..CommandSpec::DEFAULT
     },
@@ -1910,7 +1930,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Get one or multiple random elements from a sorted set",
         complexity: "O(N) where N is the number of elements returned",
-        syntax: "key:key [count:integer [WITHSCORES]]",
+        syntax: "key:key [options:block(count:integer [WITHSCORES])]",
         tips: &["nondeterministic_output"],
         handler: zrandmember_command,
         ..CommandSpec::DEFAULT
@@ -1924,7 +1944,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Add multiple sorted sets",
         complexity: "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-        syntax: "numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]",
+        syntax: "numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE aggregate:oneof(SUM|MIN|MAX)] [WITHSCORES]",
         handler: zunion_command,
         ..CommandSpec::DEFAULT
     },
@@ -1937,7 +1957,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "6.2.0",
         summary: "Intersect multiple sorted sets",
         complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-        syntax: "numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]",
+        syntax: "numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE aggregate:oneof(SUM|MIN|MAX)] [WITHSCORES]",
         handler: zinter_command,
         ..CommandSpec::DEFAULT
     },
@@ -1976,7 +1996,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Add multiple sorted sets and store the resulting sorted set in a new key",
         complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-        syntax: "destination:key numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE SUM|MIN|MAX]",
+        syntax: "destination:key numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE aggregate:oneof(SUM|MIN|MAX)]",
         handler: zunionstore_command,
         ..CommandSpec::DEFAULT
     },
@@ -1989,7 +2009,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         since: "2.0.0",
         summary: "Intersect multiple sorted sets and store the resulting sorted set in a new key",
         complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
-        syntax: "destination:key numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE SUM|MIN|MAX]",
+        syntax: "destination:key numkeys:integer key:key... [WEIGHTS weight:integer...] [AGGREGATE aggregate:oneof(SUM|MIN|MAX)]",
         handler: zinterstore_command,
         ..CommandSpec::DEFAULT
     },

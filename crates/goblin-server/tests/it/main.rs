@@ -18,6 +18,7 @@ mod aof_multi_part;
 mod behaviour;
 mod blocking;
 mod client_eviction;
+mod command_metadata;
 mod error_bytes;
 mod eviction;
 mod geo;
