@@ -99,99 +99,61 @@ pub fn apply_text(config: &Config, text: &str, _origin: &str) -> Result<(), Stri
 }
 
 fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveError> {
+    const BAD: &str = "Bad directive or wrong number of arguments";
     let Some((name, values)) = args.split_first() else {
         return Ok(());
     };
     let name = name.to_ascii_lowercase();
-    if name == "include" {
-        let path = values.first().ok_or("include needs a path")?;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
-        return apply_text(config, &text, path).map_err(DirectiveError::Reported);
-    }
-    if name == "user" {
-        return Ok(config.add_user(values)?);
-    }
-    if IGNORED_DIRECTIVES.contains(&name.as_str()) {
-        return Ok(());
-    }
-    if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == name) {
-        return match values {
-            [v] if v.eq_ignore_ascii_case(off) => Ok(()),
-            _ => Err(DirectiveError::Here(why.to_string())),
+    let Some(spec) = goblin_engine::config::spec(&name) else {
+        return match (name.as_str(), values) {
+            ("include", [path]) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
+                apply_text(config, &text, path).map_err(DirectiveError::Reported)
+            }
+            ("user", [_, ..]) => Ok(config.add_user(values)?),
+            (name, _) if IGNORED_DIRECTIVES.contains(&name) => Ok(()),
+            // Redis's deprecated_configs: accepted with one argument.
+            (name, [_]) if DEPRECATED_DIRECTIVES.contains(&name) => Ok(()),
+            _ => Err(DirectiveError::Here(BAD.to_string())),
         };
+    };
+    // One argument, except for the multi-argument parameters (save, bind,
+    // client-output-buffer-limit...), whose arguments are joined.
+    if !spec.multi_arg() && values.len() != 1 {
+        return Err(DirectiveError::Here("wrong number of arguments".into()));
     }
-    // Multi-word values (save, bind, client-output-buffer-limit) are joined;
     // Redis also lets `save` appear several times, each adding a rule.
     let mut value = values.join(" ");
-    if name == "save" && !values.is_empty() && !values[0].is_empty() {
+    if spec.name == "save" && !values.is_empty() && !values[0].is_empty() {
         let current = config.get("save");
         if config_seen_save(config) && !current.is_empty() {
             value = format!("{current} {value}");
         }
         mark_save_seen(config);
     }
-    Ok(config.set_initial(&name, &value)?)
+    config.set_initial(&name, &value)?;
+    if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == spec.name) {
+        if config.get(spec.name) != *off {
+            config.set_initial(spec.name, off)?;
+            return Err(DirectiveError::Here(why.to_string()));
+        }
+    }
+    Ok(())
 }
 
-/// Redis 7.0 directives that configure what Goblin does not have or does
-/// its own way: accepted in config files and on the command line, so that
-/// a Redis configuration (and the Redis test suite's) starts Goblin, and
-/// ignored. docs/CONFIG.md lists them.
-const IGNORED_DIRECTIVES: &[&str] = &[
-    // Replication settings Goblin has no use for.
-    "bind-source-addr",
-    "replica-ignore-disk-write-errors",
-    // Cluster mode (the module brings the GOBLIN.* family to a Redis
-    // Cluster; goblin-server has no cluster mode): cluster-enabled is
-    // refused unless "no", below.
-    "cluster-allow-pubsubshard-when-down",
-    "cluster-allow-reads-when-down",
-    "cluster-allow-replica-migration",
-    "cluster-announce-bus-port",
-    "cluster-announce-hostname",
-    "cluster-announce-ip",
-    "cluster-announce-port",
-    "cluster-announce-tls-port",
-    "cluster-config-file",
-    "cluster-link-sendbuf-limit",
-    "cluster-migration-barrier",
-    "cluster-node-timeout",
-    "cluster-port",
-    "cluster-preferred-endpoint-type",
-    "cluster-replica-no-failover",
-    "cluster-replica-validity-factor",
-    "cluster-require-full-coverage",
-    "cluster-slave-no-failover",
-    "cluster-slave-validity-factor",
-    // Redis's threads and memory housekeeping, which Goblin does its own
-    // way (worker threads, jemalloc's own purging).
-    "io-threads",
-    "io-threads-do-reads",
-    "activedefrag",
-    "active-defrag-cycle-max",
-    "active-defrag-cycle-min",
-    "active-defrag-ignore-bytes",
-    "active-defrag-max-scan-fields",
-    "active-defrag-threshold-lower",
-    "active-defrag-threshold-upper",
-    "aof-disable-auto-gc",
-    "aof-rewrite-incremental-fsync",
-    "rdb-save-incremental-fsync",
-    "rdb-del-sync-files",
-    "tracking-table-max-keys",
-    "lua-enable-deprecated-api",
-    // The process and its surroundings.
-    "supervised",
-    "syslog-enabled",
-    "syslog-facility",
-    "syslog-ident",
-    "proc-title-template",
-    "watchdog-period",
-    "ignore-warnings",
-    "socket-mark-id",
-    "unixsocketperm",
+/// Directives Redis 7.0 reads and ignores (its deprecated_configs), with
+/// one argument.
+const DEPRECATED_DIRECTIVES: &[&str] = &[
+    "list-max-ziplist-entries",
+    "list-max-ziplist-value",
+    "lua-replicate-commands",
 ];
+
+/// Redis 7.0 directives accepted in config files and on the command line
+/// and ignored, not (yet) parameters of Goblin's. docs/CONFIG.md lists
+/// them.
+const IGNORED_DIRECTIVES: &[&str] = &["tracking-table-max-keys"];
 
 /// Directives of features Goblin does not have, accepted with the value
 /// that leaves them off and refused with any other: starting without them

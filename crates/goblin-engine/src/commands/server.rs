@@ -548,7 +548,7 @@ fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if (args.len() - 2) % 2 != 0 {
-        return Err(Error::arity("config|set"));
+        return Err(Error::err("syntax error"));
     }
     let owned: Vec<(String, String)> = args[2..]
         .chunks(2)
@@ -646,25 +646,31 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     if path.is_empty() {
         return Err(Error::err("The server is running without a config file"));
     }
-    let mut text = String::from("# Written by CONFIG REWRITE\n");
-    for (name, value) in ctx.engine.config().all() {
-        if crate::config::spec(name).is_some_and(|s| s.name == name) {
-            let quoted = if value.is_empty() || value.contains(' ') {
-                format!("\"{value}\"")
-            } else {
-                value
-            };
-            let _ = writeln!(text, "{name} {quoted}");
+    let users: Vec<String> = super::acl::config_lines(ctx.engine)
+        .iter()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect();
+    let result = match std::fs::read(&path) {
+        Ok(old) => Ok(String::from_utf8_lossy(&old).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e),
+    }
+    .and_then(|old| {
+        let text = crate::config::rewrite::rewrite(&old, ctx.engine.config(), &users);
+        crate::config::rewrite::overwrite(&path, &text)
+    });
+    match result {
+        Ok(()) => {
+            crate::log::warning("CONFIG REWRITE executed with success.");
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(e) => {
+            let reason = crate::config::rewrite::strerror(&e);
+            crate::log::warning(&format!("CONFIG REWRITE failed: {reason}"));
+            Err(Error::err(format_args!("Rewriting config file: {reason}")))
         }
     }
-    for line in super::acl::config_lines(ctx.engine) {
-        text.push_str(&String::from_utf8_lossy(&line));
-        text.push('\n');
-    }
-    std::fs::write(&path, text)
-        .map_err(|e| Error::err(format_args!("Rewriting config file: {e}")))?;
-    ctx.out.ok();
-    Ok(())
 }
 
 fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {

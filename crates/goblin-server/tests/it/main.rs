@@ -17,6 +17,7 @@ mod acl;
 mod behaviour;
 mod blocking;
 mod client_eviction;
+mod config_params;
 mod error_bytes;
 mod eviction;
 mod geo;
