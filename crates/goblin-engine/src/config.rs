@@ -66,6 +66,8 @@ pub enum Kind {
     /// `proc-title-template`: `{variable}`s Redis knows, expanding to
     /// something (Redis's validateProcTitleTemplate).
     ProcTitleTemplate,
+    /// `replicaof`: `host port`, or `no one` (shown as nothing).
+    ReplicaOf,
     /// A yes/no whose feature Goblin lacks: `yes` is refused with this
     /// text, as Redis built without it refuses it (activedefrag).
     OffOnly(&'static str),
@@ -410,7 +412,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "replicaof",
         alias: Some("slaveof"),
-        kind: Kind::Str,
+        kind: Kind::ReplicaOf,
         default: "",
         flags: IMMUTABLE | MULTI_ARG,
     },
@@ -846,8 +848,9 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             if parts.len() % 2 != 0 {
                 return Err("Invalid save parameters".into());
             }
-            for part in &parts {
-                if part.parse::<u64>().is_err() {
+            // Seconds at least 1, changes at least 0.
+            for (i, part) in parts.iter().enumerate() {
+                if part.parse::<u64>().map_or(true, |v| i % 2 == 0 && v < 1) {
                     return Err("Invalid save parameters".into());
                 }
             }
@@ -912,6 +915,17 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             }
             Ok(format!("{v:o}"))
         }
+        // Redis's setConfigReplicaOfOption.
+        Kind::ReplicaOf => match value.split_whitespace().collect::<Vec<_>>()[..] {
+            [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+                Ok(String::new())
+            }
+            [host, port] => match port.parse::<i64>() {
+                Ok(p) if (0..=65535).contains(&p) => Ok(format!("{host} {p}")),
+                _ => Err("Invalid master port".into()),
+            },
+            _ => Err("wrong number of arguments".into()),
+        },
         Kind::Hostname => {
             if value.len() >= 256 {
                 return Err("Hostnames must be less than 256 characters".into());
@@ -1175,7 +1189,12 @@ impl Config {
     pub fn set_initial(&self, name: &str, value: &str) -> Result<(), ConfigError> {
         let spec =
             spec(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
-        let v = canonical(spec, value)?;
+        let mut v = canonical(spec, value)?;
+        if matches!(spec.kind, Kind::ObufLimits) {
+            // One line per class, as CONFIG REWRITE writes them: the
+            // classes not named keep their limits.
+            v = canonical(spec, &format!("{} {v}", self.get(spec.name)))?;
+        }
         self.values.write().insert(spec.name, v);
         self.refresh_hot();
         Ok(())

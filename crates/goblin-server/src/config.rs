@@ -176,76 +176,97 @@ fn mark_save_seen(_c: &Config) {
     SAVE_SEEN.with(|s| s.set(true));
 }
 
-/// Parses the process arguments (without the program name).
+/// Parses the process arguments (without the program name), as Redis's
+/// main() does: an optional config file first, `-` for standard input
+/// (first or last), then the options, which become lines appended to the
+/// file's text (`--port 6380` is the line `port "6380"`; a `--name`
+/// argument starts a line only once the previous one has a value, so a
+/// value may itself start with `--`; `"--port 6380"` in one argument is a
+/// line of its own). The whole text is then read as one file, so a bad
+/// option is reported with its line number after the file's.
 pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let config = Config::new();
-    let mut i = 0;
-    let mut config_file = None;
-    // The command line's directives follow the file's lines, as Redis
-    // appends them to its text: their line numbers in reports count on.
-    let mut next_line = 2;
+    SAVE_SEEN.with(|s| s.set(false));
     if let Some(first) = args.first() {
         match first.as_str() {
             "-v" | "--version" => return Ok(Invocation::Version),
             "-h" | "--help" => return Ok(Invocation::Help),
             _ => {}
         }
-        if !first.starts_with("--") {
-            let text = if first == "-" {
-                let mut s = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                    .map_err(|e| e.to_string())?;
-                s
-            } else {
-                std::fs::read_to_string(first)
-                    .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?
-            };
-            apply_text(&config, &text, first)?;
-            next_line += text.matches('\n').count();
-            if first != "-" {
-                config_file = Some(
-                    std::fs::canonicalize(first)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|_| first.clone()),
-                );
-            }
-            i = 1;
-        }
     }
-    // --directive value... : every following argument up to the next
-    // "--" belongs to the directive.
-    SAVE_SEEN.with(|s| s.set(false));
-    while i < args.len() {
-        let Some(name) = args[i].strip_prefix("--") else {
-            if args[i] == "-" {
-                i += 1;
-                continue;
-            }
-            return Err(format!("Invalid argument '{}'\n{}", args[i], usage()));
-        };
-        let mut values = Vec::new();
-        i += 1;
-        while i < args.len() && !args[i].starts_with("--") {
-            values.push(args[i].clone());
-            i += 1;
-        }
-        let line = std::iter::once(name.to_string())
-            .chain(values.iter().map(|v| repr(v)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut directive = vec![name.to_string()];
-        directive.extend(values);
-        match apply_directive(&config, &directive) {
-            Ok(()) => {}
-            Err(DirectiveError::Here(e)) => return Err(fatal(next_line, &line, &e)),
-            Err(DirectiveError::Reported(e)) => return Err(e),
-        }
-        next_line += 1;
+    let mut config_file = None;
+    let mut text = String::new();
+    let mut rest = args;
+    if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
+        text = std::fs::read_to_string(first)
+            .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+        config_file = Some(
+            std::fs::canonicalize(first)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| first.clone()),
+        );
+        rest = &args[1..];
     }
+    let options = command_line_options(rest, args.len());
+    if options.from_stdin {
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| e.to_string())?;
+    }
+    if !options.text.is_empty() {
+        text.push('\n');
+        text.push_str(&options.text);
+    }
+    apply_text(&config, &text, config_file.as_deref().unwrap_or("-"))?;
     Ok(Invocation::Run {
         config: Box::new(config),
         config_file,
     })
+}
+
+/// The command line's options as config text (Redis's main()).
+struct CommandLineOptions {
+    text: String,
+    from_stdin: bool,
+}
+
+/// `args` are the arguments after the config file; `total` counts all of
+/// them, the config file included (`-` reads standard input only as the
+/// first or the last argument).
+fn command_line_options(args: &[String], total: usize) -> CommandLineOptions {
+    let mut text = String::new();
+    let mut from_stdin = false;
+    let mut handled_last = true;
+    let offset = total - args.len();
+    for (i, arg) in args.iter().enumerate() {
+        let j = offset + i;
+        let last = j + 1 == total;
+        let next_is_option = args.get(i + 1).is_some_and(|a| a.starts_with("--"));
+        if arg == "-" && (j == 0 || last) {
+            from_stdin = true;
+        } else if handled_last && arg.starts_with("--") {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&arg[2..]);
+            text.push(' ');
+            let words = split_args(arg.as_bytes()).map_or(0, |w| w.len());
+            if words == 1 {
+                handled_last = false;
+                if arg.eq_ignore_ascii_case("--save") && (last || next_is_option) {
+                    // `--save` with no value is `save ""` (no rules).
+                    text.push_str("\"\"");
+                    handled_last = !last;
+                }
+            } else {
+                handled_last = true;
+            }
+        } else {
+            text.push_str(&repr(arg));
+            text.push(' ');
+            handled_last = true;
+        }
+    }
+    CommandLineOptions { text, from_stdin }
 }
 
 #[cfg(test)]

@@ -646,6 +646,22 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     if path.is_empty() {
         return Err(Error::err("The server is running without a config file"));
     }
+    match rewrite_config_file(ctx, &path, false) {
+        Ok(()) => {
+            crate::log::warning("CONFIG REWRITE executed with success.");
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(reason) => {
+            crate::log::warning(&format!("CONFIG REWRITE failed: {reason}"));
+            Err(Error::err(format_args!("Rewriting config file: {reason}")))
+        }
+    }
+}
+
+/// Rewrites the config file at `path` (Redis's rewriteConfig); `force_all`
+/// writes every parameter, defaults included. The error is strerror's text.
+fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
     let users: Vec<String> = super::acl::config_lines(ctx.engine)
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
@@ -656,21 +672,10 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         Err(e) => Err(e),
     }
     .and_then(|old| {
-        let text = crate::config::rewrite::rewrite(&old, ctx.engine.config(), &users);
-        crate::config::rewrite::overwrite(&path, &text)
+        let text = crate::config::rewrite::rewrite(&old, ctx.engine.config(), &users, force_all);
+        crate::config::rewrite::overwrite(path, &text)
     });
-    match result {
-        Ok(()) => {
-            crate::log::warning("CONFIG REWRITE executed with success.");
-            ctx.out.ok();
-            Ok(())
-        }
-        Err(e) => {
-            let reason = crate::config::rewrite::strerror(&e);
-            crate::log::warning(&format!("CONFIG REWRITE failed: {reason}"));
-            Err(Error::err(format_args!("Rewriting config file: {reason}")))
-        }
-    }
+    result.map_err(|e| crate::config::rewrite::strerror(&e))
 }
 
 fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -1152,6 +1157,15 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     "    Enable or disable the reply buffer resize cron job",
                 ],
             );
+        }
+        // Every parameter written to the config file, defaults included
+        // (a test aid: the suite restarts from it and compares).
+        (b"config-rewrite-force-all", 2) => {
+            let path = ctx.engine.config_file();
+            rewrite_config_file(ctx, &path, true).map_err(|reason| {
+                Error::err(format_args!("CONFIG-REWRITE-FORCE-ALL failed: {reason}"))
+            })?;
+            ctx.out.ok();
         }
         (b"set-active-expire", 3) => {
             let on = arg_i64(args[2])? != 0;

@@ -31,6 +31,9 @@ struct State {
     /// Options the rewrite went through: their unused lines are blanked.
     processed: HashSet<String>,
     needs_signature: bool,
+    /// Every option written, defaults included (DEBUG
+    /// CONFIG-REWRITE-FORCE-ALL).
+    force_all: bool,
 }
 
 impl State {
@@ -41,6 +44,7 @@ impl State {
             option_lines: HashMap::new(),
             processed: HashSet::new(),
             needs_signature: true,
+            force_all: false,
         };
         if old.is_empty() {
             return state;
@@ -90,7 +94,7 @@ impl State {
                 let at = lines.remove(0);
                 self.lines[at] = line;
             }
-            None if force => {
+            None if force || self.force_all => {
                 if self.needs_signature {
                     self.lines.push(SIGNATURE.to_string());
                     self.needs_signature = false;
@@ -217,7 +221,11 @@ fn rewrite_param(state: &mut State, spec: &ParamSpec, value: &str) {
             let shown = if value.is_empty() { "\"\"" } else { value };
             state.line(name, format!("{name} {shown}"), true);
         }
-        Kind::Str | Kind::FileName { .. } | Kind::Hostname | Kind::ProcTitleTemplate => {
+        Kind::Str
+        | Kind::FileName { .. }
+        | Kind::Hostname
+        | Kind::ProcTitleTemplate
+        | Kind::ReplicaOf => {
             if name == "bind" {
                 // Written as the addresses, unquoted. Redis removes a line
                 // at its default ("* -::*"); Goblin's default is another,
@@ -253,8 +261,10 @@ fn rewrite_param(state: &mut State, spec: &ParamSpec, value: &str) {
 
 /// The new text of a config file whose text was `old`; `users` are the
 /// `user` lines to write (none when an ACL file holds the users).
-pub fn rewrite(old: &str, config: &Config, users: &[String]) -> String {
+/// `force_all` writes every parameter, defaults included.
+pub fn rewrite(old: &str, config: &Config, users: &[String], force_all: bool) -> String {
     let mut state = State::read(old);
+    state.force_all = force_all;
     for spec in PARAMS {
         let value = config.get(spec.name);
         rewrite_param(&mut state, spec, &value);
@@ -342,7 +352,7 @@ mod tests {
             .unwrap();
         let old = "# A comment\n\nport 7000\nhz 15\nhz 16\n\n\nno-such-thing 1\nmaxmemory-policy noeviction\n";
         c.set_initial("port", "7000").unwrap();
-        let text = rewrite(old, &c, &[]);
+        let text = rewrite(old, &c, &[], false);
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("# A comment"));
         assert_eq!(lines.next(), Some(""));
@@ -359,9 +369,9 @@ mod tests {
         assert!(!rest.iter().any(|l| l.starts_with("hz")), "{rest:?}");
         // The file's last newline leaves a blank last line, as in Redis;
         // past it, rewriting again changes nothing.
-        let again = rewrite(&text, &c, &[]);
+        let again = rewrite(&text, &c, &[], false);
         assert_eq!(again, format!("{text}\n"));
-        assert_eq!(rewrite(&again, &c, &[]), again);
+        assert_eq!(rewrite(&again, &c, &[], false), again);
     }
 
     #[test]

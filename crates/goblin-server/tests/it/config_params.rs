@@ -310,6 +310,37 @@ fn bad_directives_are_reported_like_redis() {
     }
 }
 
+/// Command lines read as Redis's main() reads them (a value may start
+/// with `--` once its option has none yet, bare words join the previous
+/// line): the same reports.
+#[test]
+fn command_lines_are_read_like_redis() {
+    let dir = temp_dir("config-command-line");
+    let cases: &[&[&str]] = &[
+        &["--port"],
+        &["--port", "6380", "--loglevel"],
+        &["--port", "6379", "6380"],
+        &["--port", "--loglevel", "verbose"],
+        &["--port", "--bla", "--loglevel", "verbose"],
+        &["--logfile", "--my--log--file", "--loglevel", "--bla"],
+        &["--shutdown-on-sigint"],
+        &["--shutdown-on-sigint", "now force", "--shutdown-on-sigterm"],
+        &["--replicaof", "127.0.0.1", "abc"],
+        &["--replicaof", "--127.0.0.1", "abc"],
+        &["--replicaof", "--127.0.0.1", "--abc"],
+        &["--save", "--hz", "x"],
+        &["--hz 20", "--appendfsync bad"],
+        &["--no-such-option", "1"],
+    ];
+    for args in cases {
+        assert_eq!(
+            startup_failure(goblin_program(), &dir, args),
+            startup_failure("redis-server", &dir, args),
+            "{args:?}"
+        );
+    }
+}
+
 /// The rewritten file's lines up to the rewrite marker, and the set of
 /// lines after it (Redis appends them in its hash table's order), with
 /// the test's own port and directory lines left out.
