@@ -474,7 +474,8 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
         "ignore",
     ),
-    p("masteruser", Kind::Str, ""),
+    // Redacted from the slow log and MONITOR, as Redis does.
+    flagged("masteruser", Kind::Str, "", SENSITIVE),
     // Scripting.
     aliased(
         "busy-reply-threshold",
