@@ -6,6 +6,8 @@
 //! sizes in bytes, booleans as yes/no). Parameters read on hot paths are
 //! mirrored in atomics.
 
+pub mod rewrite;
+
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -52,6 +54,23 @@ pub enum Kind {
     /// `shutdown-on-sigterm` / `shutdown-on-sigint`: "default", or any of
     /// save, nosave, now and force (shown in that order).
     ShutdownOnSignal,
+    /// An octal number (Redis's OCTAL_CONFIG: `unixsocketperm`), shown in
+    /// octal.
+    Octal {
+        min: i64,
+        max: i64,
+    },
+    /// A host name announced to others (Redis's isValidAnnouncedHostname):
+    /// letters, digits, hyphens and dots, under 256 characters.
+    Hostname,
+    /// `proc-title-template`: `{variable}`s Redis knows, expanding to
+    /// something (Redis's validateProcTitleTemplate).
+    ProcTitleTemplate,
+    /// `replicaof`: `host port`, or `no one` (shown as nothing).
+    ReplicaOf,
+    /// A yes/no whose feature Goblin lacks: `yes` is refused with this
+    /// text, as Redis built without it refuses it (activedefrag).
+    OffOnly(&'static str),
 }
 
 pub const IMMUTABLE: u32 = 1;
@@ -62,6 +81,16 @@ pub const HIDDEN: u32 = 4;
 /// Set by CONFIG SET only when enable-protected-configs allows it (Redis's
 /// PROTECTED_CONFIG): where files are written.
 pub const PROTECTED: u32 = 8;
+/// Accepted, validated, shown and rewritten as Redis does, but Goblin does
+/// not act on it (docs/CONFIG.md lists these; a test holds the list to the
+/// table).
+pub const NOT_ACTED_ON: u32 = 16;
+/// A string whose empty value is a value (Redis's ALLOW_EMPTY_STRING):
+/// CONFIG REWRITE writes `name ""` rather than dropping the line.
+pub const EMPTY_IS_VALUE: u32 = 32;
+/// Takes several arguments (Redis's MULTI_ARG_CONFIG); other parameters
+/// take exactly one in a config file line.
+pub const MULTI_ARG: u32 = 64;
 
 pub struct ParamSpec {
     pub name: &'static str,
@@ -69,6 +98,27 @@ pub struct ParamSpec {
     pub kind: Kind,
     pub default: &'static str,
     pub flags: u32,
+}
+
+impl ParamSpec {
+    /// Whether a config file line may give it several arguments (the
+    /// multi-word kinds, and the MULTI_ARG strings).
+    pub fn multi_arg(&self) -> bool {
+        self.flags & MULTI_ARG != 0
+            || matches!(
+                self.kind,
+                Kind::Save
+                    | Kind::ObufLimits
+                    | Kind::OomValues
+                    | Kind::Percentiles
+                    | Kind::ShutdownOnSignal
+            )
+    }
+
+    /// Whether Goblin acts on it (docs/CONFIG.md lists those it does not).
+    pub fn acted_on(&self) -> bool {
+        self.flags & NOT_ACTED_ON == 0
+    }
 }
 
 const fn p(name: &'static str, kind: Kind, default: &'static str) -> ParamSpec {
@@ -113,6 +163,40 @@ const fn aliased(
     }
 }
 
+const fn flagged(name: &'static str, kind: Kind, default: &'static str, flags: u32) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags,
+    }
+}
+/// A parameter Goblin keeps for Redis's sake without acting on it.
+const fn inert(name: &'static str, kind: Kind, default: &'static str, flags: u32) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: None,
+        kind,
+        default,
+        flags: flags | NOT_ACTED_ON,
+    }
+}
+const fn inert_aliased(
+    name: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    default: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        alias: Some(alias),
+        kind,
+        default,
+        flags: NOT_ACTED_ON,
+    }
+}
+
 const INT_MAX: i64 = i32::MAX as i64;
 const LONG_MAX: i64 = i64::MAX;
 const BOOL: Kind = Kind::Bool;
@@ -131,7 +215,7 @@ pub static PARAMS: &[ParamSpec] = &[
     // Network and clients.
     // Changing bind or port at runtime rebinds the listeners (the
     // server's hook, Engine::listeners).
-    p("bind", Kind::Str, "127.0.0.1"),
+    flagged("bind", Kind::Str, "127.0.0.1", MULTI_ARG),
     p("port", int(0, 65535), "6379"),
     imm("tcp-backlog", int(0, INT_MAX), "511"),
     p("tcp-keepalive", int(0, INT_MAX), "300"),
@@ -152,7 +236,7 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::Enum(&["allchannels", "resetchannels"]),
         "resetchannels",
     ),
-    imm("aclfile", Kind::Str, ""),
+    flagged("aclfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
     p(
         "proto-max-bulk-len",
         mem(1024 * 1024, LONG_MAX),
@@ -168,7 +252,7 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::ObufLimits,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
-    imm("unixsocket", Kind::Str, ""),
+    inert("unixsocket", Kind::Str, "", IMMUTABLE),
     // TLS (goblin-server's tls module). A CONFIG SET of any of these but
     // tls-auth-clients (read by each new connection) reloads the whole TLS
     // context, as Redis's applyTlsCfg does; tls-port opens or closes the
@@ -209,19 +293,19 @@ pub static PARAMS: &[ParamSpec] = &[
     hidden("threads", int(0, 1024), "0", IMMUTABLE),
     hidden("shards", int(0, 65536), "0", IMMUTABLE),
     // General.
-    imm("daemonize", BOOL, "no"),
-    imm("pidfile", Kind::Str, ""),
+    inert("daemonize", BOOL, "no", IMMUTABLE),
+    inert("pidfile", Kind::Str, "", IMMUTABLE),
     p(
         "loglevel",
         Kind::Enum(&["debug", "verbose", "notice", "warning"]),
         "notice",
     ),
-    imm("logfile", Kind::Str, ""),
+    flagged("logfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
     imm("databases", int(1, INT_MAX), "16"),
-    imm("always-show-logo", BOOL, "no"),
-    imm("set-proc-title", BOOL, "yes"),
+    inert("always-show-logo", BOOL, "no", IMMUTABLE),
+    inert("set-proc-title", BOOL, "yes", IMMUTABLE),
     p("hz", int(0, INT_MAX), "10"),
-    p("dynamic-hz", BOOL, "yes"),
+    inert("dynamic-hz", BOOL, "yes", 0),
     p("active-expire-effort", int(1, 10), "1"),
     p("notify-keyspace-events", Kind::NotifyFlags, ""),
     p("latency-tracking", BOOL, "yes"),
@@ -233,10 +317,10 @@ pub static PARAMS: &[ParamSpec] = &[
     p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
     p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
     p("slowlog-max-len", int(0, LONG_MAX), "128"),
-    p("shutdown-timeout", int(0, INT_MAX), "10"),
+    inert("shutdown-timeout", int(0, INT_MAX), "10", 0),
     p("crash-log-enabled", BOOL, "yes"),
     // Goblin has no memory test to run after a crash: kept for CONFIG.
-    p("crash-memcheck-enabled", BOOL, "yes"),
+    inert("crash-memcheck-enabled", BOOL, "yes", 0),
     // After DEBUG ASSERT / PANIC, exit with status 1 instead of SIGABRT.
     hidden("use-exit-on-panic", BOOL, "no", IMMUTABLE),
     p("shutdown-on-sigint", Kind::ShutdownOnSignal, "default"),
@@ -272,8 +356,8 @@ pub static PARAMS: &[ParamSpec] = &[
     p("lazyfree-lazy-server-del", BOOL, "no"),
     p("lazyfree-lazy-user-del", BOOL, "no"),
     p("lazyfree-lazy-user-flush", BOOL, "no"),
-    p("activerehashing", BOOL, "yes"),
-    p("jemalloc-bg-thread", BOOL, "yes"),
+    inert("activerehashing", BOOL, "yes", 0),
+    inert("jemalloc-bg-thread", BOOL, "yes", 0),
     // Compact encodings of small collections.
     aliased(
         "hash-max-listpack-entries",
@@ -306,7 +390,7 @@ pub static PARAMS: &[ParamSpec] = &[
         int(i32::MIN as i64, INT_MAX),
         "-2",
     ),
-    p("list-compress-depth", int(0, INT_MAX), "0"),
+    inert("list-compress-depth", int(0, INT_MAX), "0", 0),
     // Past this length a sparse HyperLogLog turns dense.
     p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
     p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
@@ -328,9 +412,9 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "replicaof",
         alias: Some("slaveof"),
-        kind: Kind::Str,
+        kind: Kind::ReplicaOf,
         default: "",
-        flags: IMMUTABLE,
+        flags: IMMUTABLE | MULTI_ARG,
     },
     p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
     p("repl-backlog-ttl", int(0, LONG_MAX), "3600"),
@@ -339,10 +423,11 @@ pub static PARAMS: &[ParamSpec] = &[
     p("repl-diskless-sync-max-replicas", int(0, INT_MAX), "0"),
     // Goblin loads a primary's snapshot from a file whatever this says
     // (Redis's "disabled"); the other values are accepted.
-    p(
+    inert(
         "repl-diskless-load",
         Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
         "disabled",
+        0,
     ),
     p("repl-timeout", int(1, INT_MAX), "60"),
     aliased(
@@ -365,7 +450,7 @@ pub static PARAMS: &[ParamSpec] = &[
         BOOL,
         "yes",
     ),
-    aliased("replica-lazy-flush", "slave-lazy-flush", BOOL, "no"),
+    inert_aliased("replica-lazy-flush", "slave-lazy-flush", BOOL, "no"),
     aliased("replica-priority", "slave-priority", int(0, INT_MAX), "100"),
     p("replica-announced", BOOL, "yes"),
     aliased("replica-announce-ip", "slave-announce-ip", Kind::Str, ""),
@@ -389,7 +474,8 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
         "ignore",
     ),
-    p("masteruser", Kind::Str, ""),
+    // Redacted from the slow log and MONITOR, as Redis does.
+    flagged("masteruser", Kind::Str, "", SENSITIVE),
     // Scripting.
     aliased(
         "busy-reply-threshold",
@@ -414,11 +500,11 @@ pub static PARAMS: &[ParamSpec] = &[
             empty_error: None,
         },
         default: "dump.rdb",
-        flags: PROTECTED,
+        flags: PROTECTED | EMPTY_IS_VALUE,
     },
     p("rdbcompression", BOOL, "yes"),
     imm("rdbchecksum", BOOL, "yes"),
-    p("stop-writes-on-bgsave-error", BOOL, "yes"),
+    inert("stop-writes-on-bgsave-error", BOOL, "yes", 0),
     hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     // How often Redis serves clients while it loads; Goblin's loading
@@ -427,7 +513,7 @@ pub static PARAMS: &[ParamSpec] = &[
         "loading-process-events-interval-bytes",
         int(1024, INT_MAX),
         "2097152",
-        0,
+        NOT_ACTED_ON,
     ),
     p("appendonly", BOOL, "yes"),
     imm(
@@ -448,10 +534,10 @@ pub static PARAMS: &[ParamSpec] = &[
     ),
     p(
         "appendfsync",
-        Kind::Enum(&["always", "everysec", "no"]),
+        Kind::Enum(&["everysec", "always", "no"]),
         "everysec",
     ),
-    p("no-appendfsync-on-rewrite", BOOL, "no"),
+    inert("no-appendfsync-on-rewrite", BOOL, "no", 0),
     p("auto-aof-rewrite-percentage", int(0, INT_MAX), "100"),
     p("auto-aof-rewrite-min-size", mem(0, LONG_MAX), "67108864"),
     p("aof-load-truncated", BOOL, "yes"),
@@ -462,6 +548,104 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::Enum(&["no", "yes", "clients"]),
         "no",
     ),
+    // The rest of Redis 7.0's parameters: features Goblin does not have
+    // (cluster mode, syslog, supervision) or does its own way (worker
+    // threads in place of I/O threads and CPU lists, jemalloc's own
+    // purging in place of active defragmentation). Kept, validated and
+    // shown as Redis does, so that a Redis configuration and the tools
+    // that read CONFIG GET find them; not acted on.
+    inert(
+        "activedefrag",
+        Kind::OffOnly("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution"),
+        "no",
+        0,
+    ),
+    inert("active-defrag-cycle-min", int(1, 99), "1", 0),
+    inert("active-defrag-cycle-max", int(1, 99), "25", 0),
+    inert("active-defrag-threshold-lower", int(0, 1000), "10", 0),
+    inert("active-defrag-threshold-upper", int(0, 1000), "100", 0),
+    inert("active-defrag-max-scan-fields", int(1, LONG_MAX), "1000", 0),
+    inert("active-defrag-ignore-bytes", mem(1, LONG_MAX), "104857600", 0),
+    inert("io-threads", int(1, 128), "1", IMMUTABLE),
+    inert("io-threads-do-reads", BOOL, "no", IMMUTABLE),
+    inert("server_cpulist", Kind::Str, "", IMMUTABLE),
+    inert("bio_cpulist", Kind::Str, "", IMMUTABLE),
+    inert("aof_rewrite_cpulist", Kind::Str, "", IMMUTABLE),
+    inert("bgsave_cpulist", Kind::Str, "", IMMUTABLE),
+    inert("aof-disable-auto-gc", BOOL, "no", 0),
+    inert("aof-rewrite-incremental-fsync", BOOL, "yes", 0),
+    inert("rdb-save-incremental-fsync", BOOL, "yes", 0),
+    inert("rdb-del-sync-files", BOOL, "no", 0),
+    inert("bind-source-addr", Kind::Str, "", 0),
+    inert("replica-ignore-disk-write-errors", BOOL, "no", 0),
+    inert("socket-mark-id", int(0, u32::MAX as i64), "0", IMMUTABLE),
+    inert("unixsocketperm", Kind::Octal { min: 0, max: 0o777 }, "0", IMMUTABLE),
+    inert(
+        "supervised",
+        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
+        "no",
+        IMMUTABLE,
+    ),
+    inert("syslog-enabled", BOOL, "no", IMMUTABLE),
+    inert("syslog-ident", Kind::Str, "redis", IMMUTABLE | EMPTY_IS_VALUE),
+    inert(
+        "syslog-facility",
+        Kind::Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        "local0",
+        IMMUTABLE,
+    ),
+    inert("ignore-warnings", Kind::Str, "", EMPTY_IS_VALUE),
+    inert(
+        "proc-title-template",
+        Kind::ProcTitleTemplate,
+        "{title} {listen-addr} {server-mode}",
+        EMPTY_IS_VALUE,
+    ),
+    inert("watchdog-period", int(0, INT_MAX), "0", HIDDEN),
+    inert("lua-enable-deprecated-api", BOOL, "no", IMMUTABLE | HIDDEN),
+    // Cluster mode: goblin-server has none (the GOBLIN.* module brings
+    // the family to a Redis Cluster); cluster-enabled is refused at
+    // startup unless "no".
+    inert("cluster-enabled", BOOL, "no", IMMUTABLE),
+    inert(
+        "cluster-config-file",
+        Kind::Str,
+        "nodes.conf",
+        IMMUTABLE | EMPTY_IS_VALUE,
+    ),
+    inert("cluster-port", int(0, 65535), "0", IMMUTABLE),
+    inert("cluster-announce-bus-port", int(0, 65535), "0", 0),
+    inert("cluster-announce-port", int(0, 65535), "0", 0),
+    inert("cluster-announce-tls-port", int(0, 65535), "0", 0),
+    inert("cluster-announce-ip", Kind::Str, "", 0),
+    inert("cluster-announce-hostname", Kind::Hostname, "", 0),
+    inert(
+        "cluster-preferred-endpoint-type",
+        Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
+        "ip",
+        0,
+    ),
+    inert("cluster-node-timeout", int(0, LONG_MAX), "15000", 0),
+    inert("cluster-migration-barrier", int(0, INT_MAX), "1", 0),
+    inert_aliased(
+        "cluster-replica-validity-factor",
+        "cluster-slave-validity-factor",
+        int(0, INT_MAX),
+        "10",
+    ),
+    inert_aliased(
+        "cluster-replica-no-failover",
+        "cluster-slave-no-failover",
+        BOOL,
+        "no",
+    ),
+    inert("cluster-require-full-coverage", BOOL, "yes", 0),
+    inert("cluster-allow-reads-when-down", BOOL, "no", 0),
+    inert("cluster-allow-pubsubshard-when-down", BOOL, "yes", 0),
+    inert("cluster-allow-replica-migration", BOOL, "yes", 0),
+    inert("cluster-link-sendbuf-limit", mem(0, LONG_MAX), "0", 0),
 ];
 
 /// Why a value was refused (the text after Redis's "CONFIG SET failed ... - ").
@@ -523,17 +707,19 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
 }
 
 /// Redis's memtoull: a number with an optional b/k/kb/m/mb/g/gb unit.
-/// A sign is refused ("argument must be a memory value" for -1).
+/// A sign is refused ("argument must be a memory value" for -1); as in
+/// Redis, no digits at all is 0, and a number past 2^64-1 is 2^64-1, the
+/// product wrapping (read as a signed value, so out of every range).
 pub fn parse_memory(s: &str) -> Option<i64> {
     if s.starts_with('-') {
         return None;
     }
     let lower = s.to_ascii_lowercase();
     let split = lower
-        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(lower.len());
     let (num, unit) = lower.split_at(split);
-    let mul: i64 = match unit {
+    let mul: u64 = match unit {
         "" | "b" => 1,
         "k" => 1000,
         "kb" => 1024,
@@ -543,8 +729,12 @@ pub fn parse_memory(s: &str) -> Option<i64> {
         "gb" => 1024 * 1024 * 1024,
         _ => return None,
     };
-    let n: i64 = num.parse().ok()?;
-    n.checked_mul(mul)
+    let n: u64 = if num.is_empty() {
+        0
+    } else {
+        num.parse().unwrap_or(u64::MAX)
+    };
+    Some(n.wrapping_mul(mul) as i64)
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -555,12 +745,49 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// Whether a proc-title-template expands (Redis's sdstemplate: `{{` is a
+/// brace, `{name}` a known variable) to something non-empty when the
+/// title is empty. Of the variables, `{server-mode}` and `{unixsocket}`
+/// may expand to nothing here (no cluster mode, no Unix socket), the
+/// others always give something.
+fn proc_title_expands(template: &str) -> bool {
+    let mut rest = template;
+    let mut nonempty = false;
+    while let Some(open) = rest.find('{') {
+        nonempty |= open > 0;
+        let after = &rest[open + 1..];
+        if after.is_empty() {
+            return false;
+        }
+        if let Some(tail) = after.strip_prefix('{') {
+            nonempty = true;
+            rest = tail;
+            continue;
+        }
+        let Some(close) = after.find('}') else {
+            return false;
+        };
+        match &after[..close] {
+            "title" | "server-mode" | "unixsocket" => {}
+            "listen-addr" | "config-file" | "port" | "tls-port" => nonempty = true,
+            _ => return false,
+        }
+        rest = &after[close + 1..];
+    }
+    nonempty || !rest.is_empty()
+}
+
 /// Validates a value for a parameter and returns its canonical form.
 pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
     match spec.kind {
         Kind::Bool => parse_bool(value)
             .map(|b| if b { "yes" } else { "no" }.to_string())
             .ok_or_else(|| "argument must be 'yes' or 'no'".to_string()),
+        Kind::OffOnly(refusal) => match parse_bool(value) {
+            Some(false) => Ok("no".into()),
+            Some(true) => Err(refusal.into()),
+            None => Err("argument must be 'yes' or 'no'".into()),
+        },
         Kind::Int { min, max } => {
             let v: i64 = value
                 .parse()
@@ -618,8 +845,9 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             if parts.len() % 2 != 0 {
                 return Err("Invalid save parameters".into());
             }
-            for part in &parts {
-                if part.parse::<u64>().is_err() {
+            // Seconds at least 1, changes at least 0.
+            for (i, part) in parts.iter().enumerate() {
+                if part.parse::<u64>().map_or(true, |v| i % 2 == 0 && v < 1) {
                     return Err("Invalid save parameters".into());
                 }
             }
@@ -637,6 +865,12 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
         Kind::ShutdownOnSignal => {
             const WORDS: [&str; 4] = ["save", "nosave", "now", "force"];
             let mut on = [false; 4];
+            if value.split_whitespace().next().is_none() {
+                return Err(
+                    "argument(s) must be one of the following: default, save, nosave, now, force"
+                        .into(),
+                );
+            }
             for word in value.split_whitespace() {
                 let lower = word.to_ascii_lowercase();
                 match WORDS.iter().position(|w| *w == lower) {
@@ -661,6 +895,54 @@ pub fn canonical(spec: &ParamSpec, value: &str) -> Result<String, ConfigError> {
             } else {
                 words.join(" ")
             })
+        }
+        Kind::Octal { min, max } => {
+            // strtoll(value, 8) with nothing left over.
+            let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+            let v = if !digits.is_empty() && digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+                i64::from_str_radix(value, 8).ok()
+            } else {
+                None
+            }
+            .ok_or_else(|| "argument couldn't be parsed as an octal number".to_string())?;
+            if v < min || v > max {
+                return Err(format!(
+                    "argument must be between {min:o} and {max:o} inclusive"
+                ));
+            }
+            Ok(format!("{v:o}"))
+        }
+        // Redis's setConfigReplicaOfOption.
+        Kind::ReplicaOf => match value.split_whitespace().collect::<Vec<_>>()[..] {
+            [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+                Ok(String::new())
+            }
+            [host, port] => match port.parse::<i64>() {
+                Ok(p) if (0..=65535).contains(&p) => Ok(format!("{host} {p}")),
+                _ => Err("Invalid master port".into()),
+            },
+            _ => Err("wrong number of arguments".into()),
+        },
+        Kind::Hostname => {
+            if value.len() >= 256 {
+                return Err("Hostnames must be less than 256 characters".into());
+            }
+            if !value
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.')
+            {
+                return Err(
+                    "Hostnames may only contain alphanumeric characters, hyphens or dots".into(),
+                );
+            }
+            Ok(value.to_string())
+        }
+        Kind::ProcTitleTemplate => {
+            if proc_title_expands(value) {
+                Ok(value.to_string())
+            } else {
+                Err("template format is invalid or contains unknown variables".into())
+            }
         }
         // Existence is checked by CONFIG SET; at startup the directory is created.
         Kind::Dir => Ok(value.to_string()),
@@ -904,7 +1186,12 @@ impl Config {
     pub fn set_initial(&self, name: &str, value: &str) -> Result<(), ConfigError> {
         let spec =
             spec(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
-        let v = canonical(spec, value)?;
+        let mut v = canonical(spec, value)?;
+        if matches!(spec.kind, Kind::ObufLimits) {
+            // One line per class, as CONFIG REWRITE writes them: the
+            // classes not named keep their limits.
+            v = canonical(spec, &format!("{} {v}", self.get(spec.name)))?;
+        }
         self.values.write().insert(spec.name, v);
         self.refresh_hot();
         Ok(())
@@ -921,6 +1208,14 @@ impl Config {
         // Every name first, as Redis's configSetCommand: the first one at
         // fault is the error; values are read only once all names pass.
         let mut specs: Vec<&'static ParamSpec> = Vec::with_capacity(pairs.len());
+        // A value's error names the parameter as the table spells the name
+        // it was asked by (an alias stays an alias), as Redis's lookup does.
+        let table_name = |spec: &'static ParamSpec, asked: &str| -> String {
+            match spec.alias {
+                Some(a) if a.eq_ignore_ascii_case(asked) => a.to_string(),
+                _ => spec.name.to_string(),
+            }
+        };
         for (name, _) in pairs {
             let refuse = |reason: &str| Err((name.to_string(), reason.into()));
             let Some(spec) = spec(name) else {
@@ -938,17 +1233,16 @@ impl Config {
             specs.push(spec);
         }
         let mut staged: Vec<(&'static str, String)> = Vec::new();
-        for (spec, (_, value)) in specs.into_iter().zip(pairs) {
-            let name = spec.name;
+        for (spec, (asked, value)) in specs.into_iter().zip(pairs) {
+            let name = table_name(spec, asked);
             let mut v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
             if matches!(spec.kind, Kind::ObufLimits) {
                 // The classes not named keep their limits.
                 let current = self.get(spec.name);
-                v = canonical(spec, &format!("{current} {v}"))
-                    .map_err(|e| (name.to_string(), e))?;
+                v = canonical(spec, &format!("{current} {v}")).map_err(|e| (name.clone(), e))?;
             }
             if matches!(spec.kind, Kind::Dir) && !std::path::Path::new(&v).is_dir() {
-                return Err((name.to_string(), "No such file or directory".into()));
+                return Err((name, "No such file or directory".into()));
             }
             staged.push((spec.name, v));
         }
@@ -1001,6 +1295,64 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/CONFIG.md's list of the parameters Goblin does not act on is
+    /// the table's.
+    #[test]
+    fn not_acted_on_matches_the_docs() {
+        let doc = include_str!("../../../docs/CONFIG.md");
+        let start = doc
+            .find("## Parameters Goblin does not act on")
+            .expect("the section");
+        let section = &doc[start..];
+        let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
+        let listed: std::collections::BTreeSet<&str> =
+            section[..end].split('`').skip(1).step_by(2).collect();
+        let table: std::collections::BTreeSet<&str> = PARAMS
+            .iter()
+            .filter(|s| !s.acted_on())
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(listed, table);
+    }
+
+    /// The kinds of the parameters Goblin keeps for Redis's sake validate
+    /// and render as Redis's.
+    #[test]
+    fn octal_hostname_and_title_template() {
+        let c = Config::new();
+        let set = |name: &str, value: &str| c.set_initial(name, value);
+        set("unixsocketperm", "0700").unwrap();
+        assert_eq!(c.get("unixsocketperm"), "700");
+        assert_eq!(
+            set("unixsocketperm", "800").unwrap_err(),
+            "argument couldn't be parsed as an octal number"
+        );
+        assert_eq!(
+            set("unixsocketperm", "1000").unwrap_err(),
+            "argument must be between 0 and 777 inclusive"
+        );
+        set("cluster-announce-hostname", "a-b.c").unwrap();
+        assert_eq!(
+            set("cluster-announce-hostname", "a_b").unwrap_err(),
+            "Hostnames may only contain alphanumeric characters, hyphens or dots"
+        );
+        set("proc-title-template", "{title} {{x}} {port}").unwrap();
+        for bad in ["{title}", "{nope}", "{title", "x {"] {
+            assert_eq!(
+                set("proc-title-template", bad).unwrap_err(),
+                "template format is invalid or contains unknown variables",
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            c.set_many(&[("activedefrag", "yes")], false).unwrap_err().1,
+            "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution"
+        );
+        // Memory values as Redis's memtoull reads them.
+        assert_eq!(parse_memory(""), Some(0));
+        assert!(canonical(spec("maxmemory").unwrap(), "99999999999999999999gb").is_err());
+    }
 
     #[test]
     fn memory_units() {

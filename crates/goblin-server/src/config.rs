@@ -99,99 +99,61 @@ pub fn apply_text(config: &Config, text: &str, _origin: &str) -> Result<(), Stri
 }
 
 fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveError> {
+    const BAD: &str = "Bad directive or wrong number of arguments";
     let Some((name, values)) = args.split_first() else {
         return Ok(());
     };
     let name = name.to_ascii_lowercase();
-    if name == "include" {
-        let path = values.first().ok_or("include needs a path")?;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
-        return apply_text(config, &text, path).map_err(DirectiveError::Reported);
-    }
-    if name == "user" {
-        return Ok(config.add_user(values)?);
-    }
-    if IGNORED_DIRECTIVES.contains(&name.as_str()) {
-        return Ok(());
-    }
-    if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == name) {
-        return match values {
-            [v] if v.eq_ignore_ascii_case(off) => Ok(()),
-            _ => Err(DirectiveError::Here(why.to_string())),
+    let Some(spec) = goblin_engine::config::spec(&name) else {
+        return match (name.as_str(), values) {
+            ("include", [path]) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("Can't open the include file {path}: {e}"))?;
+                apply_text(config, &text, path).map_err(DirectiveError::Reported)
+            }
+            ("user", [_, ..]) => Ok(config.add_user(values)?),
+            (name, _) if IGNORED_DIRECTIVES.contains(&name) => Ok(()),
+            // Redis's deprecated_configs: accepted with one argument.
+            (name, [_]) if DEPRECATED_DIRECTIVES.contains(&name) => Ok(()),
+            _ => Err(DirectiveError::Here(BAD.to_string())),
         };
+    };
+    // One argument, except for the multi-argument parameters (save, bind,
+    // client-output-buffer-limit...), whose arguments are joined.
+    if !spec.multi_arg() && values.len() != 1 {
+        return Err(DirectiveError::Here("wrong number of arguments".into()));
     }
-    // Multi-word values (save, bind, client-output-buffer-limit) are joined;
     // Redis also lets `save` appear several times, each adding a rule.
     let mut value = values.join(" ");
-    if name == "save" && !values.is_empty() && !values[0].is_empty() {
+    if spec.name == "save" && !values.is_empty() && !values[0].is_empty() {
         let current = config.get("save");
         if config_seen_save(config) && !current.is_empty() {
             value = format!("{current} {value}");
         }
         mark_save_seen(config);
     }
-    Ok(config.set_initial(&name, &value)?)
+    config.set_initial(&name, &value)?;
+    if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == spec.name) {
+        if config.get(spec.name) != *off {
+            config.set_initial(spec.name, off)?;
+            return Err(DirectiveError::Here(why.to_string()));
+        }
+    }
+    Ok(())
 }
 
-/// Redis 7.0 directives that configure what Goblin does not have or does
-/// its own way: accepted in config files and on the command line, so that
-/// a Redis configuration (and the Redis test suite's) starts Goblin, and
-/// ignored. docs/CONFIG.md lists them.
-const IGNORED_DIRECTIVES: &[&str] = &[
-    // Replication settings Goblin has no use for.
-    "bind-source-addr",
-    "replica-ignore-disk-write-errors",
-    // Cluster mode (the module brings the GOBLIN.* family to a Redis
-    // Cluster; goblin-server has no cluster mode): cluster-enabled is
-    // refused unless "no", below.
-    "cluster-allow-pubsubshard-when-down",
-    "cluster-allow-reads-when-down",
-    "cluster-allow-replica-migration",
-    "cluster-announce-bus-port",
-    "cluster-announce-hostname",
-    "cluster-announce-ip",
-    "cluster-announce-port",
-    "cluster-announce-tls-port",
-    "cluster-config-file",
-    "cluster-link-sendbuf-limit",
-    "cluster-migration-barrier",
-    "cluster-node-timeout",
-    "cluster-port",
-    "cluster-preferred-endpoint-type",
-    "cluster-replica-no-failover",
-    "cluster-replica-validity-factor",
-    "cluster-require-full-coverage",
-    "cluster-slave-no-failover",
-    "cluster-slave-validity-factor",
-    // Redis's threads and memory housekeeping, which Goblin does its own
-    // way (worker threads, jemalloc's own purging).
-    "io-threads",
-    "io-threads-do-reads",
-    "activedefrag",
-    "active-defrag-cycle-max",
-    "active-defrag-cycle-min",
-    "active-defrag-ignore-bytes",
-    "active-defrag-max-scan-fields",
-    "active-defrag-threshold-lower",
-    "active-defrag-threshold-upper",
-    "aof-disable-auto-gc",
-    "aof-rewrite-incremental-fsync",
-    "rdb-save-incremental-fsync",
-    "rdb-del-sync-files",
-    "tracking-table-max-keys",
-    "lua-enable-deprecated-api",
-    // The process and its surroundings.
-    "supervised",
-    "syslog-enabled",
-    "syslog-facility",
-    "syslog-ident",
-    "proc-title-template",
-    "watchdog-period",
-    "ignore-warnings",
-    "socket-mark-id",
-    "unixsocketperm",
+/// Directives Redis 7.0 reads and ignores (its deprecated_configs), with
+/// one argument.
+const DEPRECATED_DIRECTIVES: &[&str] = &[
+    "list-max-ziplist-entries",
+    "list-max-ziplist-value",
+    "lua-replicate-commands",
 ];
+
+/// Redis 7.0 directives accepted in config files and on the command line
+/// and ignored, not (yet) parameters of Goblin's. docs/CONFIG.md lists
+/// them.
+const IGNORED_DIRECTIVES: &[&str] = &["tracking-table-max-keys"];
 
 /// Directives of features Goblin does not have, accepted with the value
 /// that leaves them off and refused with any other: starting without them
@@ -214,76 +176,97 @@ fn mark_save_seen(_c: &Config) {
     SAVE_SEEN.with(|s| s.set(true));
 }
 
-/// Parses the process arguments (without the program name).
+/// Parses the process arguments (without the program name), as Redis's
+/// main() does: an optional config file first, `-` for standard input
+/// (first or last), then the options, which become lines appended to the
+/// file's text (`--port 6380` is the line `port "6380"`; a `--name`
+/// argument starts a line only once the previous one has a value, so a
+/// value may itself start with `--`; `"--port 6380"` in one argument is a
+/// line of its own). The whole text is then read as one file, so a bad
+/// option is reported with its line number after the file's.
 pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let config = Config::new();
-    let mut i = 0;
-    let mut config_file = None;
-    // The command line's directives follow the file's lines, as Redis
-    // appends them to its text: their line numbers in reports count on.
-    let mut next_line = 2;
+    SAVE_SEEN.with(|s| s.set(false));
     if let Some(first) = args.first() {
         match first.as_str() {
             "-v" | "--version" => return Ok(Invocation::Version),
             "-h" | "--help" => return Ok(Invocation::Help),
             _ => {}
         }
-        if !first.starts_with("--") {
-            let text = if first == "-" {
-                let mut s = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                    .map_err(|e| e.to_string())?;
-                s
-            } else {
-                std::fs::read_to_string(first)
-                    .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?
-            };
-            apply_text(&config, &text, first)?;
-            next_line += text.matches('\n').count();
-            if first != "-" {
-                config_file = Some(
-                    std::fs::canonicalize(first)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|_| first.clone()),
-                );
-            }
-            i = 1;
-        }
     }
-    // --directive value... : every following argument up to the next
-    // "--" belongs to the directive.
-    SAVE_SEEN.with(|s| s.set(false));
-    while i < args.len() {
-        let Some(name) = args[i].strip_prefix("--") else {
-            if args[i] == "-" {
-                i += 1;
-                continue;
-            }
-            return Err(format!("Invalid argument '{}'\n{}", args[i], usage()));
-        };
-        let mut values = Vec::new();
-        i += 1;
-        while i < args.len() && !args[i].starts_with("--") {
-            values.push(args[i].clone());
-            i += 1;
-        }
-        let line = std::iter::once(name.to_string())
-            .chain(values.iter().map(|v| repr(v)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut directive = vec![name.to_string()];
-        directive.extend(values);
-        match apply_directive(&config, &directive) {
-            Ok(()) => {}
-            Err(DirectiveError::Here(e)) => return Err(fatal(next_line, &line, &e)),
-            Err(DirectiveError::Reported(e)) => return Err(e),
-        }
-        next_line += 1;
+    let mut config_file = None;
+    let mut text = String::new();
+    let mut rest = args;
+    if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
+        text = std::fs::read_to_string(first)
+            .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+        config_file = Some(
+            std::fs::canonicalize(first)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| first.clone()),
+        );
+        rest = &args[1..];
     }
+    let options = command_line_options(rest, args.len());
+    if options.from_stdin {
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| e.to_string())?;
+    }
+    if !options.text.is_empty() {
+        text.push('\n');
+        text.push_str(&options.text);
+    }
+    apply_text(&config, &text, config_file.as_deref().unwrap_or("-"))?;
     Ok(Invocation::Run {
         config: Box::new(config),
         config_file,
     })
+}
+
+/// The command line's options as config text (Redis's main()).
+struct CommandLineOptions {
+    text: String,
+    from_stdin: bool,
+}
+
+/// `args` are the arguments after the config file; `total` counts all of
+/// them, the config file included (`-` reads standard input only as the
+/// first or the last argument).
+fn command_line_options(args: &[String], total: usize) -> CommandLineOptions {
+    let mut text = String::new();
+    let mut from_stdin = false;
+    let mut handled_last = true;
+    let offset = total - args.len();
+    for (i, arg) in args.iter().enumerate() {
+        let j = offset + i;
+        let last = j + 1 == total;
+        let next_is_option = args.get(i + 1).is_some_and(|a| a.starts_with("--"));
+        if arg == "-" && (j == 0 || last) {
+            from_stdin = true;
+        } else if handled_last && arg.starts_with("--") {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&arg[2..]);
+            text.push(' ');
+            let words = split_args(arg.as_bytes()).map_or(0, |w| w.len());
+            if words == 1 {
+                handled_last = false;
+                if arg.eq_ignore_ascii_case("--save") && (last || next_is_option) {
+                    // `--save` with no value is `save ""` (no rules).
+                    text.push_str("\"\"");
+                    handled_last = !last;
+                }
+            } else {
+                handled_last = true;
+            }
+        } else {
+            text.push_str(&repr(arg));
+            text.push(' ');
+            handled_last = true;
+        }
+    }
+    CommandLineOptions { text, from_stdin }
 }
 
 #[cfg(test)]

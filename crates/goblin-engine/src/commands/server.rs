@@ -548,7 +548,7 @@ fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if (args.len() - 2) % 2 != 0 {
-        return Err(Error::arity("config|set"));
+        return Err(Error::err("syntax error"));
     }
     let owned: Vec<(String, String)> = args[2..]
         .chunks(2)
@@ -646,31 +646,36 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     if path.is_empty() {
         return Err(Error::err("The server is running without a config file"));
     }
-    let mut text = String::from("# Written by CONFIG REWRITE\n");
-    for (name, value) in ctx.engine.config().all() {
-        if crate::config::spec(name).is_some_and(|s| s.name == name) {
-            let quoted = if value.bytes().any(|b| b.is_ascii_control()) {
-                // A file name may hold a newline: C escapes, as the
-                // config file's reader expects them.
-                let mut out = Vec::new();
-                crate::monitor::repr(&mut out, value.as_bytes());
-                String::from_utf8_lossy(&out).into_owned()
-            } else if value.is_empty() || value.contains(' ') {
-                format!("\"{value}\"")
-            } else {
-                value
-            };
-            let _ = writeln!(text, "{name} {quoted}");
+    match rewrite_config_file(ctx, &path, false) {
+        Ok(()) => {
+            crate::log::warning("CONFIG REWRITE executed with success.");
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(reason) => {
+            crate::log::warning(&format!("CONFIG REWRITE failed: {reason}"));
+            Err(Error::err(format_args!("Rewriting config file: {reason}")))
         }
     }
-    for line in super::acl::config_lines(ctx.engine) {
-        text.push_str(&String::from_utf8_lossy(&line));
-        text.push('\n');
+}
+
+/// Rewrites the config file at `path` (Redis's rewriteConfig); `force_all`
+/// writes every parameter, defaults included. The error is strerror's text.
+fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
+    let users: Vec<String> = super::acl::config_lines(ctx.engine)
+        .iter()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect();
+    let result = match std::fs::read(&path) {
+        Ok(old) => Ok(String::from_utf8_lossy(&old).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e),
     }
-    std::fs::write(&path, text)
-        .map_err(|e| Error::err(format_args!("Rewriting config file: {e}")))?;
-    ctx.out.ok();
-    Ok(())
+    .and_then(|old| {
+        let text = crate::config::rewrite::rewrite(&old, ctx.engine.config(), &users, force_all);
+        crate::config::rewrite::overwrite(path, &text)
+    });
+    result.map_err(|e| crate::config::rewrite::strerror(&e))
 }
 
 fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -1202,6 +1207,15 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     "    Enable or disable the reply buffer resize cron job",
                 ],
             );
+        }
+        // Every parameter written to the config file, defaults included
+        // (a test aid: the suite restarts from it and compares).
+        (b"config-rewrite-force-all", 2) => {
+            let path = ctx.engine.config_file();
+            rewrite_config_file(ctx, &path, true).map_err(|reason| {
+                Error::err(format_args!("CONFIG-REWRITE-FORCE-ALL failed: {reason}"))
+            })?;
+            ctx.out.ok();
         }
         (b"set-active-expire", 3) => {
             let on = arg_i64(args[2])? != 0;

@@ -700,7 +700,7 @@ pub fn unset_master(engine: &crate::Engine) {
     for rep in r.replicas() {
         rep.info.kill();
     }
-    let _ = engine.config().set_initial("replicaof", "");
+    let _ = engine.config().set_initial("replicaof", "no one");
     engine.update_expiry_logging();
 }
 

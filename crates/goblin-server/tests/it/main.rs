@@ -19,6 +19,7 @@ mod behaviour;
 mod blocking;
 mod client_eviction;
 mod command_metadata;
+mod config_params;
 mod error_bytes;
 mod eviction;
 mod geo;

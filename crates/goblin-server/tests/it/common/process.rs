@@ -172,6 +172,27 @@ impl Proc {
         Proc::spawn_on("redis-server", dir, args, port)
     }
 
+    /// `program` started from the config file `conf` (its first
+    /// argument, as redis-server wants it), then `--port`, `--dir` and
+    /// `args`, on a free port.
+    pub fn spawn_with_config(program: &str, dir: &Path, conf: &Path, args: &[&str]) -> Proc {
+        for _ in 0..5 {
+            let port = free_port();
+            let mut cmd = Command::new(program);
+            cmd.arg(conf)
+                .args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+                .args(args);
+            let log = dir.join(format!(
+                "{}-{port}.log",
+                Path::new(program).file_name().unwrap().to_string_lossy()
+            ));
+            if let Some(p) = Proc::launch(cmd, program, port, log) {
+                return p;
+            }
+        }
+        panic!("{program} found no free port in 5 tries");
+    }
+
     /// Waits until the server answers PING (it loads its data first):
     /// true once it does, false when its port turned out to be taken.
     fn wait_ready(&mut self) -> bool {
