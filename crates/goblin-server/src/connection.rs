@@ -298,6 +298,11 @@ impl Connection {
                             // first, Redis's PROTO_REPLY_MIN_BYTES).
                             let size = self.info.reply_buffer_target.load(Ordering::Relaxed);
                             self.session.out.buf.reserve_exact(size as usize);
+                            // Shown at once (CLIENT LIST waits for this
+                            // turn, not for the accounting after it).
+                            self.info
+                                .reply_buffer_size
+                                .store(self.session.out.buf.capacity(), Ordering::Relaxed);
                         }
                         let flow = if self.parser.is_inline() {
                             let argv: Vec<&[u8]> = self

@@ -1,6 +1,7 @@
 //! DEBUG (Redis's debug.c): the subcommands the Tcl suite and operators
 //! use. Where a subcommand reports or tunes one of Redis's internal
-//! encodings, Goblin answers with its own equivalent (docs/commands/DEBUG.md).
+//! encodings, Goblin answers with its own equivalent (ARCHITECTURE.md,
+//! Introspection).
 
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
