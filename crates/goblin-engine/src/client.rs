@@ -510,11 +510,11 @@ pub enum Handoff {
         deadline_ms: Option<u64>,
     },
     /// WAITAOF: the reply waits until the append-only file is on disk up
-    /// to `aof_offset` (when `local`), or until `deadline_ms`; replicas do
-    /// not acknowledge their files to Goblin, so `replicas` more than 0
-    /// waits for the deadline.
+    /// to `aof_offset` (when `local`) and `replicas` replicas have theirs
+    /// up to `repl_offset` (REPLCONF ACK's FACK), or until `deadline_ms`.
     WaitAof {
         aof_offset: u64,
+        repl_offset: u64,
         local: bool,
         replicas: usize,
         deadline_ms: Option<u64>,

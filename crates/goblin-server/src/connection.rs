@@ -49,6 +49,15 @@ use std::time::Duration;
 
 mod feed;
 
+/// What a WAITAOF waits for (see `Handoff::WaitAof`).
+struct AofWait {
+    aof_offset: u64,
+    repl_offset: u64,
+    local: bool,
+    replicas: usize,
+    deadline_ms: Option<u64>,
+}
+
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
 /// How often a client past its soft output limit is checked while
@@ -605,19 +614,23 @@ impl Connection {
             }
             Some(Handoff::WaitAof {
                 aof_offset,
+                repl_offset,
                 local,
                 replicas,
                 deadline_ms,
             }) => {
-                let reply = self
-                    .wait_aof(aof_offset, local, replicas, deadline_ms)
-                    .await?;
-                match reply {
-                    Ok(local_acked) => {
+                let wanted = AofWait {
+                    aof_offset,
+                    repl_offset,
+                    local,
+                    replicas,
+                    deadline_ms,
+                };
+                match self.wait_aof(wanted).await? {
+                    Ok((local_acked, replicas_acked)) => {
                         self.session.out.array(2);
                         self.session.out.int(local_acked as i64);
-                        // No replica acknowledges its file (see WAITAOF).
-                        self.session.out.int(0);
+                        self.session.out.int(replicas_acked as i64);
                     }
                     Err(text) => self.session.out.error(text),
                 }
@@ -627,34 +640,33 @@ impl Connection {
         }
     }
 
-    /// WAITAOF: until the append-only file is on disk up to `offset` (when
-    /// `local`; replicas never acknowledge theirs, so otherwise until the
-    /// deadline), or the client goes away. Whether the local file got
-    /// there, or WAITAOF's error when appendonly was turned off meanwhile.
+    /// WAITAOF: until the append-only file is on disk up to the client's
+    /// last write (when `local`) and enough replicas said theirs is
+    /// (REPLCONF ACK's FACK), the deadline passes, or the client goes
+    /// away. The local file's and the replicas' counts, or WAITAOF's
+    /// error when appendonly was turned off meanwhile.
     async fn wait_aof(
         &mut self,
-        offset: u64,
-        local: bool,
-        replicas: usize,
-        deadline_ms: Option<u64>,
-    ) -> Result<Result<bool, &'static str>, Closing> {
+        wanted: AofWait,
+    ) -> Result<Result<(bool, usize), &'static str>, Closing> {
         let engine = self.engine.clone();
         let aof = &engine.persist().aof;
+        let r = engine.repl();
         loop {
-            if local && !aof.is_on() {
+            if wanted.local && !aof.is_on() {
                 return Ok(Err(
                     "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
                 ));
             }
-            let acked = aof.is_on() && aof.fsynced() >= offset;
-            // Wanting replicas (none acknowledges) leaves the deadline to
-            // end the wait.
-            if (acked || !local) && replicas == 0 {
-                return Ok(Ok(acked));
+            let notified = r.acks.notified();
+            let local = aof.is_on() && aof.fsynced() >= wanted.aof_offset;
+            let replicas = r.aof_acked(wanted.repl_offset);
+            if (local || !wanted.local) && replicas >= wanted.replicas {
+                return Ok(Ok((local, replicas)));
             }
             let now = goblin_engine::util::time::now_ms();
-            let left = match deadline_ms {
-                Some(d) if d <= now => return Ok(Ok(acked)),
+            let left = match wanted.deadline_ms {
+                Some(d) if d <= now => return Ok(Ok((local, replicas))),
                 Some(d) => Duration::from_millis(d - now),
                 None => Duration::from_secs(3600),
             };
@@ -662,7 +674,8 @@ impl Connection {
             // every 100 ms.
             let left = left.min(Duration::from_millis(100));
             tokio::select! {
-                _ = aof.wait_fsynced(offset), if local && !acked => {}
+                _ = aof.wait_fsynced(wanted.aof_offset), if wanted.local && !local => {}
+                _ = notified => {}
                 _ = tokio::time::sleep(left) => {}
                 _ = self.info.wake.notified() => {
                     if self.info.is_killed() {

@@ -80,8 +80,11 @@ fn module_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn module_loadex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // Read before the protection is checked, which Redis does before the
+    // command runs: only the log tells them apart.
+    let parsed = parse_loadex(&args[3..]);
     check_allowed(ctx)?;
-    match parse_loadex(&args[3..]) {
+    match parsed {
         Err(syntax) => crate::log::notice(&syntax),
         Ok(_) => crate::log::warning(&load_failure(args[2])),
     }

@@ -21,7 +21,7 @@ fn replconf_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let mut conf = ctx.client.repl_conf.take().unwrap_or_default();
     let result = (|| {
-        for pair in args[1..].chunks(2) {
+        for (i, pair) in args[1..].chunks(2).enumerate() {
             let (opt, value) = (pair[0], pair[1]);
             let is = |name: &str| opt.eq_ignore_ascii_case(name.as_bytes());
             if is("listening-port") {
@@ -42,9 +42,20 @@ fn replconf_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     conf.capa_psync2 = true;
                 }
             } else if is("ack") {
-                // From a replica only, and without a reply.
+                // From a replica only, and without a reply. Redis 7.2's
+                // replicas add FACK and the offset their append-only file
+                // has on disk (WAITAOF counts them).
+                let next = 1 + 2 * i + 2;
+                let fack = match args.get(next..next + 2) {
+                    Some([word, n]) if word.eq_ignore_ascii_case(b"fack") => parse_i64(n),
+                    _ => None,
+                };
                 if let (Some(r), Some(offset)) = (ctx.client.replica.clone(), parse_i64(value)) {
-                    ctx.engine.repl().acknowledge(&r, offset.max(0) as u64);
+                    ctx.engine.repl().acknowledge(
+                        &r,
+                        offset.max(0) as u64,
+                        fack.map(|f| f.max(0) as u64),
+                    );
                 }
                 return Ok(false);
             } else if is("getack") {
@@ -173,6 +184,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             conf: conf.clone(),
             state: AtomicU8::new(st),
             ack: AtomicU64::new(0),
+            fack: AtomicU64::new(0),
             ack_ms: AtomicU64::new(now_ms()),
             old_protocol: !psync,
             wait_since_ms: now_ms(),
@@ -439,8 +451,8 @@ pub fn parse_waitaof(args: &[&[u8]]) -> Result<(bool, i64, i64), Error> {
 /// WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until the
 /// client's writes are on disk in the append-only file here (numlocal 1)
 /// and on `numreplicas` replicas, and replies how many of each are. A
-/// replica acknowledges its file's offset with REPLCONF ACK's FACK, which
-/// Redis 7.0 replicas (and Goblin's) do not send: none counts.
+/// replica acknowledges its file's offset with REPLCONF ACK's FACK, as
+/// Redis 7.2's and Goblin's do; Redis 7.0 replicas never count.
 fn waitaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (local, replicas, timeout) = parse_waitaof(args)?;
     if ctx.engine.repl().is_replica() {
@@ -453,8 +465,9 @@ fn waitaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ));
     }
     let aof_offset = ctx.client.aof_offset;
+    let repl_offset = ctx.client.repl_offset;
     let local_acked = aof.is_on() && aof.fsynced() >= aof_offset;
-    let replicas_acked = 0i64;
+    let replicas_acked = ctx.engine.repl().aof_acked(repl_offset) as i64;
     // Inside a transaction or a script it cannot block (Redis's
     // CLIENT_DENY_BLOCKING).
     if (replicas_acked >= replicas && (local_acked || !local)) || ctx.in_multi || ctx.in_script {
@@ -465,10 +478,15 @@ fn waitaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.client.handoff = Some(Handoff::WaitAof {
         aof_offset,
+        repl_offset,
         local,
         replicas: replicas as usize,
         deadline_ms: (timeout > 0).then(|| now_ms().saturating_add(timeout as u64)),
     });
+    if replicas > 0 {
+        // Asks the replicas for their offsets now rather than in a second.
+        ctx.engine.repl().stream.append_bytes(repl::GETACK);
+    }
     Ok(())
 }
 

@@ -468,3 +468,40 @@ fn memory_figures_come_from_jemalloc_in_the_server_process() {
         "{ratio} {rss} {resident}"
     );
 }
+
+#[test]
+fn waitaof_counts_replicas_whose_file_is_on_disk() {
+    use crate::replication::{spawn, wait_link_up, wait_synced, Kind};
+    let p = spawn(
+        Kind::Goblin,
+        "waitaof-primary",
+        &["--appendonly", "yes", "--repl-diskless-sync-delay", "0"],
+    );
+    // A Goblin replica with its own file sends FACK with its ACKs; a
+    // Redis 7.0 replica does not, and never counts.
+    let goblin = spawn(Kind::Goblin, "waitaof-goblin", &["--appendonly", "yes"]);
+    let redis = spawn(Kind::Redis, "waitaof-redis", &["--appendonly", "yes"]);
+    goblin.replicaof(&p);
+    redis.replicaof(&p);
+    wait_link_up(&goblin);
+    wait_link_up(&redis);
+    let mut c = p.client();
+    let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut c).unwrap();
+    wait_synced(&p, &[&goblin, &redis]);
+    let acked: (i64, i64) = redis::cmd("WAITAOF")
+        .arg(1)
+        .arg(1)
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(acked, (1, 1));
+    // Both replicas are asked for: only Goblin's answers, so the timeout
+    // ends the wait.
+    let acked: (i64, i64) = redis::cmd("WAITAOF")
+        .arg(1)
+        .arg(2)
+        .arg(200)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(acked, (1, 1));
+}
