@@ -265,7 +265,8 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.out.ok();
         }
         (b"change-repl-id", 2) => ctx.out.ok(),
-        (b"stringmatch-test", 2) => {
+        // STRINGMATCH-LEN is Redis 7.2's name for it.
+        (b"stringmatch-test" | b"stringmatch-len", 2) => {
             stringmatch_fuzz();
             ctx.out
                 .simple("Apparently Redis did not crash: test passed");
