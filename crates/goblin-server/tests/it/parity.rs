@@ -90,12 +90,11 @@ fn debug_subcommands_of_the_suite_answer_as_redis() {
             &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb"],
             &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "-1"],
             &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "abc"],
-            &["DEBUG", "STRINGMATCH-TEST"],
             &["DEBUG", "LISTPACK", "nokey"],
             &["DEBUG", "LISTPACK", "str"],
             &["DEBUG", "LISTPACK", "small"],
             &["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never"],
-            &["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100"],
+            &["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "5000"],
             &["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "abc"],
             &["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "reset"],
             &["DEBUG", "REPLYBUFFER", "RESIZING", "0"],
@@ -111,11 +110,15 @@ fn debug_subcommands_of_the_suite_answer_as_redis() {
             &["DEBUG", "MALLCTL", "arenas.page", "abc"],
         ],
     );
-    // Redis 7.2's name for STRINGMATCH-TEST.
-    assert_eq!(
-        g.cmd(&["DEBUG", "STRINGMATCH-LEN"]),
-        Reply::Status("Apparently Redis did not crash: test passed".into())
-    );
+    // Redis's fuzz test of its glob matcher, on Goblin's; Redis 7.0.15
+    // itself sometimes crashes in it, so it is not run there. STRINGMATCH-LEN
+    // is Redis 7.2's name for it.
+    for name in ["STRINGMATCH-TEST", "STRINGMATCH-LEN"] {
+        assert_eq!(
+            g.cmd(&["DEBUG", name]),
+            Reply::Status("Apparently Redis did not crash: test passed".into())
+        );
+    }
     // jemalloc's version string is the build's own.
     let version = g.cmd(&["DEBUG", "MALLCTL-STR", "version"]).text();
     assert!(version.starts_with("5.3.0"), "{version}");
