@@ -42,7 +42,9 @@ pub struct ClientInfo {
     pub fd: i64,
     pub created_ms: u64,
     pub name: Mutex<Option<Vec<u8>>>,
-    pub lib_name: Mutex<Option<String>>,
+    /// CLIENT SETINFO's library name and version (CLIENT LIST's lib-name
+    /// and lib-ver), boxed: most clients never send them.
+    pub lib: Mutex<Option<Box<ClientLib>>>,
     pub last_interaction_ms: AtomicU64,
     pub db: AtomicUsize,
     pub resp: AtomicU8,
@@ -71,6 +73,17 @@ pub struct ClientInfo {
     /// (Saturated at 4 GiB: a u32 keeps the entry in jemalloc's 448-byte
     /// class.)
     pub reply_buffer_peak: AtomicU32,
+    /// The size the connection keeps its reply buffer at between replies
+    /// (Redis's buf_usable_size): the cron shrinks and expands it from
+    /// the peak (`cron_reply_buffer`); a larger reply grows the buffer
+    /// while it is written.
+    pub reply_buffer_target: AtomicU32,
+    /// When the peak last restarted, in milliseconds since the client
+    /// connected (wrapping).
+    reply_peak_reset_at: AtomicU32,
+    /// CLIENT NO-TOUCH: the client's reads leave the keys' access time
+    /// (LRU/LFU) as it was, TOUCH excepted.
+    pub no_touch: AtomicBool,
     /// The arguments of the command in flight, or of the command being
     /// received when a big bulk is (CLIENT LIST's argv-mem, Redis's
     /// argv_len_sum), and their number.
@@ -118,6 +131,30 @@ pub struct ClientInfo {
     /// by its connection when woken; `has_pushed` says there is some.
     pushed: Mutex<Vec<u8>>,
     has_pushed: AtomicBool,
+}
+
+/// A reply buffer never shrinks below this (Redis's PROTO_REPLY_MIN_BYTES);
+/// it is also its size at a client's first reply.
+pub const REPLY_BUFFER_MIN: usize = 1024;
+/// Nor does the cron expand it past this (PROTO_REPLY_CHUNK_BYTES).
+pub const REPLY_BUFFER_CHUNK: usize = 16 * 1024;
+/// How often a reply buffer's peak restarts unless DEBUG REPLYBUFFER
+/// PEAK-RESET-TIME says otherwise (REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME).
+pub const REPLY_BUFFER_PEAK_RESET_MS: i64 = 5000;
+
+/// What the cron did to a client's reply buffer size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyResize {
+    Unchanged,
+    Shrunk,
+    Expanded,
+}
+
+/// CLIENT SETINFO's values (empty: not set).
+#[derive(Default, Debug)]
+pub struct ClientLib {
+    pub name: String,
+    pub version: String,
 }
 
 /// What a client is to replication (Redis's CLIENT_SLAVE and
@@ -168,6 +205,9 @@ impl ClientInfo {
         if info.no_evict.load(Ordering::Relaxed) {
             flags.push('e');
         }
+        if info.no_touch.load(Ordering::Relaxed) {
+            flags.push('T');
+        }
         if flags.is_empty() {
             flags.push('N');
         }
@@ -187,8 +227,9 @@ impl ClientInfo {
         let obl = 0;
         let omem = info.output_memory();
         let subs = &info.subscriptions;
+        let lib = info.lib.lock();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             info.id,
             info.addr,
             info.laddr,
@@ -215,6 +256,8 @@ impl ClientInfo {
             cmd,
             String::from_utf8_lossy(&info.user.lock()),
             info.resp.load(Ordering::Relaxed),
+            lib.as_ref().map_or("", |l| l.name.as_str()),
+            lib.as_ref().map_or("", |l| l.version.as_str()),
         )
     }
 
@@ -327,9 +370,6 @@ impl ClientInfo {
         let free = self.query_buffer_free.load(Ordering::Relaxed);
         let size = len + free;
         let peak = self.query_buffer_peak.swap(len, Ordering::Relaxed);
-        // The reply buffer's peak restarts too (Redis resets buf_peak
-        // every few seconds).
-        self.reply_buffer_peak.store(0, Ordering::Relaxed);
         if free <= 4 * 1024 {
             return;
         }
@@ -343,6 +383,43 @@ impl ClientInfo {
         };
         self.query_buffer_resize.store(target, Ordering::Relaxed);
         self.wake.notify_one();
+    }
+
+    /// Redis's clientsCronResizeOutputBuffer, decided here and carried out
+    /// by the connection: a reply buffer whose peak stayed under half its
+    /// size shrinks to the peak (1 KiB at least); one that was filled
+    /// doubles (16 KiB at most). With `resizing` off (DEBUG REPLYBUFFER
+    /// RESIZING 0) the size stays. The peak restarts every `reset_ms`
+    /// (never when negative), so an idle client's buffer shrinks.
+    pub fn cron_reply_buffer(&self, now_ms: u64, resizing: bool, reset_ms: i64) -> ReplyResize {
+        let size = self.reply_buffer_target.load(Ordering::Relaxed) as usize;
+        let peak = self.reply_buffer_peak.load(Ordering::Relaxed) as usize;
+        let mut change = ReplyResize::Unchanged;
+        let mut new_size = size;
+        if resizing {
+            if size / 2 >= REPLY_BUFFER_MIN && peak < size / 2 {
+                new_size = REPLY_BUFFER_MIN.max(peak + 1);
+                change = ReplyResize::Shrunk;
+            } else if size * 2 < REPLY_BUFFER_CHUNK * 2 && peak >= size {
+                new_size = REPLY_BUFFER_CHUNK.min(size * 2);
+                change = ReplyResize::Expanded;
+            }
+        }
+        let since_connect = now_ms.saturating_sub(self.created_ms) as u32;
+        let last_reset = self.reply_peak_reset_at.load(Ordering::Relaxed);
+        if reset_ms >= 0 && since_connect.wrapping_sub(last_reset) as i64 >= reset_ms {
+            let pending = self.output_pending.load(Ordering::Relaxed);
+            self.reply_buffer_peak
+                .store(pending.min(u32::MAX as usize) as u32, Ordering::Relaxed);
+            self.reply_peak_reset_at
+                .store(since_connect, Ordering::Relaxed);
+        }
+        if change != ReplyResize::Unchanged {
+            self.reply_buffer_target
+                .store(new_size as u32, Ordering::Relaxed);
+            self.wake.notify_one();
+        }
+        change
     }
 
     /// Queues output for this client and wakes its connection.
@@ -429,6 +506,16 @@ pub enum Handoff {
     /// `offset`, or until `deadline_ms` (Unix ms; None: no limit).
     Wait {
         offset: u64,
+        replicas: usize,
+        deadline_ms: Option<u64>,
+    },
+    /// WAITAOF: the reply waits until the append-only file is on disk up
+    /// to `aof_offset` (when `local`) and `replicas` replicas have theirs
+    /// up to `repl_offset` (REPLCONF ACK's FACK), or until `deadline_ms`.
+    WaitAof {
+        aof_offset: u64,
+        repl_offset: u64,
+        local: bool,
         replicas: usize,
         deadline_ms: Option<u64>,
     },
@@ -816,6 +903,49 @@ pub struct ClientRegistry {
     pub blocked: AtomicUsize,
     /// Those of them with a deadline (INFO clients_in_timeout_table).
     pub blocked_with_timeout: AtomicUsize,
+    /// The largest buffers of the last seconds (INFO clients).
+    recent_peaks: RecentPeaks,
+}
+
+/// How many seconds the recent largest buffers cover (Redis's
+/// CLIENTS_PEAK_MEM_USAGE_SLOTS).
+const PEAK_SLOTS: usize = 8;
+
+/// Redis's ClientsPeakMemInput and ClientsPeakMemOutput: the largest query
+/// buffer and pending output the clients cron saw in each of the last
+/// seconds, one slot a second (INFO's client_recent_max_input_buffer and
+/// client_recent_max_output_buffer).
+#[derive(Default)]
+pub struct RecentPeaks {
+    slots: Mutex<[(usize, usize); PEAK_SLOTS]>,
+}
+
+impl RecentPeaks {
+    fn slot(now_ms: u64) -> usize {
+        (now_ms / 1000) as usize % PEAK_SLOTS
+    }
+
+    /// Before a cron run: the slot of the second after this one starts
+    /// empty, so that what it held ages out.
+    pub fn next_second(&self, now_ms: u64) {
+        self.slots.lock()[(Self::slot(now_ms) + 1) % PEAK_SLOTS] = (0, 0);
+    }
+
+    /// One client's query buffer and pending output, as the cron saw them.
+    pub fn record(&self, now_ms: u64, input: usize, output: usize) {
+        let mut slots = self.slots.lock();
+        let s = &mut slots[Self::slot(now_ms)];
+        s.0 = s.0.max(input);
+        s.1 = s.1.max(output);
+    }
+
+    /// The largest input and output of the recent seconds.
+    pub fn max(&self) -> (usize, usize) {
+        self.slots
+            .lock()
+            .iter()
+            .fold((0, 0), |(i, o), s| (i.max(s.0), o.max(s.1)))
+    }
 }
 
 impl ClientRegistry {
@@ -828,7 +958,7 @@ impl ClientRegistry {
             fd: conn.fd,
             created_ms: now_ms,
             name: Mutex::new(None),
-            lib_name: Mutex::new(None),
+            lib: Mutex::new(None),
             last_interaction_ms: AtomicU64::new(now_ms),
             db: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
@@ -841,6 +971,9 @@ impl ClientRegistry {
             output_pending: AtomicUsize::new(0),
             reply_buffer_size: AtomicUsize::new(0),
             reply_buffer_peak: AtomicU32::new(0),
+            reply_buffer_target: AtomicU32::new(REPLY_BUFFER_MIN as u32),
+            reply_peak_reset_at: AtomicU32::new(0),
+            no_touch: AtomicBool::new(false),
             argv_mem: AtomicUsize::new(0),
             argc: AtomicU32::new(0),
             multi_mem: AtomicUsize::new(0),
@@ -974,6 +1107,11 @@ impl ClientRegistry {
 
     pub fn count(&self) -> usize {
         self.connected.load(Ordering::Relaxed)
+    }
+
+    /// The largest buffers of the last seconds.
+    pub fn recent_peaks(&self) -> &RecentPeaks {
+        &self.recent_peaks
     }
 }
 

@@ -82,12 +82,19 @@ pub struct Engine {
     /// used_memory_peak: the most used_memory was when sampled (after
     /// commands that move much memory, and by the cron).
     memory_peak: AtomicU64,
+    /// used_memory_startup as measured when the engine was built (0: not
+    /// measured, the structures' sizes stand in).
+    startup_memory: AtomicU64,
     /// DEBUG PAUSE-CRON: the periodic work (active expiry, scheduled saves,
     /// a pending signal's shutdown) waits while set.
     cron_paused: AtomicBool,
     /// DEBUG REPLYBUFFER RESIZING: whether the cron may release an idle
     /// client's reply buffer (Redis's reply_buffer_resizing_enabled).
     pub reply_buffer_resizing: AtomicBool,
+    /// DEBUG REPLYBUFFER PEAK-RESET-TIME: how often, in milliseconds, a
+    /// client's reply buffer peak restarts (-1: never; Redis's
+    /// reply_buffer_peak_reset_time).
+    pub reply_buffer_peak_reset_ms: std::sync::atomic::AtomicI64,
     /// Filled by the server: the TCP port actually bound (INFO server).
     tcp_port: AtomicU64,
     /// Path of the config file the server was started with (INFO server).
@@ -128,17 +135,20 @@ pub struct Engine {
     me: std::sync::OnceLock<std::sync::Weak<Engine>>,
 }
 
-/// Redis's trackInstantaneousMetric: a ring of recent rates.
+/// Redis's trackInstantaneousMetric: a ring of recent rates, per second,
+/// of the commands processed, the bytes read from clients and the bytes
+/// written to them (in that order).
 #[derive(Default)]
 struct OpsSampler {
-    last_count: u64,
+    last_count: [u64; 3],
     last_ms: u64,
-    samples: [u64; 16],
+    samples: [[u64; 16]; 3],
     next: usize,
 }
 
 impl Engine {
     pub fn new(config: Config) -> Arc<Engine> {
+        let net_before = crate::memory::allocator().map(|a| (a.thread_net)());
         let databases = config.get_i64("databases").max(1) as usize;
         let mut shards = config.get_i64("shards") as usize;
         if shards == 0 {
@@ -175,7 +185,11 @@ impl Engine {
             shutdown: tx,
             shutdown_signal: std::sync::atomic::AtomicI32::new(0),
             cron_paused: AtomicBool::new(false),
+            startup_memory: AtomicU64::new(0),
             reply_buffer_resizing: AtomicBool::new(true),
+            reply_buffer_peak_reset_ms: std::sync::atomic::AtomicI64::new(
+                crate::client::REPLY_BUFFER_PEAK_RESET_MS,
+            ),
             tcp_port: AtomicU64::new(0),
             config_file: parking_lot::Mutex::new(String::new()),
             ops_samples: parking_lot::Mutex::new(OpsSampler::default()),
@@ -196,6 +210,16 @@ impl Engine {
         });
         let _ = engine.me.set(Arc::downgrade(&engine));
         engine.apply_config();
+        // used_memory_startup as Redis measures it, what the allocator
+        // handed out for the engine's construction (the interpreters'
+        // part counts as the scripts'), where the host installed one.
+        if let (Some(before), Some(a)) = (net_before, crate::memory::allocator()) {
+            let grown = (a.thread_net)().saturating_sub(before);
+            let scripts = engine.scripts_memory_now();
+            engine
+                .startup_memory
+                .store(grown.saturating_sub(scripts), Ordering::Relaxed);
+        }
         let password = engine.config.get("requirepass");
         if !password.is_empty() {
             engine.acl.set_default_password(password.as_bytes());
@@ -225,15 +249,18 @@ impl Engine {
         // scripts' part for the eviction checks on the way).
         self.memory_peak(self.used_memory());
         let now = now_ms();
-        let count = self.stats.totals().commands_processed;
+        let t = self.stats.totals();
+        let counts = [t.commands_processed, t.net_input_bytes, t.net_output_bytes];
         let mut s = self.ops_samples.lock();
         if s.last_ms != 0 && now > s.last_ms {
-            let rate = count.saturating_sub(s.last_count) * 1000 / (now - s.last_ms);
             let i = s.next;
-            s.samples[i] = rate;
-            s.next = (i + 1) % s.samples.len();
+            for m in 0..counts.len() {
+                let rate = counts[m].saturating_sub(s.last_count[m]) * 1000 / (now - s.last_ms);
+                s.samples[m][i] = rate;
+            }
+            s.next = (i + 1) % s.samples[0].len();
         }
-        s.last_count = count;
+        s.last_count = counts;
         s.last_ms = now;
     }
 
@@ -268,9 +295,34 @@ impl Engine {
         let now = now_ms();
         let after = self.clients_cron_cursor.load(Ordering::Relaxed);
         let max_idle = self.config.get_i64("timeout").max(0) as u64;
+        let resizing = self.reply_buffer_resizing.load(Ordering::Relaxed);
+        let reset_ms = self.reply_buffer_peak_reset_ms.load(Ordering::Relaxed);
+        self.clients.recent_peaks().next_second(now);
         let last = self.clients.visit_some(after, n, |c| {
             if !c.cron_timeout(now, max_idle) {
+                // The recent largest buffers (INFO's
+                // client_recent_max_input_buffer and _output_buffer),
+                // before the cron resizes them, as Redis's
+                // clientsCronTrackExpansiveClients runs after it.
+                self.clients.recent_peaks().record(
+                    now,
+                    c.query_buffer_alloc.load(Ordering::Relaxed),
+                    c.output_memory(),
+                );
                 c.cron_query_buffer(now);
+                match c.cron_reply_buffer(now, resizing, reset_ms) {
+                    crate::client::ReplyResize::Shrunk => {
+                        self.stats
+                            .reply_buffer_shrinks
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    crate::client::ReplyResize::Expanded => {
+                        self.stats
+                            .reply_buffer_expands
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    crate::client::ReplyResize::Unchanged => {}
+                }
             }
         });
         self.clients_cron_cursor.store(last, Ordering::Relaxed);
@@ -278,7 +330,15 @@ impl Engine {
 
     pub fn instantaneous_ops(&self) -> u64 {
         let s = self.ops_samples.lock();
-        s.samples.iter().sum::<u64>() / s.samples.len() as u64
+        s.samples[0].iter().sum::<u64>() / s.samples[0].len() as u64
+    }
+
+    /// INFO's instantaneous_input_kbps and instantaneous_output_kbps: the
+    /// recent bytes per second from and to clients, in KiB.
+    pub fn instantaneous_kbps(&self) -> (f64, f64) {
+        let s = self.ops_samples.lock();
+        let avg = |m: usize| (s.samples[m].iter().sum::<u64>() / s.samples[m].len() as u64) as f64;
+        (avg(1) / 1024.0, avg(2) / 1024.0)
     }
 
     /// CONFIG RESETSTAT.
@@ -320,6 +380,10 @@ impl Engine {
     /// any key or client: its struct and the shards' database slices.
     pub fn memory_startup(&self) -> u64 {
         use crate::keyspace::memory::alloc_size;
+        let measured = self.startup_memory.load(Ordering::Relaxed);
+        if measured > 0 {
+            return measured;
+        }
         let slices = self.keyspace.shard_count() * self.keyspace.databases();
         (alloc_size(std::mem::size_of::<Engine>())
             + slices * std::mem::size_of::<crate::keyspace::Db>()) as u64
@@ -939,6 +1003,7 @@ impl Engine {
         let uncounted_before = out.errors_uncounted;
         let start = crate::util::time::monotonic_ns();
         let db = client.db;
+        let no_touch = client.info.no_touch.load(Ordering::Relaxed);
         let mut ctx = Ctx {
             engine: self,
             client,
@@ -951,6 +1016,7 @@ impl Engine {
             // expireIfNeeded with EXPIRE_FORCE_DELETE_EXPIRED).
             keep_expired: self.pause.keeps_expired(entry.spec.has(flag::WRITE))
                 || (!entry.spec.has(flag::WRITE) && self.repl.is_replica()),
+            no_touch,
             dirty: 0,
             cmd_id,
             in_multi,

@@ -392,6 +392,11 @@ impl Engine {
         }
     }
 
+    /// The scripts' memory as it is now (for used_memory_startup).
+    pub(crate) fn scripts_memory_now(&self) -> u64 {
+        self.scripts_memory()
+    }
+
     /// Lua interpreters, cached scripts and function libraries.
     fn scripts_memory(&self) -> u64 {
         let s = &self.scripting().stats;

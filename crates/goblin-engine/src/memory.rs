@@ -14,14 +14,43 @@ pub struct AllocatorStats {
     pub active: u64,
     /// Bytes resident in physical memory.
     pub resident: u64,
+    /// The process's resident set (INFO used_memory_rss).
+    pub rss: u64,
     pub allocator: &'static str,
 }
 
-static PROVIDER: OnceLock<fn() -> AllocatorStats> = OnceLock::new();
+/// What the host's allocator offers beyond the figures: its statistics
+/// report (MEMORY MALLOC-STATS), its tuning keys (DEBUG MALLCTL and
+/// MALLCTL-STR) and the purge of its dirty pages (MEMORY PURGE). The
+/// allocator is the process's, so this is installed once for all engines.
+pub struct Allocator {
+    pub stats: fn() -> AllocatorStats,
+    /// The allocator's own statistics, as text (jemalloc's
+    /// malloc_stats_print).
+    pub report: fn() -> Vec<u8>,
+    /// Reads a numeric key and, with a value, writes it (Redis's
+    /// mallctl_int): the old value, or None when only written, or the
+    /// error's text (strerror).
+    pub ctl_int: fn(name: &str, value: Option<i64>) -> Result<Option<i64>, String>,
+    /// The same for a string key (Redis's mallctl_string).
+    pub ctl_str: fn(name: &str, value: Option<&str>) -> Result<Option<String>, String>,
+    /// Returns dirty pages to the system; whether it worked.
+    pub purge: fn() -> bool,
+    /// Bytes this thread allocated and has not freed, as the allocator
+    /// counts them (for used_memory_startup).
+    pub thread_net: fn() -> u64,
+}
 
-/// Installs the allocator statistics provider (once, at startup).
-pub fn set_provider(f: fn() -> AllocatorStats) {
-    let _ = PROVIDER.set(f);
+static PROVIDER: OnceLock<Allocator> = OnceLock::new();
+
+/// Installs the allocator's hooks (once, at startup).
+pub fn set_allocator(a: Allocator) {
+    let _ = PROVIDER.set(a);
+}
+
+/// The installed allocator's hooks, if the host installed any.
+pub fn allocator() -> Option<&'static Allocator> {
+    PROVIDER.get()
 }
 
 fn rss() -> u64 {
@@ -38,10 +67,11 @@ fn rss() -> u64 {
 
 pub fn stats() -> AllocatorStats {
     match PROVIDER.get() {
-        Some(f) => {
-            let mut s = f();
+        Some(a) => {
+            let mut s = (a.stats)();
+            s.rss = rss();
             if s.resident == 0 {
-                s.resident = rss();
+                s.resident = s.rss;
             }
             s
         }
@@ -51,6 +81,7 @@ pub fn stats() -> AllocatorStats {
                 allocated: r,
                 active: r,
                 resident: r,
+                rss: r,
                 allocator: "libc",
             }
         }

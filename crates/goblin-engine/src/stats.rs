@@ -84,6 +84,10 @@ pub struct ThreadStats {
     pub dirty: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    /// Reads from and writes to client sockets (total_reads_processed,
+    /// total_writes_processed).
+    pub reads_processed: AtomicU64,
+    pub writes_processed: AtomicU64,
 }
 
 impl ThreadStats {
@@ -97,6 +101,8 @@ impl ThreadStats {
             dirty: AtomicU64::new(0),
             net_input_bytes: AtomicU64::new(0),
             net_output_bytes: AtomicU64::new(0),
+            reads_processed: AtomicU64::new(0),
+            writes_processed: AtomicU64::new(0),
         }
     }
 
@@ -119,6 +125,9 @@ pub struct Stats {
     pub expired_keys: AtomicU64,
     pub expired_stale_perc: AtomicU64,
     pub errors: Mutex<BTreeMap<Vec<u8>, u64>>,
+    /// Reply buffers the clients cron shrank and expanded.
+    pub reply_buffer_shrinks: AtomicU64,
+    pub reply_buffer_expands: AtomicU64,
 }
 
 /// Totals of the per-thread counters.
@@ -130,6 +139,8 @@ pub struct Totals {
     pub error_replies: u64,
     pub net_input_bytes: u64,
     pub net_output_bytes: u64,
+    pub reads_processed: u64,
+    pub writes_processed: u64,
 }
 
 thread_local! {
@@ -149,6 +160,8 @@ impl Stats {
             expired_keys: AtomicU64::new(0),
             expired_stale_perc: AtomicU64::new(0),
             errors: Mutex::new(BTreeMap::new()),
+            reply_buffer_shrinks: AtomicU64::new(0),
+            reply_buffer_expands: AtomicU64::new(0),
         }
     }
 
@@ -183,6 +196,20 @@ impl Stats {
         self.local()
             .net_output_bytes
             .fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// One read of a client's socket (by this thread).
+    #[inline]
+    pub fn add_read(&self) {
+        self.local().reads_processed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One write of a client's pending replies (by this thread).
+    #[inline]
+    pub fn add_write(&self) {
+        self.local()
+            .writes_processed
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Every thread's `dirty` summed: changes since the server started.
@@ -241,6 +268,8 @@ impl Stats {
             t.error_replies += b.error_replies.load(Ordering::Relaxed);
             t.net_input_bytes += b.net_input_bytes.load(Ordering::Relaxed);
             t.net_output_bytes += b.net_output_bytes.load(Ordering::Relaxed);
+            t.reads_processed += b.reads_processed.load(Ordering::Relaxed);
+            t.writes_processed += b.writes_processed.load(Ordering::Relaxed);
         }
         t
     }
@@ -263,7 +292,11 @@ impl Stats {
             b.error_replies.store(0, Ordering::Relaxed);
             b.net_input_bytes.store(0, Ordering::Relaxed);
             b.net_output_bytes.store(0, Ordering::Relaxed);
+            b.reads_processed.store(0, Ordering::Relaxed);
+            b.writes_processed.store(0, Ordering::Relaxed);
         }
+        self.reply_buffer_shrinks.store(0, Ordering::Relaxed);
+        self.reply_buffer_expands.store(0, Ordering::Relaxed);
         self.connections_received.store(0, Ordering::Relaxed);
         self.rejected_connections.store(0, Ordering::Relaxed);
         self.expired_keys.store(0, Ordering::Relaxed);

@@ -488,7 +488,9 @@ impl<W: Waiters> Db<W> {
                 }
                 return None;
             }
-            (*obj).touch(self.env.access(), now.ms);
+            if !now.no_touch {
+                (*obj).touch(self.env.access(), now.ms);
+            }
             Some(&mut *obj)
         }
     }

@@ -188,6 +188,9 @@ pub struct Now {
     /// Unix time in milliseconds.
     pub ms: u64,
     pub keep_expired: bool,
+    /// The look-up leaves the key's access time (LRU/LFU) as it was
+    /// (CLIENT NO-TOUCH).
+    pub no_touch: bool,
 }
 
 impl Now {
@@ -197,6 +200,7 @@ impl Now {
         Now {
             ms,
             keep_expired: false,
+            no_touch: false,
         }
     }
 }

@@ -49,15 +49,17 @@ use std::time::Duration;
 
 mod feed;
 
+/// What a WAITAOF waits for (see `Handoff::WaitAof`).
+struct AofWait {
+    aof_offset: u64,
+    repl_offset: u64,
+    local: bool,
+    replicas: usize,
+    deadline_ms: Option<u64>,
+}
+
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
-/// A client's reply buffer when its first command runs (Redis's
-/// PROTO_REPLY_MIN_BYTES, the least its cron shrinks a reply buffer to);
-/// it grows with the replies of a pipeline.
-const REPLY_MIN: usize = 1024;
-/// Reply buffers larger than this are released once drained, so idle
-/// clients hold little memory.
-const KEEP_CAPACITY: usize = 64 * 1024;
 /// How often a client past its soft output limit is checked while
 /// nothing else wakes its connection.
 const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
@@ -301,7 +303,15 @@ impl Connection {
                     Parsed::Command => {
                         commands += 1;
                         if self.session.out.buf.capacity() == 0 {
-                            self.session.out.buf.reserve(REPLY_MIN);
+                            // The size the cron keeps it at (1 KiB at
+                            // first, Redis's PROTO_REPLY_MIN_BYTES).
+                            let size = self.info.reply_buffer_target.load(Ordering::Relaxed);
+                            self.session.out.buf.reserve_exact(size as usize);
+                            // Shown at once (CLIENT LIST waits for this
+                            // turn, not for the accounting after it).
+                            self.info
+                                .reply_buffer_size
+                                .store(self.session.out.buf.capacity(), Ordering::Relaxed);
                         }
                         let flow = if self.parser.is_inline() {
                             let argv: Vec<&[u8]> = self
@@ -467,6 +477,12 @@ impl Connection {
     /// out a blocking command or a pause, or closes; otherwise what the
     /// socket takes now.
     async fn write_replies(&mut self, turn: &Turn) -> Result<(), Closing> {
+        // The most the reply buffer held (CLIENT LIST's rbp, what the
+        // cron sizes it from), before it is written out.
+        let len = self.session.out.buf.len().min(u32::MAX as usize) as u32;
+        if len > self.info.reply_buffer_peak.load(Ordering::Relaxed) {
+            self.info.reply_buffer_peak.store(len, Ordering::Relaxed);
+        }
         match *turn {
             Turn::Yield => self.flush_some().await.map_err(|_| Closing)?,
             Turn::NeedInput { commands } => {
@@ -562,6 +578,7 @@ impl Connection {
                         .query_buffer_free
                         .store(self.rbuf.capacity() - self.rbuf.len(), Ordering::Relaxed);
                 }
+                self.resize_reply_buffer();
                 return Ok(());
             }
         };
@@ -595,7 +612,81 @@ impl Connection {
                 self.session.out.int(acked as i64);
                 self.flush_all().await.map_err(|_| Closing)
             }
+            Some(Handoff::WaitAof {
+                aof_offset,
+                repl_offset,
+                local,
+                replicas,
+                deadline_ms,
+            }) => {
+                let wanted = AofWait {
+                    aof_offset,
+                    repl_offset,
+                    local,
+                    replicas,
+                    deadline_ms,
+                };
+                match self.wait_aof(wanted).await? {
+                    Ok((local_acked, replicas_acked)) => {
+                        self.session.out.array(2);
+                        self.session.out.int(local_acked as i64);
+                        self.session.out.int(replicas_acked as i64);
+                    }
+                    Err(text) => self.session.out.error(text),
+                }
+                self.flush_all().await.map_err(|_| Closing)
+            }
             None => Ok(()),
+        }
+    }
+
+    /// WAITAOF: until the append-only file is on disk up to the client's
+    /// last write (when `local`) and enough replicas said theirs is
+    /// (REPLCONF ACK's FACK), the deadline passes, or the client goes
+    /// away. The local file's and the replicas' counts, or WAITAOF's
+    /// error when appendonly was turned off meanwhile.
+    async fn wait_aof(
+        &mut self,
+        wanted: AofWait,
+    ) -> Result<Result<(bool, usize), &'static str>, Closing> {
+        let engine = self.engine.clone();
+        let aof = &engine.persist().aof;
+        let r = engine.repl();
+        loop {
+            if wanted.local && !aof.is_on() {
+                return Ok(Err(
+                    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+                ));
+            }
+            let notified = r.acks.notified();
+            let local = aof.is_on() && aof.fsynced() >= wanted.aof_offset;
+            let replicas = r.aof_acked(wanted.repl_offset);
+            if (local || !wanted.local) && replicas >= wanted.replicas {
+                return Ok(Ok((local, replicas)));
+            }
+            let now = goblin_engine::util::time::now_ms();
+            let left = match wanted.deadline_ms {
+                Some(d) if d <= now => return Ok(Ok((local, replicas))),
+                Some(d) => Duration::from_millis(d - now),
+                None => Duration::from_secs(3600),
+            };
+            // appendonly may be turned off meanwhile: looked at again
+            // every 100 ms.
+            let left = left.min(Duration::from_millis(100));
+            tokio::select! {
+                _ = aof.wait_fsynced(wanted.aof_offset), if wanted.local && !local => {}
+                _ = notified => {}
+                _ = tokio::time::sleep(left) => {}
+                _ = self.info.wake.notified() => {
+                    if self.info.is_killed() {
+                        return Err(Closing);
+                    }
+                }
+                r = self.stream.read_buf(&mut self.rbuf) => match r {
+                    Ok(0) | Err(_) => return Err(Closing),
+                    Ok(n) => self.engine.stats().add_net_input(n),
+                },
+            }
         }
     }
 
@@ -715,6 +806,15 @@ impl Connection {
     /// protocol::parser::BIG_ARG), the read goes to its own buffer, and
     /// takes no more than the bulk still needs.
     fn read_some(&mut self) -> std::io::Result<usize> {
+        let read = self.read_into_buffers();
+        if !matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
+            // INFO's total_reads_processed.
+            self.engine.stats().add_read();
+        }
+        read
+    }
+
+    fn read_into_buffers(&mut self) -> std::io::Result<usize> {
         match self.parser.big_bulk_buffer(&mut self.rbuf) {
             Some((big, missing)) => {
                 let size = big.capacity();
@@ -776,6 +876,21 @@ impl Connection {
         }
     }
 
+    /// Carries out the cron's new reply buffer size (ClientInfo::
+    /// cron_reply_buffer) while nothing waits in the buffer; a released
+    /// buffer stays released until the next reply.
+    fn resize_reply_buffer(&mut self) {
+        let target = self.info.reply_buffer_target.load(Ordering::Relaxed) as usize;
+        let buf = &mut self.session.out.buf;
+        if buf.is_empty() && self.written == 0 && buf.capacity() != 0 && buf.capacity() != target {
+            *buf = Vec::with_capacity(target);
+            self.info
+                .reply_buffer_size
+                .store(buf.capacity(), Ordering::Relaxed);
+            self.engine.clients().update_memory(&self.info);
+        }
+    }
+
     /// Before replies leave, their writes must have reached the append-only
     /// file: on disk (synced) under appendfsync always, handed to the kernel
     /// otherwise, as Redis writes its AOF buffer before it sends replies.
@@ -791,13 +906,15 @@ impl Connection {
         }
     }
 
-    /// The replies were all written: the buffer is reused (released when it
-    /// grew large).
+    /// The replies were all written: the buffer is reused, back at the
+    /// size the cron keeps it at when a large reply grew it (what Redis
+    /// puts in its reply list beyond its fixed buffer).
     fn written_out(&mut self) {
         self.written = 0;
         self.session.out.buf.clear();
-        if self.session.out.buf.capacity() > KEEP_CAPACITY {
-            self.session.out.buf = Vec::new();
+        let target = self.info.reply_buffer_target.load(Ordering::Relaxed) as usize;
+        if self.session.out.buf.capacity() > target {
+            self.session.out.buf = Vec::with_capacity(target);
         }
     }
 
@@ -811,6 +928,8 @@ impl Connection {
             return self.stream.send_buffered();
         }
         self.await_log().await;
+        // INFO's total_writes_processed.
+        self.engine.stats().add_write();
         loop {
             match self.stream.try_write(&self.session.out.buf[self.written..]) {
                 Ok(n) => {
@@ -837,6 +956,7 @@ impl Connection {
         self.await_log().await;
         let out = &self.session.out.buf[self.written..];
         self.engine.stats().add_net_output(out.len());
+        self.engine.stats().add_write();
         if !self.session.state.subscribed() {
             self.stream.write_all(out).await?;
         } else {

@@ -627,7 +627,8 @@ fn start_cron(engine: Arc<Engine>) {
         .expect("spawn cron thread");
 }
 
-/// Installs jemalloc's statistics as the engine's memory figures.
+/// Installs jemalloc as the engine's allocator: its statistics as the
+/// memory figures, its report, its tuning keys and its purge.
 pub fn install_jemalloc_stats() {
     fn read() -> goblin_engine::memory::AllocatorStats {
         use tikv_jemalloc_ctl::{epoch, stats};
@@ -644,8 +645,204 @@ pub fn install_jemalloc_stats() {
             allocated: (stats::allocated::read().unwrap_or(0).saturating_sub(cached)) as u64,
             active: stats::active::read().unwrap_or(0) as u64,
             resident: stats::resident::read().unwrap_or(0) as u64,
+            rss: 0,
             allocator: "jemalloc-5.3.0",
         }
     }
-    goblin_engine::memory::set_provider(read);
+    goblin_engine::memory::set_allocator(goblin_engine::memory::Allocator {
+        stats: read,
+        report: jemalloc::report,
+        ctl_int: jemalloc::ctl_int,
+        ctl_str: jemalloc::ctl_str,
+        purge: jemalloc::purge,
+        thread_net: jemalloc::thread_net,
+    });
+}
+
+/// jemalloc's report and tuning keys, as Redis's MEMORY MALLOC-STATS,
+/// DEBUG MALLCTL / MALLCTL-STR and MEMORY PURGE reach them.
+mod jemalloc {
+    use std::ffi::{c_char, c_void, CStr, CString};
+    use tikv_jemalloc_sys::{mallctl, malloc_stats_print};
+
+    fn strerror(code: i32) -> String {
+        // SAFETY: strerror returns a NUL-terminated static text.
+        unsafe { CStr::from_ptr(libc::strerror(code)) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// malloc_stats_print's text, whole (Redis passes no options).
+    pub fn report() -> Vec<u8> {
+        unsafe extern "C" fn append(out: *mut c_void, text: *const c_char) {
+            // SAFETY: `out` is the Vec passed below; jemalloc hands
+            // NUL-terminated pieces of its report.
+            let out = unsafe { &mut *(out as *mut Vec<u8>) };
+            out.extend_from_slice(unsafe { CStr::from_ptr(text) }.to_bytes());
+        }
+        let mut out: Vec<u8> = Vec::new();
+        // SAFETY: the callback only appends to `out`, which outlives the call.
+        unsafe {
+            malloc_stats_print(
+                Some(append),
+                &mut out as *mut Vec<u8> as *mut c_void,
+                std::ptr::null(),
+            )
+        };
+        out
+    }
+
+    /// Redis's mallctl_int: the key read (and written) as a 64-bit
+    /// integer, then as 32 bits, 16, 8 while jemalloc says the size is
+    /// wrong; a key that is write-only is just written.
+    pub fn ctl_int(name: &str, value: Option<i64>) -> Result<Option<i64>, String> {
+        let Ok(cname) = CString::new(name) else {
+            return Err(strerror(libc::EINVAL));
+        };
+        let mut old: i64 = 0;
+        let mut val: i64 = value.unwrap_or(0);
+        let mut sz = std::mem::size_of::<i64>();
+        while sz > 0 {
+            let newp = if value.is_some() {
+                &mut val as *mut i64 as *mut c_void
+            } else {
+                std::ptr::null_mut()
+            };
+            let newlen = if value.is_some() { sz } else { 0 };
+            let mut oldlen = sz;
+            // SAFETY: old and val are 8 bytes, at least `sz`.
+            let mut ret = unsafe {
+                mallctl(
+                    cname.as_ptr(),
+                    &mut old as *mut i64 as *mut c_void,
+                    &mut oldlen,
+                    newp,
+                    newlen,
+                )
+            };
+            if ret == 0 {
+                return Ok(Some(old));
+            }
+            if ret == libc::EPERM && value.is_some() {
+                // SAFETY: as above, without reading.
+                ret = unsafe {
+                    mallctl(
+                        cname.as_ptr(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        newp,
+                        sz,
+                    )
+                };
+                if ret == 0 {
+                    return Ok(None);
+                }
+            }
+            if ret == libc::EINVAL {
+                sz /= 2;
+                continue;
+            }
+            return Err(strerror(ret));
+        }
+        Err(strerror(libc::EINVAL))
+    }
+
+    /// Redis's mallctl_string: the old value is read first; a value of
+    /// "VOID" writes nothing but calls the key (a write-only action).
+    pub fn ctl_str(name: &str, value: Option<&str>) -> Result<Option<String>, String> {
+        let Ok(cname) = CString::new(name) else {
+            return Err(strerror(libc::EINVAL));
+        };
+        let mut old: *const c_char = std::ptr::null();
+        let mut sz = std::mem::size_of::<*const c_char>();
+        // SAFETY: `old` has room for the pointer jemalloc writes.
+        let rret = unsafe {
+            mallctl(
+                cname.as_ptr(),
+                &mut old as *mut *const c_char as *mut c_void,
+                &mut sz,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rret != 0 && !(rret == libc::EPERM && value.is_some()) {
+            return Err(strerror(rret));
+        }
+        let mut wret = 0;
+        if let Some(v) = value {
+            let Ok(cval) = CString::new(v) else {
+                return Err(strerror(libc::EINVAL));
+            };
+            let mut p = cval.as_ptr();
+            let (newp, newlen) = if v == "VOID" {
+                (std::ptr::null_mut(), 0)
+            } else {
+                (&mut p as *mut *const c_char as *mut c_void, sz)
+            };
+            // SAFETY: `p` points to a C string alive for the call.
+            wret = unsafe {
+                mallctl(
+                    cname.as_ptr(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    newp,
+                    newlen,
+                )
+            };
+        }
+        if rret == 0 {
+            let text = if old.is_null() {
+                String::new()
+            } else {
+                // SAFETY: jemalloc's string keys are static C strings.
+                unsafe { CStr::from_ptr(old) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            Ok(Some(text))
+        } else if wret != 0 {
+            Err(strerror(wret))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// thread.allocated less thread.deallocated: what this thread holds.
+    pub fn thread_net() -> u64 {
+        // SAFETY: both keys are NUL-terminated names of a uint64_t.
+        let read = |key: &[u8]| unsafe { tikv_jemalloc_ctl::raw::read::<u64>(key) }.unwrap_or(0);
+        read(b"thread.allocated\0").saturating_sub(read(b"thread.deallocated\0"))
+    }
+
+    /// Redis's jemalloc_purge: arena.<narenas>.purge, every arena.
+    pub fn purge() -> bool {
+        let mut narenas: u32 = 0;
+        let mut sz = std::mem::size_of::<u32>();
+        // SAFETY: narenas is an unsigned, as the key is.
+        let ret = unsafe {
+            mallctl(
+                c"arenas.narenas".as_ptr(),
+                &mut narenas as *mut u32 as *mut c_void,
+                &mut sz,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if ret != 0 {
+            return false;
+        }
+        let Ok(key) = CString::new(format!("arena.{narenas}.purge")) else {
+            return false;
+        };
+        // SAFETY: a key that takes no value.
+        unsafe {
+            mallctl(
+                key.as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            ) == 0
+        }
+    }
 }

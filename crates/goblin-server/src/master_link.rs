@@ -554,7 +554,13 @@ fn stream(
     }
     // The first acknowledgement puts this replica online at a primary
     // that waits for it (Redis's diskless sync).
-    send_ack(&mut link, r.stream.offset())?;
+    let mut fack = r.stream.offset();
+    let applied = r.stream.offset();
+    send_ack(
+        &mut link,
+        applied,
+        fsynced_offset(engine, &session, applied, &mut fack),
+    )?;
     let mut last_ack = Instant::now();
     let mut last_io = Instant::now();
     let max_bulk = engine.config().proto_max_bulk_len.load(Ordering::Relaxed) as usize;
@@ -628,7 +634,9 @@ fn stream(
                 .store(session.state.db as i64, Ordering::Relaxed);
             link.pos = end;
             if r.ack_wanted.swap(false, Ordering::AcqRel) {
-                send_ack(&mut link, r.stream.offset() - (end - start) as u64)?;
+                let applied = r.stream.offset() - (end - start) as u64;
+                let on_disk = fsynced_offset(engine, &session, applied, &mut fack);
+                send_ack(&mut link, applied, on_disk)?;
             }
         }
         if info.is_killed() {
@@ -638,7 +646,9 @@ fn stream(
             break Ok(());
         }
         if last_ack.elapsed() >= Duration::from_secs(1) {
-            if let Err(e) = send_ack(&mut link, r.stream.offset()) {
+            let applied = r.stream.offset();
+            let on_disk = fsynced_offset(engine, &session, applied, &mut fack);
+            if let Err(e) = send_ack(&mut link, applied, on_disk) {
                 break Err(e);
             }
             last_ack = Instant::now();
@@ -700,9 +710,43 @@ fn reply_error(engine: &Engine, session: &goblin_engine::Session) {
     }
 }
 
-fn send_ack(link: &mut Link, offset: u64) -> Step<()> {
+/// REPLCONF ACK <offset>, with FACK <offset> (Redis 7.2) when this
+/// replica keeps an append-only file: the offset its file has on disk.
+fn send_ack(link: &mut Link, offset: u64, fack: Option<u64>) -> Step<()> {
     let offset = offset.to_string();
-    link.send(&[b"REPLCONF", b"ACK", offset.as_bytes()])
+    match fack {
+        None => link.send(&[b"REPLCONF", b"ACK", offset.as_bytes()]),
+        Some(f) => {
+            let f = f.to_string();
+            link.send(&[
+                b"REPLCONF",
+                b"ACK",
+                offset.as_bytes(),
+                b"FACK",
+                f.as_bytes(),
+            ])
+        }
+    }
+}
+
+/// The stream offset this replica's append-only file has on disk, for
+/// FACK: `applied` once everything the link applied is (a file under
+/// everysec catches up within a second), the last such offset before
+/// that; None without the file.
+fn fsynced_offset(
+    engine: &Engine,
+    session: &goblin_engine::Session,
+    applied: u64,
+    last: &mut u64,
+) -> Option<u64> {
+    let aof = &engine.persist().aof;
+    if !aof.is_on() {
+        return None;
+    }
+    if aof.fsynced() >= session.state.aof_offset {
+        *last = applied;
+    }
+    Some(*last)
 }
 
 /// One command of the stream: its length in bytes and its arguments'

@@ -414,7 +414,8 @@ fn is_fresh(s: &Session) -> bool {
         && st.ready_keys.is_empty()
         && !st.info.is_killed()
         && st.info.name.lock().is_none()
-        && st.info.lib_name.lock().is_none()
+        && st.info.lib.lock().is_none()
+        && !st.info.no_touch.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Waits while the session is blocked (see goblin_engine::blocking), until

@@ -40,6 +40,9 @@ pub struct Ctx<'a, 'l> {
     /// engine's clients are paused and the command does not write (see
     /// `crate::pause`).
     pub keep_expired: bool,
+    /// Look-ups leave the keys' access time (LRU/LFU) as it was: the
+    /// client asked for CLIENT NO-TOUCH (TOUCH clears it for itself).
+    pub no_touch: bool,
     /// Changes made (for `save` rules and INFO's rdb_changes_since_last_save).
     pub dirty: u64,
     /// Id of the running command in the table.
@@ -116,6 +119,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
         Now {
             ms: self.now_ms,
             keep_expired: self.keep_expired,
+            no_touch: self.no_touch,
         }
     }
 

@@ -61,6 +61,7 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     set_resp(ctx, 2);
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
+    ctx.client.info.no_touch.store(false, Ordering::Relaxed);
     *ctx.client.info.name.lock() = None;
     if ctx.client.info.monitor.swap(false, Ordering::Relaxed) {
         ctx.engine.monitors().remove(ctx.client.id());
@@ -518,6 +519,62 @@ fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT NO-TOUCH ON|OFF (Redis 7.2): while on, the client's commands
+/// leave the keys' access time (LRU/LFU) as it was, TOUCH excepted.
+fn client_no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut a = Args::new(&args[2..]);
+    let on = if a.flag("ON") {
+        true
+    } else if a.flag("OFF") {
+        false
+    } else {
+        return Err(Error::SYNTAX);
+    };
+    ctx.client.info.no_touch.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2's
+/// clientSetinfoCommand): the client library's name or version, shown by
+/// CLIENT LIST and INFO; an empty value clears it.
+fn client_setinfo(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut a = Args::new(&args[2..]);
+    let (is_name, value) = match a.option_of(&["LIB-NAME", "LIB-VER"]) {
+        Some((i, v)) => (i == 0, v),
+        None => {
+            return Err(Error::concat(&[
+                b"ERR Unrecognized option '",
+                crate::error::printf_s(args[2], usize::MAX),
+                b"'",
+            ]))
+        }
+    };
+    // Printable ASCII without spaces, so that CLIENT LIST splits on them
+    // (validateClientAttr).
+    if value.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return Err(Error::concat(&[
+            b"ERR ",
+            crate::error::printf_s(args[2], usize::MAX),
+            b" cannot contain spaces, newlines or special characters.",
+        ]));
+    }
+    let value = String::from_utf8_lossy(value).into_owned();
+    let mut lib = ctx.client.info.lib.lock();
+    let entry = lib.get_or_insert_with(Default::default);
+    if is_name {
+        entry.name = value;
+    } else {
+        entry.version = value;
+    }
+    if entry.name.is_empty() && entry.version.is_empty() {
+        *lib = None;
+    }
+    drop(lib);
+    ctx.out.ok();
+    Ok(())
+}
+
 /// CLIENT UNBLOCK holds every shard (its spec says ALL_SHARDS), so it can
 /// end the target's wait on the spot, exclusively of serving and timeout.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -614,10 +671,16 @@ fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>",
+            "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.",
+            "    * LIB-VER: the client lib version.",
             "UNPAUSE",
             "    Stop the current client pause, resuming traffic.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)",
+            "    Will not touch LRU/LFU stats when this mode is on.",
         ],
     );
     Ok(())
@@ -721,6 +784,29 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         syntax: "enabled:oneof(ON|OFF)",
         handler: client_no_evict,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "no-touch",
+        arity: 3,
+        flags: CONN,
+        group: Group::Connection,
+        since: "7.2.0",
+        summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        syntax: "ON|OFF",
+        handler: client_no_touch,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "setinfo",
+        arity: 4,
+        flags: CONN,
+        group: Group::Connection,
+        since: "7.2.0",
+        summary: "Sets information specific to the client or connection.",
+        syntax: "LIB-NAME libname:string|LIB-VER libver:string",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        handler: client_setinfo,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

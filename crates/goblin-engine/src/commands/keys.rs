@@ -204,6 +204,9 @@ fn type_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn touch_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // TOUCH touches even for a CLIENT NO-TOUCH client (Redis's lookupKey
+    // exempts touchCommand).
+    ctx.no_touch = false;
     let n = args[1..]
         .iter()
         .filter(|k| ctx.lookup_read(k).is_some())

@@ -7,6 +7,7 @@ pub mod bitmaps;
 pub mod cell;
 pub mod cluster;
 pub mod connection;
+pub mod debug;
 pub mod geo;
 pub mod goblin;
 pub mod hashes;
@@ -14,6 +15,8 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod latency;
 pub mod lists;
+pub mod lolwut;
+pub mod module;
 pub mod persistence;
 pub mod pubsub;
 pub mod replication;
@@ -56,6 +59,9 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     latency::COMMANDS,
     pubsub::COMMANDS,
     replication::COMMANDS,
+    debug::COMMANDS,
+    module::COMMANDS,
+    lolwut::COMMANDS,
 ];
 
 /// Redis's addReplySubcommandSyntaxError.

@@ -11,7 +11,7 @@ use crate::command::args::Args;
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
 use crate::repl::{self, backlog::Reader, state, Attach, ReplConf, Replica};
-use crate::util::number::parse_i64;
+use crate::util::number::{arg_i64, parse_i64};
 use crate::util::time::now_ms;
 use crate::Error;
 
@@ -21,7 +21,7 @@ fn replconf_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let mut conf = ctx.client.repl_conf.take().unwrap_or_default();
     let result = (|| {
-        for pair in args[1..].chunks(2) {
+        for (i, pair) in args[1..].chunks(2).enumerate() {
             let (opt, value) = (pair[0], pair[1]);
             let is = |name: &str| opt.eq_ignore_ascii_case(name.as_bytes());
             if is("listening-port") {
@@ -42,9 +42,20 @@ fn replconf_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     conf.capa_psync2 = true;
                 }
             } else if is("ack") {
-                // From a replica only, and without a reply.
+                // From a replica only, and without a reply. Redis 7.2's
+                // replicas add FACK and the offset their append-only file
+                // has on disk (WAITAOF counts them).
+                let next = 1 + 2 * i + 2;
+                let fack = match args.get(next..next + 2) {
+                    Some([word, n]) if word.eq_ignore_ascii_case(b"fack") => parse_i64(n),
+                    _ => None,
+                };
                 if let (Some(r), Some(offset)) = (ctx.client.replica.clone(), parse_i64(value)) {
-                    ctx.engine.repl().acknowledge(&r, offset.max(0) as u64);
+                    ctx.engine.repl().acknowledge(
+                        &r,
+                        offset.max(0) as u64,
+                        fack.map(|f| f.max(0) as u64),
+                    );
                 }
                 return Ok(false);
             } else if is("getack") {
@@ -173,6 +184,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             conf: conf.clone(),
             state: AtomicU8::new(st),
             ack: AtomicU64::new(0),
+            fack: AtomicU64::new(0),
             ack_ms: AtomicU64::new(now_ms()),
             old_protocol: !psync,
             wait_since_ms: now_ms(),
@@ -420,6 +432,69 @@ fn wait_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// WAITAOF's arguments: numlocal (0 or 1), numreplicas, the timeout in
+/// milliseconds (Redis 7.2's waitaofCommand, in its order of checks).
+pub fn parse_waitaof(args: &[&[u8]]) -> Result<(bool, i64, i64), Error> {
+    let local = arg_i64(args[1])?;
+    if !(0..=1).contains(&local) {
+        return Err(Error::err(
+            "value is out of range, value must between 0 and 1",
+        ));
+    }
+    let replicas = arg_i64(args[2])?;
+    if replicas < 0 {
+        return Err(Error::err("value is out of range, must be positive"));
+    }
+    let timeout = parse_i64(args[3])
+        .ok_or_else(|| Error::err("timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(Error::err("timeout is negative"));
+    }
+    Ok((local == 1, replicas, timeout))
+}
+
+/// WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until the
+/// client's writes are on disk in the append-only file here (numlocal 1)
+/// and on `numreplicas` replicas, and replies how many of each are. A
+/// replica acknowledges its file's offset with REPLCONF ACK's FACK, as
+/// Redis 7.2's and Goblin's do; Redis 7.0 replicas never count.
+fn waitaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (local, replicas, timeout) = parse_waitaof(args)?;
+    if ctx.engine.repl().is_replica() {
+        return Err(Error::err("WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated."));
+    }
+    let aof = &ctx.engine.persist().aof;
+    if local && !aof.is_on() {
+        return Err(Error::err(
+            "WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+        ));
+    }
+    let aof_offset = ctx.client.aof_offset;
+    let repl_offset = ctx.client.repl_offset;
+    let local_acked = aof.is_on() && aof.fsynced() >= aof_offset;
+    let replicas_acked = ctx.engine.repl().aof_acked(repl_offset) as i64;
+    // Inside a transaction or a script it cannot block (Redis's
+    // CLIENT_DENY_BLOCKING).
+    if (replicas_acked >= replicas && (local_acked || !local)) || ctx.in_multi || ctx.in_script {
+        ctx.out.array(2);
+        ctx.out.int(local_acked as i64);
+        ctx.out.int(replicas_acked);
+        return Ok(());
+    }
+    ctx.client.handoff = Some(Handoff::WaitAof {
+        aof_offset,
+        repl_offset,
+        local,
+        replicas: replicas as usize,
+        deadline_ms: (timeout > 0).then(|| now_ms().saturating_add(timeout as u64)),
+    });
+    if replicas > 0 {
+        // Asks the replicas for their offsets now rather than in a second.
+        ctx.engine.repl().stream.append_bytes(repl::GETACK);
+    }
+    Ok(())
+}
+
 /// FAILOVER's arguments.
 #[derive(Debug, Default, PartialEq)]
 struct FailoverArgs {
@@ -630,6 +705,21 @@ pub static COMMANDS: &[CommandSpec] = &[
         syntax: "numreplicas:integer timeout:integer",
         tips: &["request_policy:all_shards", "response_policy:agg_min"],
         handler: wait_command,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "waitaof",
+        arity: 4,
+        flags: flag::NOSCRIPT,
+        acl: &["connection"],
+        group_acl: false,
+        group: Group::Generic,
+        since: "7.2.0",
+        summary: "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.",
+        complexity: "O(1)",
+        syntax: "numlocal:integer numreplicas:integer timeout:integer",
+        tips: &["request_policy:all_shards", "response_policy:agg_min"],
+        handler: waitaof_command,
         ..CommandSpec::DEFAULT
     },
 ];

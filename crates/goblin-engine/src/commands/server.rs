@@ -1,12 +1,11 @@
 //! Server commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, INFO, CONFIG,
-//! COMMAND, TIME, SHUTDOWN, DEBUG (Redis's server.c, config.c, debug.c).
+//! COMMAND, TIME, SHUTDOWN, MEMORY (Redis's server.c, config.c, object.c).
 
 use crate::command::args::Args;
 use crate::command::spec::{flag, kflag, BeginSearch, CmdResult, CommandSpec, FindKeys, Group};
 use crate::command::syntax::{self, ArgDoc};
 use crate::command::{keys::reported_key_positions, table, Ctx};
 use crate::engine::ShutdownMode;
-use crate::keyspace::Object;
 use crate::util::glob_match;
 use crate::util::number::{arg_i64, parse_i64};
 use crate::util::time::{now_ms, now_us};
@@ -303,11 +302,14 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
         );
     }
     if wants("clients") {
+        let (recent_input, recent_output) = engine.clients().recent_peaks().max();
         let _ = write!(
             out,
-            "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+            "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
             engine.clients().count(),
             engine.config().get("maxclients"),
+            recent_input,
+            recent_output,
             engine.clients().blocked.load(Ordering::Relaxed)
                 + engine.pause().waiting.load(Ordering::Relaxed),
             engine.clients().blocked_with_timeout.load(Ordering::Relaxed),
@@ -330,11 +332,11 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
         let lazy = engine.lazyfree();
         let _ = write!(
             out,
-            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:{}\r\nmem_replication_backlog:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+            "\r\n# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:{}\r\nmem_replication_backlog:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
             used,
             human_bytes(used),
-            mem.resident,
-            human_bytes(mem.resident),
+            mem.rss,
+            human_bytes(mem.rss),
             peak,
             human_bytes(peak),
             ratio(used * 100, peak),
@@ -355,8 +357,10 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             mem.active.saturating_sub(mem.allocated),
             ratio(mem.resident, mem.active),
             mem.resident.saturating_sub(mem.active),
-            ratio(mem.resident, used),
-            mem.resident as i64 - used as i64,
+            ratio(mem.rss, mem.resident),
+            mem.rss as i64 - mem.resident as i64,
+            ratio(mem.rss, used),
+            mem.rss as i64 - used as i64,
             figures.not_counted,
             figures.replication.min(engine.config().get_i64("repl-backlog-size").max(0) as u64),
             figures.replication,
@@ -387,14 +391,17 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             .sum();
         let s = &engine.stats();
         let (exceeded_total, exceeded_current) = engine.evictor().exceeded_ms();
+        let (kbps_in, kbps_out) = engine.instantaneous_kbps();
         let _ = write!(
             out,
-            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\n",
             s.connections_received.load(Ordering::Relaxed),
             t.commands_processed,
             engine.instantaneous_ops(),
             t.net_input_bytes,
             t.net_output_bytes,
+            kbps_in,
+            kbps_out,
             s.rejected_connections.load(Ordering::Relaxed),
             engine.repl().sync_full.load(Ordering::Relaxed),
             engine.repl().sync_partial_ok.load(Ordering::Relaxed),
@@ -412,6 +419,10 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             engine.pubsub().shard_channel_count(),
             engine.repl().local_expires_tracked(),
             t.error_replies,
+            t.reads_processed,
+            t.writes_processed,
+            s.reply_buffer_shrinks.load(Ordering::Relaxed),
+            s.reply_buffer_expands.load(Ordering::Relaxed),
         );
     }
     if wants("replication") {
@@ -661,7 +672,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Rewrites the config file at `path` (Redis's rewriteConfig); `force_all`
 /// writes every parameter, defaults included. The error is strerror's text.
-fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
+pub(super) fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
     let users: Vec<String> = super::acl::config_lines(ctx.engine)
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
@@ -1153,283 +1164,6 @@ fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
-// DEBUG
-
-const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-
-/// A digest of one value, stable across restarts (DEBUG DIGEST-VALUE).
-pub fn value_digest(obj: &Object) -> [u8; 20] {
-    use sha1::{Digest, Sha1};
-    let mut h = Sha1::new();
-    h.update([obj.value.value_type() as u8]);
-    crate::keyspace::digest::digest_value(&obj.value, &mut |b| h.update(b));
-    h.finalize().into()
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let allowed = ctx.allows_protected("enable-debug-command");
-    if !allowed {
-        return Err(Error::raw(DEBUG_NOT_ALLOWED));
-    }
-    let sub = args[1].to_ascii_lowercase();
-    match (sub.as_slice(), args.len()) {
-        // A command into the replication stream, as it is (a test aid).
-        (b"replicate", n) if n >= 3 => {
-            let mut out = Vec::new();
-            crate::persist::aof::encode_command(&mut out, &args[2..]);
-            ctx.engine.repl().stream.append_bytes(&out);
-            ctx.out.ok();
-        }
-        (b"help", _) => {
-            super::reply_help(
-                ctx,
-                "DEBUG",
-                &[
-                    "DIGEST",
-                    "    Output a hex signature representing the current DB content.",
-                    "DIGEST-VALUE <key> [<key> ...]",
-                    "    Output a hex signature of the values of all the specified keys.",
-                    "OBJECT <key>",
-                    "    Show low level info about the <key> and associated value.",
-                    "PROTOCOL <type>",
-                    "    Reply with a test value of the specified type.",
-                    "SET-ACTIVE-EXPIRE <0|1>",
-                    "    Setting it to 0 disables expiring keys in background when they are not accessed.",
-                    "SLEEP <seconds>",
-                    "    Stop the server for <seconds>. Decimals allowed.",
-                    "RELOAD",
-                    "    Save the RDB on disk and reload it back to memory.",
-                    "REPLYBUFFER RESIZING <0|1>",
-                    "    Enable or disable the reply buffer resize cron job",
-                ],
-            );
-        }
-        // Every parameter written to the config file, defaults included
-        // (a test aid: the suite restarts from it and compares).
-        (b"config-rewrite-force-all", 2) => {
-            let path = ctx.engine.config_file();
-            rewrite_config_file(ctx, &path, true).map_err(|reason| {
-                Error::err(format_args!("CONFIG-REWRITE-FORCE-ALL failed: {reason}"))
-            })?;
-            ctx.out.ok();
-        }
-        (b"set-active-expire", 3) => {
-            let on = arg_i64(args[2])? != 0;
-            ctx.engine.set_active_expire(on);
-            ctx.out.ok();
-        }
-        (b"sleep", 3) => {
-            let secs: f64 = std::str::from_utf8(args[2])
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0.0);
-            // Like Redis, the server stops: every shard is held meanwhile.
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs.max(0.0)));
-            ctx.out.ok();
-        }
-        (b"object", 3) => {
-            let now = ctx.now_ms;
-            let fill = ctx
-                .engine
-                .config()
-                .list_max_listpack_size
-                .load(Ordering::Relaxed);
-            // Redis reads the table directly: an expired key not yet
-            // deleted is still there.
-            let (db, h) = ctx.locate(args[2]);
-            let Some(obj) = db.get_raw(h, args[2]) else {
-                return Err(Error::NO_SUCH_KEY);
-            };
-            let mut text = format!(
-                "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-                obj as *const Object,
-                obj.value.encoding(),
-                obj.value.heap_size().max(1),
-                obj.access_word() & 0xFF_FFFF,
-                obj.idle_seconds(now)
-            );
-            if let crate::keyspace::Value::List(l) = &obj.value {
-                // The quicklist details Redis adds for lists.
-                let nodes = l.node_count();
-                text.push_str(&format!(
-                    " ql_nodes:{} ql_avg_node:{:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{}",
-                    nodes,
-                    if nodes == 0 { 0.0 } else { l.len() as f64 / nodes as f64 },
-                    fill,
-                    l.packed_size()
-                ));
-            }
-            ctx.out.simple(&text);
-        }
-        (b"digest", 2) => {
-            let mut acc = [0u8; 20];
-            let mut any = false;
-            let now = ctx.now_ms;
-            for shard in ctx.locks.held() {
-                for (db_index, db) in shard.dbs.iter().enumerate() {
-                    for (key, obj) in db.iter() {
-                        if obj.is_expired(now) {
-                            continue;
-                        }
-                        any = true;
-                        use sha1::{Digest, Sha1};
-                        let mut h = Sha1::new();
-                        h.update((db_index as u64).to_le_bytes());
-                        h.update(key.as_slice());
-                        h.update(value_digest(obj));
-                        h.update(obj.expire_at().unwrap_or(0).to_le_bytes());
-                        let d: [u8; 20] = h.finalize().into();
-                        for (a, b) in acc.iter_mut().zip(d) {
-                            *a ^= b;
-                        }
-                    }
-                }
-            }
-            let text = if any { hex(&acc) } else { "0".repeat(40) };
-            ctx.out.simple(&text);
-        }
-        (b"digest-value", _) => {
-            let keys = &args[2..];
-            ctx.out.array(keys.len());
-            for key in keys {
-                let d = ctx.peek(key).map(value_digest);
-                match d {
-                    Some(d) => ctx.out.simple(hex(&d)),
-                    None => ctx.out.simple("0".repeat(40)),
-                }
-            }
-        }
-        (b"protocol", 3) => debug_protocol(ctx, args[2])?,
-        (b"set-disable-deny-scripts", 3) => {
-            let on = crate::util::number::parse_i64(args[2]).unwrap_or(0) != 0;
-            ctx.engine
-                .scripting()
-                .disable_deny_script
-                .store(on, std::sync::atomic::Ordering::Relaxed);
-            ctx.out.ok();
-        }
-        (b"quicklist-packed-threshold", 3) | (b"stringmatch-len", _) | (b"change-repl-id", 2) => {
-            // Tunables of Redis's own encodings: accepted, nothing to change.
-            ctx.out.ok();
-        }
-        (b"jmap", 2) => ctx.out.ok(),
-        (b"replybuffer", 4) if args[2].eq_ignore_ascii_case(b"resizing") => {
-            // Redis reads the flag with atoi.
-            let on = crate::util::number::parse_i64(args[3]).unwrap_or(0) != 0;
-            ctx.engine
-                .reply_buffer_resizing
-                .store(on, Ordering::Relaxed);
-            ctx.out.ok();
-        }
-        (b"pause-cron", 3) => {
-            ctx.engine.set_cron_paused(arg_i64(args[2])? != 0);
-            ctx.out.ok();
-        }
-        (b"set-skip-checksum-validation", 3) => {
-            ctx.engine
-                .persist()
-                .skip_checksum
-                .store(arg_i64(args[2])? != 0, Ordering::Relaxed);
-            ctx.out.ok();
-        }
-        (b"segfault", 2) => crate::crash::segfault(),
-        (b"panic", 2) => crate::crash::panic(
-            &format!("DEBUG PANIC called at Unix time {}", now_us() / 1_000_000),
-            ctx.engine.config().get_bool("use-exit-on-panic"),
-        ),
-        (b"assert", 2) => crate::crash::assertion_failed(
-            "1 == 2",
-            "debug.c",
-            ctx.engine.config().get_bool("use-exit-on-panic"),
-        ),
-        (b"populate", 3..=5) => {
-            // DEBUG POPULATE count [prefix] [size]: keys "prefix:N" holding
-            // "value:N" (padded with zero bytes or cut to `size`).
-            let count = match arg_i64(args[2]) {
-                Ok(n) if n >= 0 => n as u64,
-                _ => return Err(Error::NOT_POSITIVE),
-            };
-            let size = match args.get(4) {
-                Some(a) => match arg_i64(a) {
-                    Ok(n) if n >= 0 => n as usize,
-                    _ => return Err(Error::NOT_POSITIVE),
-                },
-                None => 0,
-            };
-            let prefix = args.get(3).copied().unwrap_or(b"key");
-            let now = ctx.now();
-            let mut key = Vec::new();
-            for j in 0..count {
-                key.clear();
-                key.extend_from_slice(prefix);
-                key.push(b':');
-                key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
-                let (db, h) = ctx.locate(&key);
-                if db.lookup(h, &key, now).is_some() {
-                    continue;
-                }
-                let mut val = format!("value:{j}").into_bytes();
-                if size > 0 {
-                    val.resize(size, 0);
-                }
-                db.insert_new(h, &key, crate::keyspace::Value::str(&val), now.ms);
-            }
-            ctx.out.ok();
-        }
-        (b"aof-flush-sleep", 3) => {
-            let us = arg_i64(args[2])?.max(0) as u64;
-            ctx.engine
-                .persist()
-                .aof
-                .flush_sleep_us
-                .store(us, Ordering::Relaxed);
-            ctx.out.ok();
-        }
-        (b"log", 3) => {
-            crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
-            ctx.out.ok();
-        }
-        (b"reload", _) | (b"loadaof", _) if ctx.in_script => {
-            // Reloading replaces the function libraries, which the running
-            // script's interpreter holds.
-            return Err(Error::err(
-                "DEBUG RELOAD and LOADAOF cannot run inside a script",
-            ));
-        }
-        (b"reload", _) => {
-            let (mut save, mut flush, mut merge) = (true, true, false);
-            for opt in &args[2..] {
-                if opt.eq_ignore_ascii_case(b"merge") {
-                    merge = true;
-                } else if opt.eq_ignore_ascii_case(b"noflush") {
-                    flush = false;
-                } else if opt.eq_ignore_ascii_case(b"nosave") {
-                    save = false;
-                } else {
-                    return Err(Error::constant(
-                        "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
-                    ));
-                }
-            }
-            let how = crate::persist::Reload::Rdb { save, flush, merge };
-            ctx.engine.debug_reload(ctx.locks, how)?;
-            ctx.out.ok();
-        }
-        (b"loadaof", _) => {
-            ctx.engine
-                .debug_reload(ctx.locks, crate::persist::Reload::Aof)?;
-            ctx.out.ok();
-        }
-        _ => return Err(super::subcommand_syntax_error(args, "DEBUG")),
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------
 // MEMORY
 
 /// MEMORY USAGE's SAMPLES (the last one given counts): how many elements
@@ -1555,19 +1289,23 @@ fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         "allocator-fragmentation.bytes",
         mem.active.saturating_sub(mem.allocated),
     );
-    o.bulk(b"allocator.rss-ratio");
+    o.bulk(b"allocator-rss.ratio");
     o.double(ratio(mem.resident, mem.active) as f32 as f64);
     int(
         o,
-        "allocator.rss-bytes",
+        "allocator-rss.bytes",
         mem.resident.saturating_sub(mem.active),
     );
     o.bulk(b"rss-overhead.ratio");
-    o.double(1.0);
-    int(o, "rss-overhead.bytes", 0);
+    o.double(ratio(mem.rss, mem.resident) as f32 as f64);
+    int(
+        o,
+        "rss-overhead.bytes",
+        mem.rss.saturating_sub(mem.resident),
+    );
     o.bulk(b"fragmentation");
-    o.double(ratio(mem.resident, used) as f32 as f64);
-    int(o, "fragmentation.bytes", mem.resident.saturating_sub(used));
+    o.double(ratio(mem.rss, used) as f32 as f64);
+    int(o, "fragmentation.bytes", mem.rss.saturating_sub(used));
     Ok(())
 }
 
@@ -1590,14 +1328,24 @@ fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// MEMORY MALLOC-STATS: the allocator's own report is not exposed; Redis
 /// answers the same for allocators without one.
+/// MEMORY MALLOC-STATS: the allocator's own report (jemalloc's
+/// malloc_stats_print), or Redis's text without one.
 fn memory_malloc_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out
-        .verbatim(b"Stats not supported for the current allocator", "txt");
+    match crate::memory::allocator() {
+        Some(a) => ctx.out.verbatim(&(a.report)(), "txt"),
+        None => ctx
+            .out
+            .bulk(b"Stats not supported for the current allocator"),
+    }
     Ok(())
 }
 
-/// MEMORY PURGE: jemalloc returns dirty pages on its own schedule.
+/// MEMORY PURGE: the allocator returns its dirty pages (Redis's
+/// jemalloc_purge).
 fn memory_purge(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if crate::memory::allocator().is_some_and(|a| !(a.purge)()) {
+        return Err(Error::err("Error purging dirty pages"));
+    }
     ctx.out.ok();
     Ok(())
 }
@@ -1709,66 +1457,6 @@ static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
 ];
-
-// Redis's own test values (3.141 is not meant as pi).
-#[allow(clippy::approx_constant)]
-fn debug_protocol(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
-    let o = &mut *ctx.out;
-    match name.to_ascii_lowercase().as_slice() {
-        b"string" => o.bulk(b"Hello World"),
-        b"integer" => o.int(12345),
-        b"double" => o.double(3.141),
-        b"bignum" => o.big_number("1234567999999999999999999999999999999"),
-        b"null" => o.null(),
-        b"array" => {
-            o.array(3);
-            for j in 0..3 {
-                o.int(j);
-            }
-        }
-        b"set" => {
-            o.set(3);
-            for j in 0..3 {
-                o.int(j);
-            }
-        }
-        b"map" => {
-            o.map(3);
-            for j in 0..3 {
-                o.int(j);
-                o.bool(j == 1);
-            }
-        }
-        b"attrib" => {
-            if o.is_resp3() {
-                o.attribute(1);
-                o.bulk(b"key-popularity");
-                o.array(2);
-                o.bulk(b"key:123");
-                o.int(90);
-            }
-            o.bulk(b"Some real reply following the attribute");
-        }
-        b"push" => {
-            if !o.is_resp3() {
-                return Err(Error::err("RESP2 is not supported by this command"));
-            }
-            o.push(2);
-            o.bulk(b"server-cpu-usage");
-            o.int(42);
-            o.bulk(b"Some real reply following the push reply");
-        }
-        b"true" => o.bool(true),
-        b"false" => o.bool(false),
-        b"verbatim" => o.verbatim(b"This is a verbatim\nstring", "txt"),
-        _ => {
-            return Err(Error::err(
-                "Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
-            ))
-        }
-    }
-    Ok(())
-}
 
 // ---------------------------------------------------------------------------
 // The family's table.
@@ -2055,18 +1743,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")],
         syntax: "[nosave_save:oneof(NOSAVE|SAVE)] [NOW]{since:7.0.0} [FORCE]{since:7.0.0} [ABORT]{since:7.0.0}",
         handler: shutdown_command,
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "debug",
-        arity: -2,
-        flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALL_SHARDS,
-        group: Group::Server,
-        since: "1.0.0",
-        summary: "A container for debugging commands",
-        complexity: "Depends on subcommand.",
-        doc_flags: &["syscmd"],
-        handler: debug_command,
         ..CommandSpec::DEFAULT
     },
     CommandSpec {

@@ -351,6 +351,9 @@ pub struct Aof {
     pending: Mutex<Pending>,
     wake: Condvar,
     synced: tokio::sync::watch::Sender<u64>,
+    /// Offset up to which the records are on disk (fsync(2) done), under
+    /// any policy: what WAITAOF waits for (Redis's fsynced_reploff).
+    fsynced: tokio::sync::watch::Sender<u64>,
     files: Mutex<Option<Files>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// DEBUG AOF-FLUSH-SLEEP: microseconds the writer waits before each write.
@@ -372,6 +375,7 @@ impl Default for Aof {
 impl Aof {
     pub fn new() -> Aof {
         let (tx, _) = tokio::sync::watch::channel(0u64);
+        let (fsynced, _) = tokio::sync::watch::channel(0u64);
         Aof {
             on: AtomicBool::new(false),
             policy: AtomicU8::new(Fsync::Everysec as u8),
@@ -386,6 +390,7 @@ impl Aof {
             }),
             wake: Condvar::new(),
             synced: tx,
+            fsynced,
             files: Mutex::new(None),
             writer: Mutex::new(None),
             flush_sleep_us: AtomicU64::new(0),
@@ -511,6 +516,17 @@ impl Aof {
         let _ = rx.wait_for(|v| *v >= offset).await;
     }
 
+    /// Bytes on disk so far (fsync done).
+    pub fn fsynced(&self) -> u64 {
+        *self.fsynced.borrow()
+    }
+
+    /// Waits until everything up to `offset` is on disk.
+    pub async fn wait_fsynced(&self, offset: u64) {
+        let mut rx = self.fsynced.subscribe();
+        let _ = rx.wait_for(|v| *v >= offset).await;
+    }
+
     pub fn buffer_len(&self) -> usize {
         self.pending.lock().data.len()
     }
@@ -530,6 +546,7 @@ impl Aof {
             drop(p);
             self.written.store(appended, Ordering::Release);
             self.synced.send_replace(appended);
+            self.fsynced.send_replace(appended);
         }
         self.on.store(true, Ordering::Relaxed);
         let me = self.clone();
@@ -578,6 +595,7 @@ impl Aof {
         f.last_fsync = Instant::now();
         self.written.fetch_max(end, Ordering::Release);
         self.synced.send_replace(end);
+        self.fsynced.send_replace(end);
         Ok(())
     }
 
@@ -650,6 +668,16 @@ impl Aof {
                 }
                 f.unsynced = false;
                 f.last_fsync = Instant::now();
+            }
+            if !f.unsynced {
+                // Everything written so far (by this thread or a
+                // connection's write_through) is on disk.
+                let durable = self.written().max(end);
+                self.fsynced.send_if_modified(|v| {
+                    let grew = durable > *v;
+                    *v = (*v).max(durable);
+                    grew
+                });
             }
             drop(files);
             self.written.fetch_max(end, Ordering::Release);

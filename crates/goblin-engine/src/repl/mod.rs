@@ -126,6 +126,9 @@ pub struct Replica {
     pub state: AtomicU8,
     /// The offset it last acknowledged (REPLCONF ACK), and when (Unix ms).
     pub ack: AtomicU64,
+    /// The offset its append-only file has on disk, as its REPLCONF ACK's
+    /// FACK said (Redis 7.2; WAITAOF).
+    pub fack: AtomicU64,
     pub ack_ms: AtomicU64,
     /// Sent SYNC rather than PSYNC: no +FULLRESYNC line.
     pub old_protocol: bool,
@@ -511,11 +514,24 @@ impl Replication {
     }
 
     /// REPLCONF ACK from a replica.
-    pub fn acknowledge(&self, r: &Replica, offset: u64) {
+    pub fn acknowledge(&self, r: &Replica, offset: u64, fack: Option<u64>) {
         r.acks.fetch_add(1, Ordering::AcqRel);
         r.ack.fetch_max(offset, Ordering::AcqRel);
+        if let Some(f) = fack {
+            r.fack.fetch_max(f, Ordering::AcqRel);
+        }
         r.ack_ms.store(now_ms(), Ordering::Relaxed);
         self.acks.notify_waiters();
+    }
+
+    /// Replicas whose append-only file has `offset` or later on disk
+    /// (WAITAOF; Redis's replicationCountAOFAcksByOffset).
+    pub fn aof_acked(&self, offset: u64) -> usize {
+        self.replicas
+            .lock()
+            .iter()
+            .filter(|r| r.state() == state::ONLINE && r.fack.load(Ordering::Acquire) >= offset)
+            .count()
     }
 
     /// Replicas that acknowledged `offset` or later (WAIT).

@@ -33,6 +33,7 @@ mod lifecycle;
 mod lists;
 mod lua_equivalence;
 mod memory;
+mod parity;
 mod parser_fuzz;
 mod persistence;
 mod protocol;
