@@ -1291,8 +1291,9 @@ impl Session {
     /// Moves the Pub/Sub messages published to this client since the last
     /// call into `out`, after the replies already there; true when there
     /// were some. A connection calls it before each write, and when woken
-    /// by `ClientInfo::wake` (see `crate::pubsub`); costs nothing for a
-    /// client that subscribes to nothing.
+    /// by `ClientInfo::wake` (see `crate::pubsub`; client-side caching's
+    /// invalidations come the same way); one atomic load when there are
+    /// none.
     #[inline]
     pub fn deliver_pushes(&mut self) -> bool {
         self.state.info.mailbox.drain_into(&mut self.out)

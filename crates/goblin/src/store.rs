@@ -415,6 +415,7 @@ fn is_fresh(s: &Session) -> bool {
         && !st.info.is_killed()
         && st.info.name.lock().is_none()
         && st.info.lib_name.lock().is_none()
+        && st.info.tracking.load(std::sync::atomic::Ordering::Relaxed) == 0
 }
 
 /// Waits while the session is blocked (see goblin_engine::blocking), until

@@ -41,3 +41,4 @@ mod security;
 mod sentinel;
 mod streams;
 mod tls;
+mod tracking;
