@@ -1884,7 +1884,7 @@ impl Drop for Session {
 /// For a command whose only key is at a fixed position (most commands),
 /// that key (None when the arguments stop short of it); None for any other
 /// command.
-fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
+pub(crate) fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
     let [ks_spec] = spec.keys else {
         return None;
     };

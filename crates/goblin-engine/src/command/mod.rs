@@ -507,6 +507,13 @@ impl<'a, 'l> Ctx<'a, 'l> {
         {
             return;
         }
+        // Most reads name one key at a fixed place: no list to build.
+        if let Some(key) = crate::engine::sole_key(spec, argv) {
+            if let Some(key) = key {
+                self.engine.remember_keys(self.client, &[key]);
+            }
+            return;
+        }
         let Some(positions) = keys::key_positions(spec, argv) else {
             return;
         };
