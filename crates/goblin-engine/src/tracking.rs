@@ -562,6 +562,13 @@ impl Engine {
         t.clear();
     }
 
+    /// The data was replaced outside any client's command (a replica's
+    /// full synchronization, DEBUG RELOAD): every tracking client is told
+    /// that every key changed, as Redis's emptyData does.
+    pub fn tracking_data_replaced(&self) {
+        self.invalidate_all(&mut Pending::default());
+    }
+
     /// Redis's sendTrackingMessage: to `target`'s redirection client, or
     /// to `target` itself in RESP3; a redirection whose client is gone
     /// marks `target` and tells it (RESP3).

@@ -123,7 +123,8 @@ fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             crate::keyspace::Db::swap_data(da, db);
         }
         // The tracking table does not know databases: every tracking
-        // client drops what it holds.
+        // client drops what it holds (Redis 7.0 sends nothing here, and
+        // leaves what its clients cached of both databases stale).
         ctx.track_flush();
         // Clients blocked in either database may now find data.
         ctx.engine
