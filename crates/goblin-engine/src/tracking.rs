@@ -725,3 +725,49 @@ pub(crate) fn expired_outside_commands(engine: &Engine, events: &[crate::keyspac
     }
     engine.flush_bcast(&mut pending);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caching_follows_optin_and_optout() {
+        let on = bits::ON;
+        assert!(may_cache(on, false));
+        assert!(!may_cache(0, false));
+        assert!(!may_cache(on | bits::BCAST, false));
+        assert!(!may_cache(on | bits::OPTIN, false));
+        assert!(may_cache(on | bits::OPTIN, true));
+        assert!(may_cache(on | bits::OPTOUT, false));
+        assert!(!may_cache(on | bits::OPTOUT, true));
+    }
+
+    #[test]
+    fn keys_are_encoded_as_an_array_of_bulks() {
+        let keys: [&[u8]; 2] = [b"a", b"bc"];
+        assert_eq!(
+            encode_keys(keys.iter().copied()),
+            b"*2\r\n$1\r\na\r\n$2\r\nbc\r\n"
+        );
+    }
+
+    #[test]
+    fn the_table_counts_keys_items_and_bytes_both_ways() {
+        let t = Tracking::new(4);
+        let key = b"k";
+        let h = crate::keyspace::hash_key(key);
+        assert!(t.remember(0, h, key, 1));
+        assert!(!t.remember(0, h, key, 1));
+        assert!(t.remember(0, h, key, 2));
+        assert_eq!((t.total_keys(), t.total_items()), (1, 2));
+        assert!(t.memory() > 0);
+        t.sweep(1);
+        assert_eq!((t.total_keys(), t.total_items()), (1, 1));
+        let readers = t.take(0, h, key).expect("still read by 2");
+        assert_eq!(readers.ids(), &[2]);
+        assert_eq!((t.total_keys(), t.total_items(), t.memory()), (0, 0, 0));
+        t.remember(1, h, key, 3);
+        t.clear();
+        assert_eq!((t.total_keys(), t.total_items(), t.memory()), (0, 0, 0));
+    }
+}

@@ -339,7 +339,7 @@ fn goblin_commands_invalidate() {
 }
 
 #[test]
-fn flushall_and_flushdb_invalidate_everything_with_a_null() {
+fn flushall_flushdb_and_swapdb_invalidate_everything_with_a_null() {
     let s = TestServer::start();
     let null = Frame::Push(vec![b("invalidate"), Frame::Null]);
     invalidated_by(
@@ -354,6 +354,14 @@ fn flushall_and_flushdb_invalidate_everything_with_a_null() {
         &[&["SET", "f", "1"]],
         &["GET", "f"],
         &[&["FLUSHDB"]],
+        null.clone(),
+    );
+    // SWAPDB replaces what every key of both databases holds.
+    invalidated_by(
+        &s,
+        &[&["SET", "f", "1"]],
+        &["GET", "f"],
+        &[&["SWAPDB", "0", "1"]],
         null,
     );
     let mut c = Conn::open(s.addr);
