@@ -127,6 +127,10 @@ pub struct ClientInfo {
     pub monitor: AtomicBool,
     /// A replica of this engine, or its primary (see [`repl_kind`]).
     pub repl_kind: AtomicU8,
+    /// CLIENT TRACKING: its flags and redirection, packed as
+    /// `crate::tracking::bits` says (0: off), read by the writers that
+    /// invalidate what it read.
+    pub tracking: AtomicU64,
     /// Output produced for this client by others (MONITOR lines), sent
     /// by its connection when woken; `has_pushed` says there is some.
     pushed: Mutex<Vec<u8>>,
@@ -202,6 +206,16 @@ impl ClientInfo {
         if info.blocked.load(Ordering::Relaxed) {
             flags.push('b');
         }
+        let tracking = info.tracking.load(Ordering::Relaxed);
+        if tracking & crate::tracking::bits::ON != 0 {
+            flags.push('t');
+        }
+        if tracking & crate::tracking::bits::BROKEN_REDIR != 0 {
+            flags.push('R');
+        }
+        if tracking & crate::tracking::bits::BCAST != 0 {
+            flags.push('B');
+        }
         if info.no_evict.load(Ordering::Relaxed) {
             flags.push('e');
         }
@@ -229,7 +243,7 @@ impl ClientInfo {
         let subs = &info.subscriptions;
         let lib = info.lib.lock();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             info.id,
             info.addr,
             info.laddr,
@@ -255,6 +269,11 @@ impl ClientInfo {
             info.memory_usage(),
             cmd,
             String::from_utf8_lossy(&info.user.lock()),
+            if tracking & crate::tracking::bits::ON != 0 {
+                (tracking & crate::tracking::bits::REDIRECT) as i64
+            } else {
+                -1
+            },
             info.resp.load(Ordering::Relaxed),
             lib.as_ref().map_or("", |l| l.name.as_str()),
             lib.as_ref().map_or("", |l| l.version.as_str()),
@@ -593,6 +612,10 @@ pub struct ClientState {
     /// `protocol::parser::BIG_ARG`), which a value it stores may adopt
     /// (`Ctx::adopt`). Empty for any other command.
     pub lent: Vec<bytes::Bytes>,
+    /// CLIENT TRACKING's state for this client (None until it is first
+    /// needed: a client that never tracks, nor writes while others do,
+    /// has none).
+    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
 }
 
 impl ClientState {
@@ -631,6 +654,7 @@ impl ClientState {
             handoff: None,
             pending_log: Vec::new(),
             lent: Vec::new(),
+            tracking: None,
         }
     }
 
@@ -994,6 +1018,7 @@ impl ClientRegistry {
             user: Mutex::new(b"default".as_slice().into()),
             monitor: AtomicBool::new(false),
             repl_kind: AtomicU8::new(repl_kind::NONE),
+            tracking: AtomicU64::new(0),
             pushed: Mutex::new(Vec::new()),
             has_pushed: AtomicBool::new(false),
         });
@@ -1123,7 +1148,11 @@ mod tests {
     /// 448-byte class.
     #[test]
     fn client_info_fits_its_size_class() {
-        assert!(std::mem::size_of::<ClientInfo>() + 16 <= 448);
+        assert!(
+            std::mem::size_of::<ClientInfo>() + 16 <= 448,
+            "{}",
+            std::mem::size_of::<ClientInfo>()
+        );
     }
 
     #[test]

@@ -351,6 +351,9 @@ pub static PARAMS: &[ParamSpec] = &[
     p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
     p("lfu-log-factor", int(0, INT_MAX), "10"),
     p("lfu-decay-time", int(0, INT_MAX), "1"),
+    // Client-side caching: the most keys the tracking table remembers
+    // (0: no limit); past it, keys are dropped from it and invalidated.
+    p("tracking-table-max-keys", int(0, LONG_MAX), "1000000"),
     p("lazyfree-lazy-eviction", BOOL, "no"),
     p("lazyfree-lazy-expire", BOOL, "no"),
     p("lazyfree-lazy-server-del", BOOL, "no"),

@@ -110,6 +110,8 @@ pub struct Engine {
     acl: crate::acl::Acl,
     /// Pub/Sub subscriptions, and the keyspace notifications' settings.
     pubsub: crate::pubsub::PubSub,
+    /// Client-side caching: the tracking and prefix tables.
+    tracking: crate::tracking::Tracking,
     /// Snapshots, the append-only file, loading.
     persist: crate::persist::Persistence,
     /// Replication: the stream, the replicas, the primary followed.
@@ -176,6 +178,7 @@ impl Engine {
             scripting,
             acl: crate::acl::Acl::new(),
             pubsub,
+            tracking: crate::tracking::Tracking::new(shards),
             started: Instant::now(),
             run_id,
             dirty_base: AtomicU64::new(0),
@@ -234,6 +237,9 @@ impl Engine {
             return;
         }
         let cycle = crate::expire::active_expire_cycle(self);
+        if self.tracking.active() {
+            self.limit_tracking_table();
+        }
         let elapsed_ms = cycle.busy.as_millis() as u64;
         self.latency.add_if_needed(
             self.config
@@ -435,6 +441,12 @@ impl Engine {
     /// Pub/Sub subscriptions, and the keyspace notifications' settings.
     pub fn pubsub(&self) -> &crate::pubsub::PubSub {
         &self.pubsub
+    }
+
+    /// Client-side caching (CLIENT TRACKING).
+    #[inline]
+    pub fn tracking(&self) -> &crate::tracking::Tracking {
+        &self.tracking
     }
 
     /// Snapshots, the append-only file, loading.
@@ -696,6 +708,8 @@ impl Engine {
         let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
         self.keyspace.env().want_events(new, expired);
         self.evictor.configure(&self.config);
+        self.tracking
+            .set_max_keys(self.config.get_i64("tracking-table-max-keys").max(0) as u64);
         if self.config.maxmemory.load(Ordering::Relaxed) == 0 {
             self.keyspace.env().set_dataset_limit(0);
         } else {
@@ -1038,6 +1052,12 @@ impl Engine {
             ctx.out.error(e.bytes());
         }
         ctx.publish_db_events();
+        // Client-side caching: what a tracking client read (Redis's call()
+        // after a READONLY command; scripts remember the keys they declared
+        // for their caller, see scripting/eval.rs).
+        if entry.spec.has(flag::READONLY) && ctx.client.tracking.is_some() {
+            ctx.remember_read_keys(argv);
+        }
         // Streams the command deleted or replaced under waiters: their
         // XREADGROUP clients are served (with an error) once it is done.
         if self.clients.blocked.load(Ordering::Relaxed) != 0 {
@@ -1100,6 +1120,16 @@ impl Engine {
         }
         out.errors_noted = out.errors;
         out.uncounted_noted = out.errors_uncounted;
+        // What the command (or transaction, or script) caused for the BCAST
+        // clients, and for its own client after its reply.
+        if !in_multi && !in_script {
+            if let Some(t) = client.tracking.as_mut() {
+                if !t.pending.bcast.is_empty() || !t.pending.own.is_empty() {
+                    self.flush_bcast(&mut t.pending);
+                    crate::tracking::write_own(&mut t.pending, out);
+                }
+            }
+        }
     }
 
     /// Logs what a command changed, while it still holds its shards (so the
@@ -1327,13 +1357,11 @@ impl Session {
     /// Moves the Pub/Sub messages published to this client since the last
     /// call into `out`, after the replies already there; true when there
     /// were some. A connection calls it before each write, and when woken
-    /// by `ClientInfo::wake` (see `crate::pubsub`); costs nothing for a
-    /// client that subscribes to nothing.
+    /// by `ClientInfo::wake` (see `crate::pubsub`; client-side caching's
+    /// invalidations come the same way); one atomic load when there are
+    /// none.
     #[inline]
     pub fn deliver_pushes(&mut self) -> bool {
-        if !self.state.subscribed() {
-            return false;
-        }
         self.state.info.mailbox.drain_into(&mut self.out)
     }
 
@@ -1479,6 +1507,18 @@ impl Session {
                 drop(p.held.take());
             }
             self.out_of_memory = engine.perform_evictions() == crate::evict::Outcome::Fail;
+            // Invalidations of evicted keys precede the reply (Redis
+            // flushes them after performEvictions).
+            self.deliver_pushes();
+        }
+        // tracking-table-max-keys, before each command (Redis's
+        // processCommand calls trackingLimitUsedSlots).
+        if engine.tracking.active() && engine.tracking.over_limit() {
+            if let Some(p) = pipeline.as_deref_mut() {
+                drop(p.held.take());
+            }
+            engine.limit_tracking_table();
+            self.deliver_pushes();
         }
         let id = match self.admit(engine, argv) {
             Ok(Admission::Run(id)) => id,
@@ -1588,6 +1628,13 @@ impl Session {
             false,
             false,
         );
+        // CLIENT CACHING applies to the next command only, or to the
+        // transaction it opens (Redis's resetClient).
+        if let Some(t) = self.state.tracking.as_mut() {
+            if t.caching && self.state.multi.is_none() && !spec.has(flag::KEEPS_CACHING) {
+                t.caching = false;
+            }
+        }
         if let (Some(p), ShardLocks::Owned(idx, guard)) = (pipeline, locks) {
             p.run += 1;
             // Clients it made ready are served next, under their own locks.
@@ -1895,6 +1942,7 @@ impl Drop for Session {
             self.engine.monitors.remove(self.state.info.id);
         }
         self.engine.pubsub.leave_all(&mut self.state, None);
+        self.engine.disable_tracking(&mut self.state);
         self.engine.clients.unregister(self.state.info.id);
     }
 }
@@ -1902,7 +1950,7 @@ impl Drop for Session {
 /// For a command whose only key is at a fixed position (most commands),
 /// that key (None when the arguments stop short of it); None for any other
 /// command.
-fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
+pub(crate) fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
     let [ks_spec] = spec.keys else {
         return None;
     };

@@ -339,6 +339,8 @@ pub struct MemoryUse {
     pub scripts: u64,
     /// Values waiting for the lazy-free worker.
     pub lazy_pending: u64,
+    /// The client-side caching tables (CLIENT TRACKING).
+    pub tracking: u64,
     /// The replication stream's buffer (mem_total_replication_buffers).
     pub replication: u64,
     /// Of it, what replicas hold beyond repl-backlog-size: not counted
@@ -355,6 +357,7 @@ impl MemoryUse {
             + self.scripts
             + self.lazy_pending
             + self.replication
+            + self.tracking
     }
 }
 
@@ -379,6 +382,7 @@ impl Engine {
         MemoryUse {
             startup: self.memory_startup(),
             dataset: self.keyspace().env().dataset_bytes(),
+            tracking: self.tracking().memory(),
             clients: self.clients().memory_total(),
             scripts: self.evictor().scripts_memory.load(Ordering::Relaxed),
             lazy_pending: self.lazyfree().pending_bytes(),
@@ -627,6 +631,13 @@ impl Engine {
         };
         let freed = before.saturating_sub(slice.used_bytes()) as u64;
         slice.touch_watched(hash, key);
+        // Client-side caching: its readers are told, while the shard is
+        // held (Redis's signalModifiedKey on eviction).
+        if self.tracking().active() {
+            let mut pending = crate::tracking::Pending::default();
+            self.invalidate_key(key, &mut pending, false);
+            self.flush_bcast(&mut pending);
+        }
         self.evictor().evicted_keys.fetch_add(1, Ordering::Relaxed);
         let records = if self.persist().aof.is_on() || self.repl().stream.feeding() {
             vec![crate::persist::aof::Record {

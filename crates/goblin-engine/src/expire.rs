@@ -107,13 +107,18 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
 }
 
 /// What expired in a shard the cycle holds: logged (as DELs) for the
-/// append-only file and published as keyspace notifications.
+/// append-only file, published as keyspace notifications, and invalidated
+/// for client-side caching.
 fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
     crate::persist::log_expired(engine, shard);
     if engine.keyspace().env().events_pending() {
         for (i, db) in shard.dbs.iter_mut().enumerate() {
             let events = db.take_events();
             if !events.is_empty() {
+                // Client-side caching: the readers of expired keys are told.
+                if engine.tracking().active() {
+                    crate::tracking::expired_outside_commands(engine, &events);
+                }
                 engine.pubsub().db_events(i, events, None);
             }
         }

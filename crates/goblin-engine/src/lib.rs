@@ -56,6 +56,7 @@ pub mod slowlog;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod tracking;
 pub mod util;
 
 pub use client::ConnInfo;

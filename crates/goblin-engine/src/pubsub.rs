@@ -473,6 +473,15 @@ impl PubSub {
         receivers
     }
 
+    /// Leaves `frame` (a push, or a RESP2 Pub/Sub message) in the
+    /// client's mailbox, as a publish does: client-side caching's
+    /// invalidation messages travel this way.
+    pub fn push_to(&self, client: &ClientInfo, frame: &[u8]) {
+        if client.mailbox.append(client, frame, &self.limits) {
+            self.memory.grow(client, frame.len());
+        }
+    }
+
     fn deliver(&self, client: &ClientInfo, frame: &[u8], publisher: &mut Option<Publisher<'_>>) {
         if let Some(p) = publisher.as_mut() {
             if p.info.id == client.id {

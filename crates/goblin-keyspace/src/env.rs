@@ -48,6 +48,9 @@ pub struct KeyspaceEnv {
 
 const WANTS_NEW: u8 = 1;
 const WANTS_EXPIRED: u8 = 2;
+/// Expiries are wanted by client-side caching (its invalidations), apart
+/// from keyspace notifications.
+const WANTS_EXPIRED_TRACKING: u8 = 4;
 
 impl Default for KeyspaceEnv {
     fn default() -> Self {
@@ -87,7 +90,18 @@ impl KeyspaceEnv {
     /// and expiries ("expired", "hexpired").
     pub fn want_events(&self, new: bool, expired: bool) {
         let bits = if new { WANTS_NEW } else { 0 } | if expired { WANTS_EXPIRED } else { 0 };
-        self.wants.store(bits, Relaxed);
+        let keep = self.wants.load(Relaxed) & WANTS_EXPIRED_TRACKING;
+        self.wants.store(bits | keep, Relaxed);
+    }
+
+    /// Whether expiries are recorded for client-side caching (while some
+    /// client tracks keys), whatever keyspace notifications want.
+    pub fn want_events_for_tracking(&self, on: bool) {
+        if on {
+            self.wants.fetch_or(WANTS_EXPIRED_TRACKING, Relaxed);
+        } else {
+            self.wants.fetch_and(!WANTS_EXPIRED_TRACKING, Relaxed);
+        }
     }
 
     #[inline]
@@ -97,7 +111,7 @@ impl KeyspaceEnv {
 
     #[inline]
     pub(crate) fn wants_expired(&self) -> bool {
-        self.wants.load(Relaxed) & WANTS_EXPIRED != 0
+        self.wants.load(Relaxed) & (WANTS_EXPIRED | WANTS_EXPIRED_TRACKING) != 0
     }
 
     /// Whether some database holds events to publish (one relaxed load).

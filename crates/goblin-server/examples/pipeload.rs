@@ -10,7 +10,9 @@
 //!         --requests 1000000 --pipeline 16 --keyspace 100000 -- INCR key:__rand_int__
 //!
 //! Prints `requests per second: N` (what scripts/bench reads). It speaks
-//! RESP2 and works against goblin-server and redis-server alike. An error
+//! RESP2 and works against goblin-server and redis-server alike; with
+//! `--tracking`, each connection first turns client-side caching on (HELLO
+//! 3, CLIENT TRACKING ON) and reads RESP3. An error
 //! reply stops it with that error: a benchmark of failing calls measures
 //! nothing.
 
@@ -28,6 +30,9 @@ struct Options {
     requests: usize,
     pipeline: usize,
     keyspace: u64,
+    /// Each connection turns client-side caching on first (HELLO 3, then
+    /// CLIENT TRACKING ON): the reads are remembered for invalidation.
+    tracking: bool,
     command: Vec<Vec<u8>>,
 }
 
@@ -38,6 +43,7 @@ fn options() -> Options {
         requests: 100_000,
         pipeline: 1,
         keyspace: 100_000,
+        tracking: false,
         command: Vec::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,6 +55,11 @@ fn options() -> Options {
                 .map(|a| a.as_bytes().to_vec())
                 .collect();
             break;
+        }
+        if args[i] == "--tracking" {
+            o.tracking = true;
+            i += 1;
+            continue;
         }
         let value = args.get(i + 1).unwrap_or_else(|| usage(&args[i]));
         let number = || value.parse::<u64>().unwrap_or_else(|_| usage(value));
@@ -71,7 +82,7 @@ fn options() -> Options {
 fn usage(bad: &str) -> ! {
     eprintln!(
         "bad argument {bad}\nusage: pipeload [--port P] [--clients N] [--requests N] \
-         [--pipeline N] [--keyspace N] -- COMMAND [ARG...]"
+         [--pipeline N] [--keyspace N] [--tracking] -- COMMAND [ARG...]"
     );
     std::process::exit(2)
 }
@@ -123,7 +134,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The end of the RESP2 reply that starts at `at`, or None while it is
+/// The end of the RESP2 (or RESP3) reply that starts at `at`, or None while it is
 /// incomplete. An error reply is returned as Err with its text.
 fn reply_end(buf: &[u8], at: usize) -> Result<Option<usize>, String> {
     let Some(&kind) = buf.get(at) else {
@@ -142,8 +153,22 @@ fn reply_end(buf: &[u8], at: usize) -> Result<Option<usize>, String> {
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| format!("bad reply header {:?}", String::from_utf8_lossy(header)))
     };
+    // RESP3 (after HELLO 3): aggregates of n elements, maps of n pairs,
+    // and the one-line types.
+    let aggregate = |n: i64| -> Result<Option<usize>, String> {
+        let mut end = line_end;
+        for _ in 0..n.max(0) {
+            match reply_end(buf, end)? {
+                Some(e) => end = e,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(end))
+    };
     match kind {
-        b'+' | b':' => Ok(Some(line_end)),
+        b'+' | b':' | b'_' | b'#' | b',' | b'(' => Ok(Some(line_end)),
+        b'%' => aggregate(count()? * 2),
+        b'~' | b'>' => aggregate(count()?),
         b'-' => Err(String::from_utf8_lossy(header).into_owned()),
         b'$' => {
             let n = count()?;
@@ -177,6 +202,26 @@ async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Resu
         .await
         .map_err(|e| e.to_string())?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    if o.tracking {
+        let hello =
+            b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n";
+        stream.write_all(hello).await.map_err(|e| e.to_string())?;
+        let (mut buf, mut at, mut replies) = (Vec::new(), 0, 0);
+        while replies < 2 {
+            match reply_end(&buf, at)? {
+                Some(end) => {
+                    at = end;
+                    replies += 1;
+                }
+                None => {
+                    buf.reserve(4096);
+                    if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
+                        return Err("the server closed the connection".into());
+                    }
+                }
+            }
+        }
+    }
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut batch = Batch::new(&o.command, o.pipeline);
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);

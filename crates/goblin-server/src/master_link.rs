@@ -476,6 +476,8 @@ fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
             }
         }
         engine.scripting().flush_functions();
+        // Client-side caching: whatever the replica's clients read is gone.
+        engine.tracking_data_replaced();
         log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
         let file = std::fs::File::open(path).map_err(|e| e.to_string());
         match file {

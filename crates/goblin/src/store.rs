@@ -416,6 +416,7 @@ fn is_fresh(s: &Session) -> bool {
         && st.info.name.lock().is_none()
         && st.info.lib.lock().is_none()
         && !st.info.no_touch.load(std::sync::atomic::Ordering::Relaxed)
+        && st.info.tracking.load(std::sync::atomic::Ordering::Relaxed) == 0
 }
 
 /// Waits while the session is blocked (see goblin_engine::blocking), until

@@ -437,6 +437,97 @@ impl<'a, 'l> Ctx<'a, 'l> {
         if watching {
             slice.touch_watched(h, key);
         }
+        // Client-side caching: the clients that read the key are told
+        // (Redis's signalModifiedKey calls trackingInvalidateKey).
+        if self.engine.tracking().active() {
+            self.track_change(key, true);
+        }
+    }
+
+    /// The client whose change this is, for tracking: the script's caller
+    /// for a script's commands (Redis's server.current_client).
+    fn tracking_writer(&self) -> u64 {
+        match self.client.tracking.as_ref() {
+            Some(t) if t.script_caller != 0 => t.script_caller,
+            _ => self.client.info.id,
+        }
+    }
+
+    /// Invalidates `key` for client-side caching; `by_writer`: changed by
+    /// this command itself (not expired under it).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn track_change(&mut self, key: &[u8], by_writer: bool) {
+        let id = self.tracking_writer();
+        let state = self.client.tracking.get_or_insert_with(Default::default);
+        state.pending.id = id;
+        self.engine
+            .invalidate_key(key, &mut state.pending, by_writer);
+    }
+
+    /// FLUSHDB, FLUSHALL, SWAPDB: every tracking client is told that
+    /// every key changed.
+    pub(crate) fn track_flush(&mut self) {
+        if !self.engine.tracking().active() {
+            return;
+        }
+        let id = self.tracking_writer();
+        let state = self.client.tracking.get_or_insert_with(Default::default);
+        state.pending.id = id;
+        self.engine.invalidate_all(&mut state.pending);
+    }
+
+    /// After a READONLY command of a tracking client: remembers the keys
+    /// it read, unless it broadcasts or its OPTIN/OPTOUT state says not
+    /// to. Inside a script, a read-only command makes the script's caller
+    /// remember the keys the script declared.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn remember_read_keys(&mut self, argv: &[&[u8]]) {
+        let spec = table().get(self.cmd_id).spec;
+        if spec.has(flag::PUBSUB) {
+            return;
+        }
+        if let Some(t) = self.client.tracking.as_ref() {
+            if t.script_caller != 0 {
+                if let Some(keys) = &t.script_keys {
+                    let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+                    self.engine.remember_for(t.script_caller, &keys);
+                }
+                return;
+            }
+        }
+        // The scripts' own read-only forms (EVAL_RO, FCALL_RO) remember
+        // through the commands they run.
+        if spec.group == Group::Scripting {
+            return;
+        }
+        if self
+            .client
+            .info
+            .tracking
+            .load(std::sync::atomic::Ordering::Relaxed)
+            == 0
+        {
+            return;
+        }
+        // Most reads name one key at a fixed place: no list to build.
+        if let Some(key) = crate::engine::sole_key(spec, argv) {
+            if let Some(key) = key {
+                self.engine.remember_keys(self.client, &[key]);
+            }
+            return;
+        }
+        let Some(positions) = keys::key_positions(spec, argv) else {
+            return;
+        };
+        let keys: Vec<&[u8]> = positions
+            .iter()
+            .filter_map(|(i, _)| argv.get(*i).copied())
+            .collect();
+        if !keys.is_empty() {
+            self.engine.remember_keys(self.client, &keys);
+        }
     }
 
     /// Redis's notifyKeyspaceEvent: reports that `event` (of class
@@ -505,11 +596,16 @@ impl<'a, 'l> Ctx<'a, 'l> {
         let engine = self.engine;
         let client = &*self.client;
         let out = &mut *self.out;
+        let tracking = engine.tracking().active();
+        let mut expired = Vec::new();
         for shard in self.locks.held_mut() {
             for (i, db) in shard.dbs.iter_mut().enumerate() {
                 let events = db.take_events();
                 if events.is_empty() {
                     continue;
+                }
+                if tracking {
+                    crate::tracking::expired_keys(&events, &mut expired);
                 }
                 let publisher = client.subscribed().then(|| crate::pubsub::Publisher {
                     info: &client.info,
@@ -517,6 +613,11 @@ impl<'a, 'l> Ctx<'a, 'l> {
                 });
                 engine.pubsub().db_events(i, events, publisher);
             }
+        }
+        // Keys that expired under the command: their readers are told
+        // (an expiry is nobody's own change, for NOLOOP in BCAST mode).
+        for key in expired {
+            self.track_change(&key, false);
         }
     }
 

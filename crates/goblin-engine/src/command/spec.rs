@@ -82,6 +82,10 @@ pub mod flag {
     /// loop's turn in order (the command then also waits for turns in
     /// progress on other threads, `client::await_turns`).
     pub const AFTER_READY: u32 = 1 << 29;
+    /// Goblin-specific: CLIENT CACHING still applies after this command
+    /// (the CLIENT subcommands: Redis's resetClient keeps the flag after
+    /// clientCommand).
+    pub const KEEPS_CACHING: u32 = 1 << 30;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),

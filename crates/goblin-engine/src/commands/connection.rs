@@ -66,6 +66,7 @@ fn reset_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     if ctx.client.info.monitor.swap(false, Ordering::Relaxed) {
         ctx.engine.monitors().remove(ctx.client.id());
     }
+    ctx.engine.disable_tracking(ctx.client);
     set_user(ctx, ctx.engine.acl().default_user());
     ctx.client.authenticated = !ctx.engine.acl().auth_required();
     ctx.out.simple("RESET");
@@ -632,11 +633,234 @@ fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT TRACKING's request: on (with its options) or off.
+pub enum TrackingRequest {
+    On(crate::tracking::Options),
+    Off,
+}
+
+/// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX prefix...] [BCAST]
+/// [OPTIN] [OPTOUT] [NOLOOP], read as Redis's clientCommand reads it:
+/// the options first (a redirection to a client that does not exist is
+/// refused there), then ON or OFF.
+pub fn parse_tracking(ctx: &Ctx, args: &[&[u8]]) -> Result<TrackingRequest, Error> {
+    let mut opts = crate::tracking::Options::default();
+    let mut a = Args::new(&args[3..]);
+    while !a.is_empty() {
+        if let Some(id) = a.option("REDIRECT") {
+            if opts.redirect != 0 {
+                return Err(Error::err(
+                    "A client can only redirect to a single other client",
+                ));
+            }
+            let id = parse_i64(id).ok_or(Error::NOT_INTEGER)?;
+            if id <= 0 || ctx.engine.clients().get(id as u64).is_none() {
+                return Err(Error::err(
+                    "The client ID you want redirect to does not exist",
+                ));
+            }
+            opts.redirect = id as u64;
+        } else if let Some(p) = a.option("PREFIX") {
+            opts.prefixes.push(p.to_vec());
+        } else if a.flag("BCAST") {
+            opts.bcast = true;
+        } else if a.flag("OPTIN") {
+            opts.optin = true;
+        } else if a.flag("OPTOUT") {
+            opts.optout = true;
+        } else if a.flag("NOLOOP") {
+            opts.noloop = true;
+        } else {
+            return Err(Error::SYNTAX);
+        }
+    }
+    let mut status = Args::new(&args[2..3]);
+    if status.flag("ON") {
+        Ok(TrackingRequest::On(opts))
+    } else if status.flag("OFF") {
+        Ok(TrackingRequest::Off)
+    } else {
+        Err(Error::SYNTAX)
+    }
+}
+
+/// Whether the new options fit each other and the client's tracking
+/// state, with Redis's errors in its order.
+fn check_tracking(ctx: &Ctx, opts: &crate::tracking::Options) -> Result<(), Error> {
+    use crate::tracking::bits;
+    let word = ctx.client.info.tracking.load(Ordering::Relaxed);
+    if !opts.bcast && !opts.prefixes.is_empty() {
+        return Err(Error::err(
+            "PREFIX option requires BCAST mode to be enabled",
+        ));
+    }
+    if word & bits::ON != 0 && (word & bits::BCAST != 0) != opts.bcast {
+        return Err(Error::err("You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if opts.bcast && (opts.optin || opts.optout) {
+        return Err(Error::err("OPTIN and OPTOUT are not compatible with BCAST"));
+    }
+    if opts.optin && opts.optout {
+        return Err(Error::err(
+            "You can't specify both OPTIN mode and OPTOUT mode",
+        ));
+    }
+    if (opts.optin && word & bits::OPTOUT != 0) || (opts.optout && word & bits::OPTIN != 0) {
+        return Err(Error::err("You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if opts.bcast {
+        // Redis's checkPrefixCollisionsOrReply: no two prefixes of a
+        // client may both match one key.
+        let overlap = |a: &[u8], b: &[u8]| {
+            let n = a.len().min(b.len());
+            a[..n] == b[..n]
+        };
+        let existing: &[Vec<u8>] = match ctx.client.tracking.as_ref() {
+            Some(t) if word & bits::ON != 0 => &t.prefixes,
+            _ => &[],
+        };
+        let tail = b"'. Prefixes for a single client must not overlap.";
+        for (i, p) in opts.prefixes.iter().enumerate() {
+            if let Some(old) = existing.iter().find(|old| overlap(old, p)) {
+                return Err(Error::concat(&[
+                    b"ERR Prefix '",
+                    printf_s(p, usize::MAX),
+                    b"' overlaps with an existing prefix '",
+                    printf_s(old, usize::MAX),
+                    tail,
+                ]));
+            }
+            if let Some(other) = opts.prefixes[i + 1..].iter().find(|o| overlap(p, o)) {
+                return Err(Error::concat(&[
+                    b"ERR Prefix '",
+                    printf_s(p, usize::MAX),
+                    b"' overlaps with another provided prefix '",
+                    printf_s(other, usize::MAX),
+                    tail,
+                ]));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match parse_tracking(ctx, args)? {
+        TrackingRequest::On(opts) => {
+            check_tracking(ctx, &opts)?;
+            ctx.engine.enable_tracking(ctx.client, &opts);
+        }
+        TrackingRequest::Off => ctx.engine.disable_tracking(ctx.client),
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT CACHING YES|NO: whether the next command's keys are tracked in
+/// OPTIN (yes) or OPTOUT (no) mode.
+fn client_caching(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::tracking::bits;
+    let word = ctx.client.info.tracking.load(Ordering::Relaxed);
+    let choice = Args::new(&args[2..]).flag_of(&["YES", "NO"]);
+    if word & bits::ON == 0 {
+        return Err(Error::err("CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    }
+    if choice == Some(0) {
+        if word & bits::OPTIN == 0 {
+            return Err(Error::err(
+                "CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if choice == Some(1) {
+        if word & bits::OPTOUT == 0 {
+            return Err(Error::err(
+                "CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(Error::SYNTAX);
+    }
+    if let Some(t) = ctx.client.tracking.as_mut() {
+        t.caching = true;
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The id invalidations are redirected to (0: none), -1 when tracking is
+/// off.
+fn tracking_redirect(ctx: &Ctx) -> i64 {
+    use crate::tracking::bits;
+    let word = ctx.client.info.tracking.load(Ordering::Relaxed);
+    if word & bits::ON != 0 {
+        (word & bits::REDIRECT) as i64
+    } else {
+        -1
+    }
+}
+
+fn client_getredir(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let id = tracking_redirect(ctx);
+    ctx.out.int(id);
+    Ok(())
+}
+
+fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    use crate::tracking::bits;
+    let word = ctx.client.info.tracking.load(Ordering::Relaxed);
+    let caching = ctx.client.tracking.as_ref().is_some_and(|t| t.caching);
+    let mut flags: Vec<&str> = vec![if word & bits::ON != 0 { "on" } else { "off" }];
+    if word & bits::BCAST != 0 {
+        flags.push("bcast");
+    }
+    if word & bits::OPTIN != 0 {
+        flags.push("optin");
+        if caching {
+            flags.push("caching-yes");
+        }
+    }
+    if word & bits::OPTOUT != 0 {
+        flags.push("optout");
+        if caching {
+            flags.push("caching-no");
+        }
+    }
+    if word & bits::NOLOOP != 0 {
+        flags.push("noloop");
+    }
+    if word & bits::BROKEN_REDIR != 0 {
+        flags.push("broken_redirect");
+    }
+    let redirect = tracking_redirect(ctx);
+    ctx.out.map(3);
+    ctx.out.bulk(b"flags");
+    ctx.out.set(flags.len());
+    for f in flags {
+        ctx.out.bulk(f.as_bytes());
+    }
+    ctx.out.bulk(b"redirect");
+    ctx.out.int(redirect);
+    ctx.out.bulk(b"prefixes");
+    let prefixes: &[Vec<u8>] = match ctx.client.tracking.as_ref() {
+        Some(t) if word & bits::ON != 0 => &t.prefixes,
+        _ => &[],
+    };
+    ctx.out.array(prefixes.len());
+    for p in prefixes {
+        ctx.out.bulk(p);
+    }
+    Ok(())
+}
+
 fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::reply_help(
         ctx,
         "CLIENT",
         &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -677,6 +901,11 @@ fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             "    * LIB-VER: the client lib version.",
             "UNPAUSE",
             "    Stop the current client pause, resuming traffic.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)",
@@ -686,7 +915,7 @@ fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-const CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::KEEPS_CACHING;
 
 static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -848,12 +1077,58 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "help",
         arity: 2,
-        flags: flag::LOADING | flag::STALE,
+        flags: flag::LOADING | flag::STALE | flag::KEEPS_CACHING,
         group: Group::Connection,
         since: "5.0.0",
         summary: "Show helpful text about the different subcommands",
         complexity: "O(1)",
         handler: client_help,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "tracking",
+        arity: -3,
+        flags: CONN,
+        group: Group::Connection,
+        since: "6.0.0",
+        summary: "Enable or disable server assisted client side caching support",
+        complexity: "O(1). Some options may introduce additional complexity.",
+        syntax: "ON|OFF [REDIRECT client-id:integer] [PREFIX prefix:string...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+        handler: client_tracking,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "caching",
+        arity: 3,
+        flags: CONN,
+        group: Group::Connection,
+        since: "6.0.0",
+        summary: "Instruct the server about tracking or not keys in the next request",
+        complexity: "O(1)",
+        syntax: "YES|NO",
+        handler: client_caching,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "getredir",
+        arity: 2,
+        flags: CONN,
+        group: Group::Connection,
+        since: "6.0.0",
+        summary: "Get tracking notifications redirection client ID if any",
+        complexity: "O(1)",
+        handler: client_getredir,
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "trackinginfo",
+        arity: 2,
+        flags: CONN,
+        group: Group::Connection,
+        since: "6.2.0",
+        summary: "Return information about server assisted client side caching for the current connection",
+        complexity: "O(1)",
+        handler: client_trackinginfo,
         ..CommandSpec::DEFAULT
     },
 ];
@@ -985,6 +1260,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "client",
         arity: -2,
+        // Internal only (COMMAND shows no flags for the container).
+        flags: flag::KEEPS_CACHING,
         group: Group::Connection,
         subcommands: CLIENT_SUBCOMMANDS,
         since: "2.4.0",

@@ -36,6 +36,9 @@ fn parse_flush_mode(args: &[&[u8]]) -> Result<(), Error> {
 /// number of keys removed. The tables are dropped on a background thread
 /// when large, so FLUSHALL ASYNC and big flushes return at once.
 pub fn flush(ctx: &mut Ctx, db: Option<usize>) -> usize {
+    // Client-side caching: every key may have changed (Redis's
+    // trackingInvalidateKeysOnFlush, for one database or all).
+    ctx.track_flush();
     let mut removed = 0;
     let mut garbage = Vec::new();
     let now = ctx.now_ms;
@@ -118,6 +121,10 @@ fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             db.touch_all_watched(Some(da), now);
             crate::keyspace::Db::swap_data(da, db);
         }
+        // The tracking table does not know databases: every tracking
+        // client drops what it holds (Redis 7.0 sends nothing here, and
+        // leaves what its clients cached of both databases stale).
+        ctx.track_flush();
         // Clients blocked in either database may now find data.
         ctx.engine
             .ready_after_swap(ctx.locks, [a, b], now, &mut ctx.client.ready_keys);
@@ -305,13 +312,14 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
         let (recent_input, recent_output) = engine.clients().recent_peaks().max();
         let _ = write!(
             out,
-            "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+            "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
             engine.clients().count(),
             engine.config().get("maxclients"),
             recent_input,
             recent_output,
             engine.clients().blocked.load(Ordering::Relaxed)
                 + engine.pause().waiting.load(Ordering::Relaxed),
+            engine.tracking().clients(),
             engine.clients().blocked_with_timeout.load(Ordering::Relaxed),
         );
     }
@@ -394,7 +402,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
         let (kbps_in, kbps_out) = engine.instantaneous_kbps();
         let _ = write!(
             out,
-            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\n",
+            "\r\n# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\n",
             s.connections_received.load(Ordering::Relaxed),
             t.commands_processed,
             engine.instantaneous_ops(),
@@ -418,6 +426,9 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             engine.pubsub().pattern_count(),
             engine.pubsub().shard_channel_count(),
             engine.repl().local_expires_tracked(),
+            engine.tracking().total_keys(),
+            engine.tracking().total_items(),
+            engine.tracking().total_prefixes(),
             t.error_replies,
             t.reads_processed,
             t.writes_processed,

@@ -988,6 +988,7 @@ pub fn debug_reload(
         if flush {
             flush_held(locks);
             engine.scripting().flush_functions();
+            engine.tracking_data_replaced();
         }
         if let Err(e) = load_rdb_file(engine, locks, merge) {
             log::warning(&e);
@@ -1004,6 +1005,7 @@ pub fn debug_reload(
         }
         flush_held(locks);
         engine.scripting().flush_functions();
+        engine.tracking_data_replaced();
         engine.persist().loading.store(true, Ordering::Relaxed);
         let r = aof::load_all(engine, locks);
         engine.persist().loading.store(false, Ordering::Relaxed);

@@ -350,6 +350,24 @@ unsafe fn run_here(
     };
     (*hp).client.set_db(ctx.client.db);
     (*hp).client.replaying = ctx.client.replaying;
+    // Client-side caching: the script's changes are its caller's (for
+    // NOLOOP, and messages to the caller follow its reply), and a
+    // read-only command of the script makes a tracking caller remember
+    // the keys the script declared (Redis's call() with script_caller).
+    let tracking = engine.tracking().active();
+    if tracking {
+        let word = ctx.client.info.tracking.load(Ordering::Relaxed);
+        let caching = ctx.client.tracking.as_ref().is_some_and(|t| t.caching);
+        let state = (*hp).client.tracking.get_or_insert_with(Default::default);
+        state.script_caller = ctx.client.info.id;
+        state.script_keys = crate::tracking::may_cache(word, caching)
+            .then(|| inv.keys.iter().map(|k| k.to_vec()).collect());
+        if state.script_keys.is_some() {
+            if let Some(t) = ctx.client.tracking.as_mut() {
+                t.remembered = true;
+            }
+        }
+    }
     (*hp).client.resp = 2;
     (*hp).out.set_resp(2);
     if tracked {
@@ -450,6 +468,16 @@ unsafe fn run_here(
     // ran join the caller's, and the call itself is not logged.
     ctx.client.pending_log.append(&mut (*hp).client.pending_log);
     ctx.log_nothing();
+    if let Some(state) = (*hp).client.tracking.as_mut() {
+        state.script_caller = 0;
+        state.script_keys = None;
+        if !state.pending.bcast.is_empty() || !state.pending.own.is_empty() {
+            let mine = ctx.client.tracking.get_or_insert_with(Default::default);
+            mine.pending.id = ctx.client.info.id;
+            mine.pending.bcast.append(&mut state.pending.bcast);
+            mine.pending.own.append(&mut state.pending.own);
+        }
+    }
     // Keys its writes made ready serve their blocked clients once the
     // script's caller is done, as after any command.
     ctx.client.ready_keys.append(&mut (*hp).client.ready_keys);

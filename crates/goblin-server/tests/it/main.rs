@@ -45,3 +45,4 @@ mod security;
 mod sentinel;
 mod streams;
 mod tls;
+mod tracking;
