@@ -1093,7 +1093,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         since: "6.0.0",
         summary: "Enable or disable server assisted client side caching support",
         complexity: "O(1). Some options may introduce additional complexity.",
-        syntax: "ON|OFF [REDIRECT client-id:integer] [PREFIX prefix:string...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+        syntax: "status:oneof(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix:string...]{multiple_token} [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
         handler: client_tracking,
         ..CommandSpec::DEFAULT
     },
@@ -1105,7 +1105,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         since: "6.0.0",
         summary: "Instruct the server about tracking or not keys in the next request",
         complexity: "O(1)",
-        syntax: "YES|NO",
+        syntax: "mode:oneof(YES|NO)",
         handler: client_caching,
         ..CommandSpec::DEFAULT
     },

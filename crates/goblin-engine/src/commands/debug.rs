@@ -570,9 +570,9 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     arity: -2,
     flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALL_SHARDS,
     group: Group::Server,
-    summary: "A container for debugging commands.",
+    summary: "A container for debugging commands",
     complexity: "Depends on subcommand.",
-    syntax: "subcommand:string [argument:string...]",
+    doc_flags: &["syscmd"],
     handler: debug_command,
     ..CommandSpec::DEFAULT
 }];

@@ -375,6 +375,7 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     group: Group::Server,
     since: "5.0.0",
     summary: "Display some computer art and the Redis version",
+    complexity: "",
     syntax: "[VERSION version:integer]",
     handler: lolwut_command,
     ..CommandSpec::DEFAULT

@@ -163,7 +163,7 @@ static MODULE_SUBCOMMANDS: &[CommandSpec] = &[
         group: Group::Server,
         since: "7.0.0",
         summary: "Load a module with extended parameters",
-        syntax: "path:string [CONFIG configs:block(name:string value:string)...] [ARGS args:block(arg:string)...]",
+        syntax: "path:string [CONFIG configs:block(name:string value:string)...]{multiple_token} [ARGS args:block(arg:string)...]",
         handler: module_loadex,
         ..CommandSpec::DEFAULT
     },
