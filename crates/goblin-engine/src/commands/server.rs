@@ -683,7 +683,11 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Rewrites the config file at `path` (Redis's rewriteConfig); `force_all`
 /// writes every parameter, defaults included. The error is strerror's text.
-pub(super) fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
+pub(super) fn rewrite_config_file(
+    ctx: &mut Ctx,
+    path: &str,
+    force_all: bool,
+) -> Result<(), String> {
     let users: Vec<String> = super::acl::config_lines(ctx.engine)
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
