@@ -109,6 +109,12 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
     pub killed: AtomicBool,
+    /// Its last reply is being written and the connection then closes
+    /// (QUIT, and the other commands that close after their reply). Redis
+    /// frees such a client as soon as the reply is out, before it serves
+    /// anyone else; here the connection closes on its own thread, so what
+    /// looks a client up (a tracking redirection) treats it as gone already.
+    pub closing: AtomicBool,
     /// Woken when the client is killed, and when a message reaches its
     /// mailbox: its connection then writes the message out.
     pub wake: tokio::sync::Notify,
@@ -1011,6 +1017,7 @@ impl ClientRegistry {
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             killed: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
             mailbox: Default::default(),
             subscriptions: Default::default(),

@@ -1476,6 +1476,7 @@ impl Session {
             return Flow::Handoff;
         }
         if self.state.close_after_reply {
+            self.state.info.closing.store(true, Ordering::Release);
             Flow::Close
         } else {
             Flow::Continue

@@ -584,7 +584,9 @@ impl Engine {
         let dest: Arc<ClientInfo>;
         let (to, redirected): (&ClientInfo, bool) = if redirect != 0 {
             match self.clients().get(redirect) {
-                Some(c) if !c.is_killed() => {
+                Some(c)
+                    if !c.is_killed() && !c.closing.load(std::sync::atomic::Ordering::Acquire) =>
+                {
                     dest = c;
                     (&dest, true)
                 }

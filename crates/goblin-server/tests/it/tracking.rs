@@ -542,6 +542,31 @@ fn redirect_to_a_resp2_subscriber_and_to_a_client_gone() {
 }
 
 #[test]
+fn a_redirection_client_that_quit_is_gone_once_quit_has_answered() {
+    // As in Redis, which frees the client as soon as QUIT's reply is out:
+    // a write after that reply finds the redirection broken, not a client
+    // still closing (unit/tracking's redir-broken test with CLIENT REPLY
+    // OFF waits for that push and nothing else).
+    let s = TestServer::start();
+    let mut w = Conn::open(s.addr);
+    for _ in 0..20 {
+        let mut r = Conn::open(s.addr);
+        let rid = r.int(&["CLIENT", "ID"]);
+        let mut c = Conn::tracking(s.addr, &["REDIRECT", &rid.to_string()]);
+        c.call(&["GET", "q"]);
+        r.ok(&["QUIT"]);
+        w.ok(&["SET", "q", "1"]);
+        assert_eq!(
+            c.pushes(),
+            vec![Frame::Push(vec![
+                b("tracking-redir-broken"),
+                Frame::Int(rid)
+            ])]
+        );
+    }
+}
+
+#[test]
 fn the_table_keeps_to_tracking_table_max_keys() {
     let s = TestServer::start();
     let mut c = Conn::tracking(s.addr, &[]);
