@@ -10,11 +10,26 @@
 //!   atomicity, the same blocking rules), and returns the decoded reply.
 //!   A `Store` is a handle: clones share one engine.
 //! - [`cache`]: [`cache::Cache`], a typed front for counters and values
-//!   ([`cache::Key<T>`]), with two drivers: [`cache::Cache::embedded`] over
-//!   a `Store`, and [`cache::Cache::connect`] over the network to
-//!   goblin-server or any Redis/Valkey 7 or later. Every operation is one
-//!   atomic step on the server side, on every driver, with the same results
-//!   and the same errors.
+//!   ([`cache::Key<T>`], with a declared write TTL), over a
+//!   [`cache::Driver`]: [`cache::Cache::embedded`] over a `Store`,
+//!   [`cache::Cache::connect`] over the network to goblin-server or any
+//!   Redis/Valkey 7 or later (reconnecting in the background),
+//!   [`cache::Cache::connect_cluster`] to a Redis Cluster, or a driver of
+//!   your own. Every operation is one atomic step on the server side, on
+//!   every driver, with the same results and the same errors.
+//!
+//! # Features
+//!
+//! - `embedded` (default): [`Store`], and the cache's embedded driver.
+//!   Without it the crate does not build the engine.
+//! - `remote`: the cache's network and cluster drivers, on the `redis`
+//!   crate (with its `connection-manager` and `cluster-async` features).
+//!   Without it the crate does not depend on `redis`. A client of a remote
+//!   store only needs `default-features = false, features = ["remote"]`.
+//! - `serde`: [`cache::Json<T>`], any serde type as a cache value (stored
+//!   as JSON).
+//! - `conformance`: [`cache::conformance`], the suite of cases every
+//!   driver passes, for a custom driver's own tests.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -36,9 +51,13 @@
 //! ```
 
 pub mod cache;
+#[cfg(feature = "embedded")]
 mod store;
 
+#[cfg(feature = "embedded")]
 pub use goblin_engine::protocol::{ErrorText, Reply};
 /// The configuration parameters of `goblin-server`, for [`Store::open_with_config`].
+#[cfg(feature = "embedded")]
 pub use goblin_engine::Config;
+#[cfg(feature = "embedded")]
 pub use store::{Error, EvictionPolicy, Store, StoreBuilder};

@@ -7,6 +7,11 @@
 //!
 //! Every rejected call is checked to have changed nothing: the value (GET),
 //! the absolute deadline (PEXPIRETIME), and absence.
+//!
+//! The published kit (`goblin::cache::conformance`, which checks through
+//! the cache alone what these cases check with a plain connection beside
+//! it) runs on the same three drivers in `kit`; the cluster and custom
+//! driver runs are in `cluster.rs` and `custom_driver.rs`.
 
 use crate::support::Fixture;
 use goblin::cache::{Error, Key, MAX_TTL};
@@ -561,3 +566,23 @@ conformance!(
     get_and_put_round_trip,
     concurrent_increments_lose_nothing,
 );
+
+mod kit {
+    use super::Fixture;
+    use goblin::cache::conformance;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn embedded() {
+        conformance::run_cache(&Fixture::embedded().await.cache).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn goblin_server() {
+        conformance::run_cache(&Fixture::goblin_server().await.cache).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn redis_7() {
+        conformance::run_cache(&Fixture::redis().await.cache).await;
+    }
+}

@@ -5,6 +5,9 @@
 
 mod support;
 
+mod cluster;
 mod conformance;
+mod custom_driver;
+mod reconnect;
 mod remote_steps;
 mod store;
