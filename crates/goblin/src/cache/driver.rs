@@ -17,7 +17,7 @@ use std::time::Duration;
 /// checks it against the same cases as the crate's own drivers.
 ///
 /// The trait is object safe (the cache holds an `Arc<dyn Driver>`), so its
-/// methods are written with [`macro@async_trait`]: put
+/// methods are written with [`async_trait::async_trait`]: put
 /// `#[async_trait::async_trait]` on the `impl` block.
 ///
 /// # The rules

@@ -438,11 +438,12 @@ impl Cache {
     /// multiplexed (clones share it, requests are pipelined), with a 5 s
     /// connection timeout and a 5 s response timeout, and reconnecting in
     /// the background when it drops (up to 3 attempts per reconnection, the
-    /// next call starting a new round). It never repeats a request: a
-    /// request whose reply is lost or late is [`Error::Transport`], and a
-    /// call made while the server cannot be reached is
-    /// [`Error::Unavailable`]. For other settings, build the connection and
-    /// use [`Cache::from_connection`].
+    /// next call starting a new round). It never repeats a request that
+    /// may have been sent: a request whose reply is lost or late is
+    /// [`Error::Transport`]. A request that could not be sent because the
+    /// connection could not be made is tried once more (it waits for a new
+    /// round), and [`Error::Unavailable`] if that fails too. For other
+    /// settings, build the connection and use [`Cache::from_connection`].
     ///
     /// On connecting, the driver checks the server's version (INFO server:
     /// a Redis older than 7.0 is [`Error::ServerVersion`]) and asks once

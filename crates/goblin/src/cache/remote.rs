@@ -325,24 +325,6 @@ fn integer(v: Value) -> Result<i64, Error> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_before_7_are_told_apart() {
-        let info = b"# Server\r\nredis_version:7.0.15\r\ngoblin_version:0.1.0\r\n";
-        assert_eq!(redis_version(info).as_deref(), Some("7.0.15"));
-        assert_eq!(redis_version(b"# Server\r\nos:Linux\r\n"), None);
-        for v in ["7.0.0", "7.0.15", "7.2.4", "8.0.1", "255.255.255"] {
-            assert!(at_least_7(v), "{v}");
-        }
-        for v in ["6.2.14", "5.0.7", "2.8.24", "", "x.y"] {
-            assert!(!at_least_7(v), "{v}");
-        }
-    }
-}
-
 fn unexpected(v: Value) -> Error {
     Error::Server(format!("unexpected reply {v:?}"))
 }
@@ -384,5 +366,23 @@ fn error_of(e: RedisError) -> Error {
             Error::from_reply(&text)
         }
         _ => Error::Transport(Box::new(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_before_7_are_told_apart() {
+        let info = b"# Server\r\nredis_version:7.0.15\r\ngoblin_version:0.1.0\r\n";
+        assert_eq!(redis_version(info).as_deref(), Some("7.0.15"));
+        assert_eq!(redis_version(b"# Server\r\nos:Linux\r\n"), None);
+        for v in ["7.0.0", "7.0.15", "7.2.4", "8.0.1", "255.255.255"] {
+            assert!(at_least_7(v), "{v}");
+        }
+        for v in ["6.2.14", "5.0.7", "2.8.24", "", "x.y"] {
+            assert!(!at_least_7(v), "{v}");
+        }
     }
 }
