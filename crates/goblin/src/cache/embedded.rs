@@ -9,6 +9,7 @@
 //! | increment | INCRBY |
 //! | decrement | GOBLIN.DECRBY (DECRBY refuses a decrement of i64::MIN) |
 //! | increment_with_ttl | GOBLIN.INCRTTL |
+//! | throttle | CL.THROTTLE |
 
 use super::Error;
 use crate::store::Error as StoreError;
@@ -26,7 +27,7 @@ impl Embedded {
 
     /// Runs one command and decodes its reply; an error reply becomes the
     /// cache's error for its text.
-    async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
+    pub(super) async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
         let decoded = self
             .store
             .call(argv, |buf| Reply::decode(buf).map(|(r, _)| r))

@@ -10,6 +10,7 @@
 //! | increment | INCRBY | INCRBY |
 //! | decrement | GOBLIN.DECRBY | DECRBY; for i64::MIN, which DECRBY refuses, [`scripts::DECREMENT`] |
 //! | increment_with_ttl | GOBLIN.INCRTTL | [`scripts::INCREMENT_WITH_TTL`] |
+//! | throttle | CL.THROTTLE | [`super::throttle::GCRA`] |
 //!
 //! Which steps the server has is asked once, on connecting (`COMMAND INFO`
 //! of the GOBLIN.* commands and of EVALSHA/EVAL). A script runs as
@@ -34,16 +35,17 @@ pub(super) struct Steps {
     pub incrttl: bool,
     pub decrby: bool,
     pub scripts: bool,
+    pub throttle: bool,
 }
 
 /// A script with its SHA1, for EVALSHA.
-struct Script {
+pub(super) struct Script {
     code: &'static str,
     sha: String,
 }
 
 impl Script {
-    fn new(code: &'static str) -> Script {
+    pub(super) fn new(code: &'static str) -> Script {
         Script {
             code,
             sha: redis::Script::new(code).get_hash().to_string(),
@@ -69,6 +71,7 @@ impl Remote {
                 incrttl: false,
                 decrby: false,
                 scripts: false,
+                throttle: false,
             },
         };
         let mut cmd = redis::cmd("COMMAND");
@@ -76,7 +79,8 @@ impl Remote {
             .arg("GOBLIN.INCRTTL")
             .arg("GOBLIN.DECRBY")
             .arg("EVALSHA")
-            .arg("EVAL");
+            .arg("EVAL")
+            .arg("CL.THROTTLE");
         // A server that refuses COMMAND INFO (an ACL, an old version) is
         // taken to offer none of them: the operations that need them say
         // Unsupported rather than guess.
@@ -91,6 +95,7 @@ impl Remote {
             incrttl: has(0),
             decrby: has(1),
             scripts: has(2) && has(3),
+            throttle: has(4),
         };
         Ok(remote)
     }
@@ -99,13 +104,18 @@ impl Remote {
         self.steps
     }
 
-    async fn query(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
+    pub(super) async fn query(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
         let mut conn = self.conn.clone();
         cmd.query_async::<Value>(&mut conn).await.map_err(error_of)
     }
 
     /// EVALSHA, then EVAL when the server does not have the script.
-    async fn eval(&self, script: &Script, key: &[u8], args: &[&[u8]]) -> Result<Value, Error> {
+    pub(super) async fn eval(
+        &self,
+        script: &Script,
+        key: &[u8],
+        args: &[&[u8]],
+    ) -> Result<Value, Error> {
         let mut conn = self.conn.clone();
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(&script.sha).arg(1).arg(key).arg(args);

@@ -8,3 +8,4 @@ mod support;
 mod conformance;
 mod remote_steps;
 mod store;
+mod throttle;
