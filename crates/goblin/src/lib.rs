@@ -15,6 +15,9 @@
 //!   goblin-server or any Redis/Valkey 7 or later. Every operation is one
 //!   atomic step on the server side, on every driver, with the same results
 //!   and the same errors.
+//! - `ratelimit` (feature `ratelimit`): tower middleware for axum, tonic
+//!   and hyper that limits requests per key (a fixed window, or GCRA) and
+//!   answers 429 with the IETF draft's `RateLimit-*` headers.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -36,6 +39,8 @@
 //! ```
 
 pub mod cache;
+#[cfg(feature = "ratelimit")]
+pub mod ratelimit;
 mod store;
 
 pub use goblin_engine::protocol::{ErrorText, Reply};

@@ -6,6 +6,7 @@
 mod support;
 
 mod conformance;
+mod ratelimit;
 mod remote_steps;
 mod store;
 mod throttle;
