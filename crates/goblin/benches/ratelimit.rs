@@ -9,6 +9,9 @@
 //!   embedded store) and the RateLimit-* headers added;
 //! - `gcra`: every request throttled (CL.THROTTLE) and the headers added.
 //!
+//! - the two cache calls alone, without a service: what the store's step
+//!   costs, so that the rest is the layer's.
+//!
 //! The limits are high enough that every request passes.
 //!
 //!     cargo bench -p goblin --features ratelimit --bench ratelimit
@@ -30,7 +33,9 @@ fn request() -> Request<()> {
         .unwrap()
 }
 
-/// Calls `service` once, as a server does: wait until ready, then call.
+/// Calls `service` once, as a server does with its clone of the
+/// application's service (hyper and axum clone it per request): wait until
+/// ready, then call.
 async fn once<S>(service: &mut S) -> Response<String>
 where
     S: Service<Request<()>, Response = Response<String>, Error = Infallible>,
@@ -70,33 +75,49 @@ fn ratelimit(c: &mut Criterion) {
     };
 
     let mut g = c.benchmark_group("ratelimit");
-    let mut plain = inner;
+    let plain = inner;
     g.bench_function("no layer", |b| {
         b.to_async(&rt).iter(|| {
-            let s = &mut plain;
-            async move { black_box(once(s).await) }
+            let mut s = plain.clone();
+            async move { black_box(once(&mut s).await) }
         })
     });
-    let mut unkeyed =
-        RateLimitLayer::new(cache.clone(), window, |_: &Request<()>| None).layer(inner);
+    let unkeyed = RateLimitLayer::new(cache.clone(), window, |_: &Request<()>| None).layer(inner);
     g.bench_function("layer, no key", |b| {
         b.to_async(&rt).iter(|| {
-            let s = &mut unkeyed;
-            async move { black_box(once(s).await) }
+            let mut s = unkeyed.clone();
+            async move { black_box(once(&mut s).await) }
         })
     });
-    let mut fixed = RateLimitLayer::new(cache.clone(), window, api_key).layer(inner);
+    let fixed = RateLimitLayer::new(cache.clone(), window, api_key).layer(inner);
     g.bench_function("fixed window", |b| {
         b.to_async(&rt).iter(|| {
-            let s = &mut fixed;
-            async move { black_box(once(s).await) }
+            let mut s = fixed.clone();
+            async move { black_box(once(&mut s).await) }
         })
     });
-    let mut throttled = RateLimitLayer::new(cache.clone(), gcra, api_key).layer(inner);
+    let throttled = RateLimitLayer::new(cache.clone(), gcra, api_key).layer(inner);
     g.bench_function("gcra", |b| {
         b.to_async(&rt).iter(|| {
-            let s = &mut throttled;
-            async move { black_box(once(s).await) }
+            let mut s = throttled.clone();
+            async move { black_box(once(&mut s).await) }
+        })
+    });
+    // The cache calls alone, for the layer's share of the rows above.
+    let key = goblin::cache::Key::<i64>::new("api-requests.v1:direct");
+    g.bench_function("cache.increment_with_ttl alone", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(cache.increment_with_ttl(&key, 1, hour).await.unwrap()) })
+    });
+    let limiter = goblin::cache::Key::<i64>::new("api-requests.v1:direct-gcra");
+    g.bench_function("cache.throttle alone", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(
+                cache
+                    .throttle(&limiter, 3_599_999_999, 3_600_000_000, hour, 1)
+                    .await
+                    .unwrap(),
+            )
         })
     });
     g.finish();
