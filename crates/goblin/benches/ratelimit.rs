@@ -78,7 +78,7 @@ fn ratelimit(c: &mut Criterion) {
     let plain = inner;
     g.bench_function("no layer", |b| {
         b.to_async(&rt).iter(|| {
-            let mut s = plain.clone();
+            let mut s = plain;
             async move { black_box(once(&mut s).await) }
         })
     });

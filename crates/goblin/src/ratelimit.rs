@@ -106,7 +106,9 @@ pub const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset
 pub enum Algorithm {
     /// At most `limit` requests in each `window`, on
     /// [`Cache::increment_with_ttl`]: the window opens with a key's first
-    /// request and closes `window` later.
+    /// request and closes `window` later. One atomic step counts a request
+    /// and decides, so refused requests are counted too; that changes
+    /// nothing but the count, as the window never slides.
     FixedWindow {
         /// The requests allowed per window (at least 1).
         limit: u64,

@@ -186,6 +186,42 @@ mod cases {
         assert_eq!(app.seen(), 3);
     }
 
+    pub async fn concurrent_requests_never_pass_beyond_the_limit(f: Fixture) {
+        for algorithm in [
+            Algorithm::FixedWindow {
+                limit: 5,
+                window: MINUTE,
+            },
+            Algorithm::Gcra {
+                limit: 5,
+                period: MINUTE,
+            },
+        ] {
+            let app = App::new(f.cache.clone(), algorithm, OnStoreError::FailClosed);
+            let key = format!("{algorithm:?}");
+            let requests: Vec<_> = (0..20)
+                .map(|_| {
+                    // Each task has its clone of the service, as a server's
+                    // connections do.
+                    let service = app.service.clone();
+                    let request = Request::builder().header("x-api-key", &key).body(());
+                    tokio::spawn(async move {
+                        service.oneshot(request.unwrap()).await.unwrap().status()
+                    })
+                })
+                .collect();
+            let mut passed = 0;
+            for r in requests {
+                match r.await.unwrap() {
+                    StatusCode::OK => passed += 1,
+                    status => assert_eq!(status, StatusCode::TOO_MANY_REQUESTS),
+                }
+            }
+            assert_eq!(passed, 5, "{} {algorithm:?}", f.driver);
+            assert_eq!(app.seen(), 5);
+        }
+    }
+
     pub async fn the_window_resets(f: Fixture) {
         let algorithm = Algorithm::FixedWindow {
             limit: 1,
@@ -281,6 +317,7 @@ mod embedded {
     on_drivers!(embedded:
         a_fixed_window_refuses_with_429_and_headers,
         gcra_refuses_with_429_and_headers,
+        concurrent_requests_never_pass_beyond_the_limit,
         the_window_resets,
         a_store_error_fails_open_or_closed,
     );
@@ -290,6 +327,7 @@ mod goblin_server {
     on_drivers!(goblin_server:
         a_fixed_window_refuses_with_429_and_headers,
         gcra_refuses_with_429_and_headers,
+        concurrent_requests_never_pass_beyond_the_limit,
         the_window_resets,
         a_store_error_fails_open_or_closed,
         an_unreachable_store_fails_open_or_closed,
@@ -300,6 +338,7 @@ mod redis_7 {
     on_drivers!(redis:
         a_fixed_window_refuses_with_429_and_headers,
         gcra_refuses_with_429_and_headers,
+        concurrent_requests_never_pass_beyond_the_limit,
         the_window_resets,
         a_store_error_fails_open_or_closed,
         an_unreachable_store_fails_open_or_closed,
