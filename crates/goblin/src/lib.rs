@@ -28,6 +28,9 @@
 //!   store only needs `default-features = false, features = ["remote"]`.
 //! - `serde`: [`cache::Json<T>`], any serde type as a cache value (stored
 //!   as JSON).
+//! - `ratelimit`: [`ratelimit`], tower middleware for axum, tonic and
+//!   hyper that limits requests per key (a fixed window, or GCRA) and
+//!   answers 429 with the IETF draft's `RateLimit-*` headers.
 //! - `conformance`: [`cache::conformance`], the suite of cases every
 //!   driver passes, for a custom driver's own tests.
 //!
@@ -57,12 +60,15 @@
         feature = "embedded",
         feature = "remote",
         feature = "serde",
-        feature = "conformance"
+        feature = "conformance",
+        feature = "ratelimit"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
 
 pub mod cache;
+#[cfg(feature = "ratelimit")]
+pub mod ratelimit;
 #[cfg(feature = "embedded")]
 mod store;
 

@@ -1,7 +1,7 @@
-//! The interface between [`Cache`](super::Cache) and a store: seven
+//! The interface between [`Cache`](super::Cache) and a store: eight
 //! operations on byte keys and byte values, each one atomic step.
 
-use super::{Error, Ttl};
+use super::{Error, Rate, Throttle, Ttl};
 use std::fmt;
 use std::time::Duration;
 
@@ -84,4 +84,13 @@ pub trait Driver: fmt::Debug + Send + Sync + 'static {
         delta: i64,
         ttl: Duration,
     ) -> Result<(i64, Duration), Error>;
+
+    /// CL.THROTTLE's generic cell rate algorithm in one atomic step: takes
+    /// `rate.quantity` actions from the limiter at `key` when it has them
+    /// (see [`Cache::throttle`](super::Cache::throttle)). A driver without
+    /// an atomic form keeps this default, [`Error::Unsupported`].
+    async fn throttle(&self, key: &[u8], rate: &Rate) -> Result<Throttle, Error> {
+        let _ = (key, rate);
+        Err(Error::Unsupported("this driver has no atomic throttle"))
+    }
 }

@@ -11,6 +11,7 @@
 //! | increment | INCRBY |
 //! | decrement | GOBLIN.DECRBY (DECRBY refuses a decrement of i64::MIN) |
 //! | increment_with_ttl | GOBLIN.INCRTTL |
+//! | throttle | CL.THROTTLE |
 
 use super::{remaining, ttl_of_pttl, Driver, Error, Ttl};
 use crate::store::Error as StoreError;
@@ -39,7 +40,7 @@ impl EmbeddedDriver {
 
     /// Runs one command and decodes its reply; an error reply becomes the
     /// cache's error for its text.
-    async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
+    pub(super) async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
         let decoded = self
             .store
             .call(argv, |buf| Reply::decode(buf).map(|(r, _)| r))
@@ -101,6 +102,10 @@ impl Driver for EmbeddedDriver {
         int(self
             .run(&[b"GOBLIN.DECRBY", key, d.format(delta).as_bytes()])
             .await?)
+    }
+
+    async fn throttle(&self, key: &[u8], rate: &super::Rate) -> Result<super::Throttle, Error> {
+        super::throttle::embedded(self, key, rate).await
     }
 
     async fn increment_with_ttl(

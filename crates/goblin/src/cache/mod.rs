@@ -60,6 +60,14 @@
 //!   them as `i64`, and so does any Redis client. A stored value that is
 //!   not an integer is [`Error::NotInteger`] and stays unchanged.
 //!
+//! # Rate limits
+//!
+//! [`Cache::throttle`] is CL.THROTTLE (redis-cell's generic cell rate
+//! algorithm) on every driver: built in on the embedded store and
+//! goblin-server, one Lua script on Redis or Valkey. The `ratelimit`
+//! feature builds HTTP middleware on it and on
+//! [`Cache::increment_with_ttl`].
+//!
 //! # Failures
 //!
 //! Check the result before using the count. [`Error::Overflow`],
@@ -106,6 +114,7 @@ mod embedded;
 mod remote;
 #[cfg(feature = "remote")]
 mod scripts;
+mod throttle;
 
 pub use driver::Driver;
 #[cfg(feature = "embedded")]
@@ -123,6 +132,7 @@ use std::time::Duration;
 /// [`Cache::from_connection`].
 #[cfg(feature = "remote")]
 pub use redis;
+pub use throttle::{Rate, Throttle, MAX_THROTTLE_SPAN};
 
 /// The longest TTL [`Cache::increment_with_ttl`] accepts: 2^53 - 1
 /// milliseconds, about 285,000 years. It is the longest that every driver
@@ -143,6 +153,10 @@ pub enum Error {
     /// The TTL is zero or longer than [`MAX_TTL`]. Nothing was sent.
     #[error("invalid TTL: it must be at least 1 ms and at most MAX_TTL")]
     InvalidTtl,
+    /// The rate of [`Cache::throttle`] is out of its range (the reason
+    /// says which part). Nothing was sent.
+    #[error("invalid rate: {0}")]
+    InvalidRate(&'static str),
     /// The server offers no atomic way to do this operation (neither the
     /// GOBLIN.* command nor scripting). Nothing was sent.
     #[error("the server cannot do this atomically: {0}")]

@@ -16,6 +16,7 @@
 //! | increment | INCRBY | INCRBY |
 //! | decrement | GOBLIN.DECRBY | DECRBY; for i64::MIN, which DECRBY refuses, [`scripts::DECREMENT`] |
 //! | increment_with_ttl | GOBLIN.INCRTTL | [`scripts::INCREMENT_WITH_TTL`] |
+//! | throttle | CL.THROTTLE | [`super::throttle::GCRA`] |
 //!
 //! On connecting, the driver reads the server's version (INFO server's
 //! `redis_version`; goblin-server reports the Redis version it matches) and
@@ -70,16 +71,18 @@ pub struct Steps {
     pub decrby: bool,
     /// Lua scripts (EVALSHA and EVAL) on a Redis 7.0 or later.
     pub scripts: bool,
+    /// CL.THROTTLE (goblin-server, or redis-cell), for `throttle`.
+    pub throttle: bool,
 }
 
 /// A script with its SHA1, for EVALSHA.
-struct Script {
+pub(super) struct Script {
     code: &'static str,
     sha: String,
 }
 
 impl Script {
-    fn new(code: &'static str) -> Script {
+    pub(super) fn new(code: &'static str) -> Script {
         Script {
             code,
             sha: redis::Script::new(code).get_hash().to_string(),
@@ -113,6 +116,7 @@ where
                 incrttl: false,
                 decrby: false,
                 scripts: false,
+                throttle: false,
             },
         };
         let versioned = remote.check_version().await?;
@@ -121,7 +125,8 @@ where
             .arg("GOBLIN.INCRTTL")
             .arg("GOBLIN.DECRBY")
             .arg("EVALSHA")
-            .arg("EVAL");
+            .arg("EVAL")
+            .arg("CL.THROTTLE");
         // A server that refuses COMMAND INFO (an ACL, an old version) is
         // taken to offer none of them: the operations that need them say
         // Unsupported rather than guess.
@@ -136,6 +141,7 @@ where
             incrttl: has(0),
             decrby: has(1),
             scripts: versioned && has(2) && has(3),
+            throttle: has(4),
         };
         Ok(remote)
     }
@@ -195,12 +201,17 @@ where
         }
     }
 
-    async fn query(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
+    pub(super) async fn query(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
         self.send(cmd).await.map_err(error_of)
     }
 
     /// EVALSHA, then EVAL when the server does not have the script.
-    async fn eval(&self, script: &Script, key: &[u8], args: &[&[u8]]) -> Result<Value, Error> {
+    pub(super) async fn eval(
+        &self,
+        script: &Script,
+        key: &[u8],
+        args: &[&[u8]],
+    ) -> Result<Value, Error> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(&script.sha).arg(1).arg(key).arg(args);
         match self.send(&evalsha).await {
@@ -274,6 +285,10 @@ where
             .eval(decrement_script(), key, &[d.format(delta).as_bytes()])
             .await?;
         integer(reply)
+    }
+
+    async fn throttle(&self, key: &[u8], rate: &super::Rate) -> Result<super::Throttle, Error> {
+        super::throttle::remote(self, key, rate).await
     }
 
     async fn increment_with_ttl(

@@ -8,6 +8,8 @@ mod support;
 mod cluster;
 mod conformance;
 mod custom_driver;
+mod ratelimit;
 mod reconnect;
 mod remote_steps;
 mod store;
+mod throttle;
