@@ -260,8 +260,8 @@ impl Engine {
         let mut s = self.ops_samples.lock();
         if s.last_ms != 0 && now > s.last_ms {
             let i = s.next;
-            for m in 0..counts.len() {
-                let rate = counts[m].saturating_sub(s.last_count[m]) * 1000 / (now - s.last_ms);
+            for (m, count) in counts.iter().enumerate() {
+                let rate = count.saturating_sub(s.last_count[m]) * 1000 / (now - s.last_ms);
                 s.samples[m][i] = rate;
             }
             s.next = (i + 1) % s.samples[0].len();

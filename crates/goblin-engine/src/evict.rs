@@ -464,7 +464,7 @@ impl Engine {
     /// the dataset still, not on a replica that leaves memory to its
     /// primary (replica-ignore-maxmemory).
     fn evictions_allowed(&self) -> bool {
-        !(self.repl().is_replica() && self.config().get_bool("replica-ignore-maxmemory"))
+        (!self.repl().is_replica() || !self.config().get_bool("replica-ignore-maxmemory"))
             && !self.persist().loading.load(Ordering::Relaxed)
             && self.scripting().busy_error().is_none()
             && !self.pause().expiry_paused()

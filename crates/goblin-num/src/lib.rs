@@ -76,9 +76,9 @@ fn parse_f64_libc(s: &[u8]) -> Option<f64> {
     let mut end: *mut c_char = std::ptr::null_mut();
     // SAFETY: buf is NUL-terminated after s.len() bytes.
     let (v, errno) = unsafe {
-        *libc::__errno_location() = 0;
+        errno::set_errno(errno::Errno(0));
         let v = libc::strtod(start, &mut end);
-        (v, *libc::__errno_location())
+        (v, errno::errno().0)
     };
     let consumed = end as usize - start as usize;
     if consumed != s.len() || v.is_nan() {
@@ -145,9 +145,9 @@ pub fn parse_f64_strtod(s: &[u8]) -> Option<f64> {
     let mut end: *mut c_char = std::ptr::null_mut();
     // SAFETY: buf is NUL-terminated.
     let (v, errno) = unsafe {
-        *libc::__errno_location() = 0;
+        errno::set_errno(errno::Errno(0));
         let v = libc::strtod(start, &mut end);
-        (v, *libc::__errno_location())
+        (v, errno::errno().0)
     };
     let consumed = end as usize - start as usize;
     if buf[consumed] != 0 || errno == libc::ERANGE || v.is_nan() {

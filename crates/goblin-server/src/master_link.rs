@@ -610,15 +610,10 @@ fn stream(
                     return finish(engine, &info, Err("the link was closed".into()));
                 }
             }
-            loop {
-                match session.execute(&argv) {
-                    Flow::Paused => {
-                        std::thread::sleep(Duration::from_millis(10));
-                        if r.master_generation() != gen || info.is_killed() {
-                            return finish(engine, &info, Err("the link was closed".into()));
-                        }
-                    }
-                    _ => break,
+            while let Flow::Paused = session.execute(&argv) {
+                std::thread::sleep(Duration::from_millis(10));
+                if r.master_generation() != gen || info.is_killed() {
+                    return finish(engine, &info, Err("the link was closed".into()));
                 }
             }
             if session.out.buf.first() == Some(&b'-') {

@@ -639,8 +639,8 @@ pub enum TrackingRequest {
     Off,
 }
 
-/// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX prefix...] [BCAST]
-/// [OPTIN] [OPTOUT] [NOLOOP], read as Redis's clientCommand reads it:
+/// `CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX prefix...] [BCAST]
+/// [OPTIN] [OPTOUT] [NOLOOP]`, read as Redis's clientCommand reads it:
 /// the options first (a redirection to a client that does not exist is
 /// refused there), then ON or OFF.
 pub fn parse_tracking(ctx: &Ctx, args: &[&[u8]]) -> Result<TrackingRequest, Error> {

@@ -143,7 +143,7 @@ pub struct GeoAdd<'a> {
     pub pairs: Vec<(u64, &'a [u8])>,
 }
 
-/// Parses GEOADD key [NX|XX] [CH] (longitude latitude member)...
+/// Parses `GEOADD key [NX|XX] [CH] (longitude latitude member)...`
 pub fn parse_geoadd<'a>(args: &[&'a [u8]]) -> Result<GeoAdd<'a>, Error> {
     let mut opts = ZAddOptions::default();
     // The flags come first, in any order and repeated at will; the first

@@ -73,7 +73,7 @@ impl Canvas {
     /// A square of side `size` centred at (x, y), turned by `angle`
     /// (lwDrawSquare, in its single-precision arithmetic).
     fn draw_square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
-        let size = (size / 1.414_213_6_f32).round();
+        let size = (size / std::f32::consts::SQRT_2).round();
         let mut px = [0i32; 4];
         let mut py = [0i32; 4];
         let mut k: f32 = std::f32::consts::FRAC_PI_4 + angle;

@@ -683,12 +683,16 @@ fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Rewrites the config file at `path` (Redis's rewriteConfig); `force_all`
 /// writes every parameter, defaults included. The error is strerror's text.
-pub(super) fn rewrite_config_file(ctx: &mut Ctx, path: &str, force_all: bool) -> Result<(), String> {
+pub(super) fn rewrite_config_file(
+    ctx: &mut Ctx,
+    path: &str,
+    force_all: bool,
+) -> Result<(), String> {
     let users: Vec<String> = super::acl::config_lines(ctx.engine)
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
         .collect();
-    let result = match std::fs::read(&path) {
+    let result = match std::fs::read(path) {
         Ok(old) => Ok(String::from_utf8_lossy(&old).into_owned()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(e) => Err(e),
@@ -1120,10 +1124,8 @@ fn getkeys_generic(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) -> CmdResult
         ));
     }
     let keys = reported_key_positions(spec, cmd_args).unwrap_or_default();
-    if keys.is_empty() {
-        if !spec.has(flag::NO_MANDATORY_KEYS) {
-            return Err(Error::err("Invalid arguments specified for command"));
-        }
+    if keys.is_empty() && !spec.has(flag::NO_MANDATORY_KEYS) {
+        return Err(Error::err("Invalid arguments specified for command"));
     }
     ctx.out.array(keys.len());
     for (pos, flags) in keys {

@@ -963,7 +963,7 @@ pub fn config_changed(
 /// What DEBUG RELOAD and DEBUG LOADAOF do.
 #[derive(Clone, Copy, Debug)]
 pub enum Reload {
-    /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE].
+    /// `DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]`.
     Rdb {
         save: bool,
         flush: bool,

@@ -2,7 +2,7 @@
 //! output buffer in RESP2 or RESP3, as Redis's `addReply*` functions do.
 //!
 //! One writer serves every caller. The network writes the buffer to the
-//! socket; scripts and the embedded API decode it into a typed [`Reply`]
+//! socket; scripts and the embedded API decode it into a typed [`Reply`](super::Reply)
 //! (as Redis's scripting engine parses the protocol a fake client produced),
 //! so a command has exactly one way of answering.
 

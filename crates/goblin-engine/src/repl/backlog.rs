@@ -20,6 +20,11 @@ use crate::client::ClientInfo;
 
 /// A reader of the stream: a replica being fed, which the buffer keeps
 /// its next bytes for.
+/// A reader's next bytes were trimmed from the stream before it read them
+/// (it fell further behind than the backlog and its own limit allow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone;
+
 pub struct Reader {
     /// The offset up to which it has been sent the stream.
     pub sent: AtomicU64,
@@ -291,12 +296,12 @@ impl Stream {
 
     /// Copies the reader's next bytes (at most `max`) into `out`; returns
     /// how many. Err when the bytes it needs are gone.
-    pub fn read(&self, reader: &Reader, out: &mut Vec<u8>, max: usize) -> Result<usize, ()> {
+    pub fn read(&self, reader: &Reader, out: &mut Vec<u8>, max: usize) -> Result<usize, Gone> {
         let inner = self.inner.lock();
         let sent = reader.sent.load(Ordering::Acquire);
         let start = inner.end - inner.buf.len() as u64;
         if sent < start {
-            return Err(());
+            return Err(Gone);
         }
         let from = (sent - start) as usize;
         let n = (inner.buf.len() - from).min(max);

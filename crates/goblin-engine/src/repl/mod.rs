@@ -93,13 +93,13 @@ pub struct ReplConf {
 
 /// How a full synchronization's snapshot reaches a replica.
 pub enum Transfer {
-    /// Written to its socket as it is produced ("$EOF:<mark>", the
+    /// Written to its socket as it is produced (`$EOF:<mark>`, the
     /// snapshot, the mark): chunks, then the end (Ok) or a failure (Err).
     Socket {
         mark: [u8; 40],
         chunks: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, ()>>,
     },
-    /// Saved to dump.rdb first, then sent as "$<len>" and the file: the
+    /// Saved to dump.rdb first, then sent as `$<len>` and the file: the
     /// save's result when it ends.
     Disk {
         done: tokio::sync::watch::Receiver<Option<bool>>,

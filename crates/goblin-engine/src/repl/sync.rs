@@ -113,9 +113,9 @@ pub fn start_pending_locked(engine: &Arc<Engine>, locks: &mut crate::keyspace::S
         Target::File
     };
     match &target {
-        Target::Replicas => crate::log::notice(&format!(
-            "Starting BGSAVE for SYNC with target: replicas sockets"
-        )),
+        Target::Replicas => crate::log::notice(
+            "Starting BGSAVE for SYNC with target: replicas sockets",
+        ),
         Target::File => crate::log::notice("Starting BGSAVE for SYNC with target: disk"),
     }
     if let Err(e) =

@@ -318,7 +318,7 @@ pub unsafe fn error_info(l: *mut lua_State) -> ErrorInfo {
     info
 }
 
-/// Writes an error reply "-<text>", newlines made spaces; `counted` errors
+/// Writes an error reply `-<text>`, newlines made spaces; `counted` errors
 /// were already counted by the command that raised them.
 pub fn write_error(out: &mut ReplyWriter, text: &[u8], counted: bool) {
     if counted {

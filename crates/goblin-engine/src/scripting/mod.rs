@@ -179,6 +179,9 @@ fn slot_count() -> usize {
 
 /// How long a waiter sleeps between looks at the busy flag.
 const BUSY_POLL: Duration = Duration::from_millis(5);
+/// How long SCRIPT KILL and FUNCTION KILL wait for the killed script to end
+/// before they answer.
+const KILL_WAIT: Duration = Duration::from_secs(1);
 
 impl Scripting {
     pub fn new(clients: &ClientRegistry) -> Scripting {
@@ -328,6 +331,24 @@ impl Scripting {
             return Err(BUSY_EVAL);
         }
         run.killed.store(true, Ordering::Release);
+        // In Redis the kill is read inside the script's hook, which then
+        // ends the script, so a command sent after the OK never gets BUSY.
+        // Here the script runs on another thread: wait for it to notice
+        // (its hook runs every few thousand instructions), within a bound,
+        // since a script blocked on a shard this connection holds cannot.
+        let deadline = std::time::Instant::now() + KILL_WAIT;
+        let mut released = false;
+        while run.running.load(Ordering::Acquire)
+            && run.killed.load(Ordering::Acquire)
+            && std::time::Instant::now() < deadline
+        {
+            if !released {
+                released = true;
+                crate::util::blocking::release_worker();
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
         Ok(())
     }
 

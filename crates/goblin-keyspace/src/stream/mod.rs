@@ -110,7 +110,7 @@ impl StreamId {
         }
     }
 
-    /// "<ms>-<seq>", as replies show IDs.
+    /// `<ms>-<seq>`, as replies show IDs.
     pub fn to_bytes(self) -> Vec<u8> {
         self.to_string().into_bytes()
     }

@@ -254,7 +254,7 @@ impl Connection {
                 .repl()
                 .stream
                 .read(&rep.reader, &mut buf, CHUNK)
-                .map_err(|()| Closing)?;
+                .map_err(|_| Closing)?;
             if n > 0 {
                 self.write_counted(&buf).await?;
                 self.read_replica_input()?;

@@ -465,13 +465,15 @@ fn busy_script_answers_busy_and_script_kill_stops_it() {
     assert!(err_text(r).starts_with("BUSY"));
     let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
     assert_eq!(ok, "OK");
+    // As in Redis, the script has ended once SCRIPT KILL answers: the next
+    // command is served, not refused with BUSY.
+    let pong: String = redis::cmd("PING").query(&mut other).unwrap();
+    assert_eq!(pong, "PONG");
     let killed = script.join().unwrap();
     assert!(
         killed.contains("Script killed by user with SCRIPT KILL"),
         "{killed}"
     );
-    let pong: String = redis::cmd("PING").query(&mut other).unwrap();
-    assert_eq!(pong, "PONG");
     let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
     assert_eq!(err_text(r), "NOTBUSY No scripts in execution right now.");
 }
@@ -550,6 +552,8 @@ fn function_kill_stops_a_busy_function() {
         .query(&mut other)
         .unwrap();
     assert_eq!(ok, "OK");
+    let pong: String = redis::cmd("PING").query(&mut other).unwrap();
+    assert_eq!(pong, "PONG");
     assert!(script.join().unwrap().contains("Script killed by user"));
 }
 
