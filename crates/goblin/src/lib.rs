@@ -8,13 +8,35 @@
 //!   runs any command through the engine's dispatcher, exactly as a
 //!   connection to `goblin-server` would (the same shard locks, the same
 //!   atomicity, the same blocking rules), and returns the decoded reply.
-//!   A `Store` is a handle: clones share one engine.
+//!   A `Store` is a handle: clones share one engine. [`StoreConfig`] sets
+//!   it up (a directory, the append-only file, snapshots, a memory bound);
+//!   [`Store::close`] saves and returns what went wrong.
+//! - [`Session`]: one client of a store, kept across calls: its database,
+//!   MULTI/EXEC and WATCH, RESP2 or RESP3, its name, and its
+//!   subscriptions, whose messages are a `futures` [`Stream`](futures_core::Stream)
+//!   ([`Session::messages`], [`Session::pushes`]).
+//! - [`blocking`]: the same store and sessions for code without an async
+//!   runtime.
 //! - [`cache`]: [`cache::Cache`], a typed front for counters and values
 //!   ([`cache::Key<T>`]), with two drivers: [`cache::Cache::embedded`] over
 //!   a `Store`, and [`cache::Cache::connect`] over the network to
 //!   goblin-server or any Redis/Valkey 7 or later. Every operation is one
 //!   atomic step on the server side, on every driver, with the same results
 //!   and the same errors.
+//!
+//! # Features
+//!
+//! - `redis-compat`: [`Store`] and [`Session`] implement the redis crate's
+//!   `aio::ConnectionLike`, so redis-rs code (`AsyncCommands`, pipelines,
+//!   scripts) runs in-process unchanged.
+//!
+//! # Logging
+//!
+//! The crate's messages (a store dropped without [`Store::close`] that
+//! could not save) and the engine's (loading, saving, the append-only
+//! file, under the target `goblin::engine`) go through the [`log`](https://docs.rs/log)
+//! facade: install any logger, or a `tracing` subscriber with its `log`
+//! bridge, to see them.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -35,10 +57,19 @@
 //! # }
 //! ```
 
+pub mod blocking;
 pub mod cache;
+mod config;
+mod error;
+#[cfg(feature = "redis-compat")]
+mod redis_compat;
+mod session;
 mod store;
 
+pub use config::{AppendFsync, EvictionPolicy, StoreBuilder, StoreConfig};
+pub use error::{ConfigError, Error, PersistenceError};
 pub use goblin_engine::protocol::{ErrorText, Reply};
 /// The configuration parameters of `goblin-server`, for [`Store::open_with_config`].
 pub use goblin_engine::Config;
-pub use store::{Error, EvictionPolicy, Store, StoreBuilder};
+pub use session::{Message, MessageKind, Messages, Push, Pushes, Session};
+pub use store::Store;
