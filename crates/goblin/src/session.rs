@@ -50,7 +50,10 @@ use std::task::{Context, Poll};
 /// ```
 ///
 /// A session is one client: its calls take `&mut self` and run one at a
-/// time. Open one session per task that needs a client of its own.
+/// time. Open one session per task that needs a client of its own. Like
+/// the store's own calls it is an internal client of the engine: CLIENT
+/// PAUSE does not hold it back, and CLIENT LIST and CLIENT KILL do not
+/// show it.
 pub struct Session {
     store: Store,
     /// Given back to the store's pool on drop (hence ManuallyDrop).

@@ -31,14 +31,19 @@
 //! leaves the channels again. A [`Session`] stays subscribed and streams
 //! the messages.
 //!
-//! # Blocking commands and CLIENT PAUSE
+//! # Blocking commands
 //!
 //! BLPOP and the other blocking commands wait asynchronously (the calling
 //! task yields, the thread is free) until another caller or connection
 //! serves them, or their timeout passes, and then return the reply a
 //! network client would get. Dropping the future while it waits gives the
-//! wait up, as a disconnect does. A command held back by CLIENT PAUSE
-//! waits the same way and runs when the pause ends.
+//! wait up, as a disconnect does.
+//!
+//! The store's clients (its calls and its sessions) are the application
+//! itself, which the engine counts as internal clients, as Redis counts
+//! its scripts and modules: CLIENT PAUSE does not hold them back (should
+//! it, the call would wait as a connection does), and CLIENT LIST and
+//! CLIENT KILL do not show them.
 //!
 //! # Files, threads and closing
 //!

@@ -5,6 +5,10 @@
 
 mod support;
 
+mod blocking;
+mod config;
 mod conformance;
+mod redis_compat;
 mod remote_steps;
+mod session;
 mod store;
