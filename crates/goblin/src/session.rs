@@ -136,7 +136,7 @@ impl Session {
         self.inner.cancel_block();
         self.take_pushes();
         let subscribed = self.inner.state.subscribed();
-        let flow = run(&mut *self.inner, args).await;
+        let flow = run(&mut self.inner, args).await;
         if flow == Flow::Close || self.inner.state.info.is_killed() {
             self.closed = true;
         }
@@ -165,12 +165,18 @@ impl Session {
     }
 
     /// Moves what other clients sent this one since the last look into
-    /// the pending queue.
+    /// the pending queue. Anything else in the output is the reply of a
+    /// call whose future was dropped before it returned: nobody reads it.
     fn take_pushes(&mut self) {
         if self.inner.deliver_pushes() || !self.inner.out.buf.is_empty() {
+            let subscribed = self.inner.state.subscribed();
             let out = std::mem::take(&mut self.inner.out.buf);
             if let Ok(replies) = Reply::decode_all(&out) {
-                self.pending.extend(replies);
+                self.pending.extend(
+                    replies
+                        .into_iter()
+                        .filter(|r| matches!(r, Reply::Push(_)) || is_out_of_band(r, subscribed)),
+                );
             }
             self.inner.out.buf = out;
             self.inner.out.buf.clear();
