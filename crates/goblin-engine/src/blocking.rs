@@ -625,7 +625,7 @@ impl crate::engine::Session {
     }
 
     /// Gives up a wait in progress (the client disconnected or was killed).
-    pub(crate) fn cancel_block(&mut self) {
+    pub fn cancel_block(&mut self) {
         if let Some(entry) = self.state.blocked.take() {
             self.engine
                 .resolve_locking(&entry, BlockState::Cancelled, Vec::new());

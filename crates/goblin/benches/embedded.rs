@@ -8,6 +8,13 @@
 //!   engine directly: a session opened and dropped per call, and one
 //!   session reused (what the store's pool does), each running INCR.
 //!
+//!
+//! and, in the group `redis-rs`, one INCR through redis-rs's
+//! `AsyncCommands::incr` on three `aio::ConnectionLike`s: a `Session`
+//! (redis-compat), the `Store` itself, and a MultiplexedConnection to
+//! goblin-server on loopback (RESP3 on all three), the server on a runtime
+//! of its own with one worker thread.
+//!
 //!     cargo bench -p goblin --bench embedded
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -55,5 +62,61 @@ fn embedded(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, embedded);
+fn redis_rs(c: &mut Criterion) {
+    use redis::AsyncCommands;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = server_rt.block_on(async {
+        let config = goblin_engine::Config::new();
+        for (k, v) in [
+            ("port", "0"),
+            ("bind", "127.0.0.1"),
+            ("save", ""),
+            ("appendonly", "no"),
+        ] {
+            config.set_initial(k, v).unwrap();
+        }
+        let server = goblin_server::Server::bind(goblin_engine::Engine::new(config))
+            .await
+            .unwrap();
+        let addr = server.local_addr();
+        tokio::spawn(server.run());
+        addr
+    });
+    let store = Store::open_in_memory();
+    let mut session = store.session();
+    let mut pooled = store.clone();
+    let mut network = rt.block_on(async {
+        redis::Client::open(format!("redis://{addr}/?protocol=resp3"))
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    });
+
+    let mut g = c.benchmark_group("redis-rs");
+    g.bench_function("INCR, embedded Session", |b| {
+        b.iter(|| {
+            rt.block_on(async { black_box(session.incr::<_, _, i64>("n", 1).await.unwrap()) })
+        })
+    });
+    g.bench_function("INCR, embedded Store", |b| {
+        b.iter(|| rt.block_on(async { black_box(pooled.incr::<_, _, i64>("n", 1).await.unwrap()) }))
+    });
+    g.bench_function("INCR, goblin-server on loopback", |b| {
+        b.iter(|| {
+            rt.block_on(async { black_box(network.incr::<_, _, i64>("n", 1).await.unwrap()) })
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, embedded, redis_rs);
 criterion_main!(benches);

@@ -1,177 +1,81 @@
 //! `Store`: a Goblin engine inside the process.
 //!
-//! A command runs through `Session::execute`, the path every network
-//! command takes: the dispatcher looks it up, checks its arity, locks the
-//! shards of its keys in order, runs the handler and serves the clients it
-//! made ready. The reply the session writes (RESP3) is decoded into a
-//! [`Reply`]. Nothing is parsed or answered differently from the server.
+//! A command runs through `goblin_engine::Session::execute`, the path
+//! every network command takes: the dispatcher looks it up, checks its
+//! arity, locks the shards of its keys in order, runs the handler and
+//! serves the clients it made ready. The reply the session writes (RESP3)
+//! is decoded into a [`Reply`]. Nothing is parsed or answered differently
+//! from the server.
 //!
-//! # Sessions
+//! # One call, one client
 //!
-//! A session is one client's state (selected database, MULTI queue,
-//! WATCHed keys, protocol). Each `execute` call behaves as a client that
-//! connects, sends one command and leaves: nothing carries over from one
-//! call to the next. Opening a session per call costs an allocation of the
-//! client's state and, on the way out, a look-up in the engine's client
-//! registry under its lock; so the store keeps idle sessions in a pool
-//! and hands each call one of them. A session goes back to the pool only
-//! when the call left it exactly as a fresh one (database 0, RESP3, no
-//! transaction, no WATCH, no subscription, replies on, no name); a call
-//! that changed any of
-//! that (SELECT, MULTI, WATCH, HELLO 2, CLIENT SETNAME...) drops its
-//! session, which is what a disconnect does. The benchmark
-//! (`benches/embedded.rs`) measures both ways.
+//! Each [`Store::execute`] call behaves as a client that connects, sends
+//! one command and leaves: nothing carries over from one call to the next
+//! (a [`Session`] is the client that stays). Opening an engine session per
+//! call costs an allocation of the client's state and, on the way out, a
+//! look-up in the engine's client registry under its lock; so the store
+//! keeps idle sessions in a pool and hands each call one of them. A
+//! session goes back to the pool only when the call left it exactly as a
+//! fresh one (database 0, RESP3, no transaction, no WATCH, no
+//! subscription, replies on, no name); a call that changed any of that
+//! (SELECT, MULTI, WATCH, HELLO 2, CLIENT SETNAME...) drops its session,
+//! which is what a disconnect does. The benchmark (`benches/embedded.rs`)
+//! measures both ways.
 //!
 //! # Pub/Sub
 //!
 //! PUBLISH works as over the network and reaches every subscriber of the
-//! engine (network clients included). A SUBSCRIBE through `execute` is a
-//! client that subscribes and leaves: the call returns the confirmations
-//! and its session, being subscribed, is dropped, which leaves the
-//! channels again. A host that keeps a session subscribed (see
-//! `goblin_engine::Session::deliver_pushes`) receives the messages.
+//! engine (network clients and sessions). A SUBSCRIBE through `execute` is
+//! a client that subscribes and leaves: the call returns the
+//! confirmations and its session, being subscribed, is dropped, which
+//! leaves the channels again. A [`Session`] stays subscribed and streams
+//! the messages.
 //!
 //! # Blocking commands
 //!
-//! BLPOP and the other blocking commands are supported: `execute` waits
-//! asynchronously (the calling task yields, the thread is free) until
-//! another caller or connection serves it, or its timeout passes, and then
-//! returns the same reply a network client would get. Dropping the future
-//! while it waits gives the wait up, as a disconnect does.
+//! BLPOP and the other blocking commands wait asynchronously (the calling
+//! task yields, the thread is free) until another caller or connection
+//! serves them, or their timeout passes, and then return the reply a
+//! network client would get. Dropping the future while it waits gives the
+//! wait up, as a disconnect does.
+//!
+//! The store's clients (its calls and its sessions) are the application
+//! itself, which the engine counts as internal clients, as Redis counts
+//! its scripts and modules: CLIENT PAUSE does not hold them back (should
+//! it, the call would wait as a connection does), and CLIENT LIST and
+//! CLIENT KILL do not show them.
+//!
+//! # Files, threads and closing
+//!
+//! A store on a directory writes its append-only file before a write's
+//! reply, as the server does. Under `appendfsync always` the log's own
+//! thread syncs it (the call waits asynchronously); otherwise the write
+//! call is made on tokio's blocking pool (`spawn_blocking`), not on the
+//! async worker: it waits for the file's lock while the log is synced or
+//! rewritten. The blocking pool was chosen over a thread of the store's
+//! own because its threads are already there and reused, and a write that
+//! finds the log already written by another caller costs nothing.
+//!
+//! [`Store::close`] takes the final snapshot (as SHUTDOWN does) on the
+//! blocking pool and returns its errors. A store dropped without `close`
+//! still saves, and reports a failure through the `log` facade: inline on
+//! a thread without a runtime or on a current-thread runtime (which has no
+//! other thread to give the save to without the risk of the runtime ending
+//! first), and inside `block_in_place` on a multi-thread runtime, so that
+//! the worker's other tasks move to another thread meanwhile.
 
+use crate::config::StoreConfig;
+use crate::error::PersistenceError;
+// Also the name the cache's embedded driver knows it by.
+pub(crate) use crate::error::Error;
+use crate::session::Session;
 use goblin_engine::client::ReplyMode;
-use goblin_engine::protocol::{ErrorText, Reply};
-use goblin_engine::{Config, ConnInfo, Engine, Flow, Session};
+use goblin_engine::protocol::Reply;
+use goblin_engine::{Config, ConnInfo, Engine, Flow, Session as EngineSession};
 use parking_lot::Mutex;
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// An error from [`Store`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The command answered with an error reply; the text is Redis's, from
-    /// the error code on (`ERR syntax error`, `WRONGTYPE Operation against
-    /// a key holding the wrong kind of value`...). It is bytes, as the
-    /// reply carries them: errors quote what the command was given (an
-    /// unknown command's name, a script's `redis.error_reply` text), which
-    /// need not be UTF-8. `Display` shows it with U+FFFD for such bytes;
-    /// [`ErrorText::as_bytes`] gives it unchanged.
-    #[error("{0}")]
-    Reply(ErrorText),
-    /// The command wrote no reply: an empty command, CLIENT REPLY OFF,
-    /// SHUTDOWN.
-    #[error("the command gave no reply")]
-    NoReply,
-    /// The data directory could not be created or read.
-    #[error("data directory: {0}")]
-    Io(#[from] std::io::Error),
-    /// The data in the directory could not be loaded, or this build cannot
-    /// load it.
-    #[error("persistence: {0}")]
-    Persistence(String),
-    /// A setting given to [`StoreBuilder`] was refused, with the reason
-    /// the server's configuration file would give.
-    #[error("configuration: {0}")]
-    Config(String),
-}
-
-/// How a [`Store`] opens: in memory (the default) or on a data directory,
-/// and with which settings.
-///
-/// A memory bound is this store's own: `max_memory` limits what its keys,
-/// sessions and scripts hold (its `used_memory`), not the process's
-/// memory, so two stores in one process never evict for each other. Over
-/// the bound, keys go as `eviction_policy` says (Redis's
-/// `maxmemory-policy`), or writes fail with Redis's OOM error under
-/// [`EvictionPolicy::NoEviction`], the default.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), goblin::Error> {
-/// use goblin::{EvictionPolicy, Store};
-///
-/// let cache = Store::builder()
-///     .max_memory(10 << 20)
-///     .eviction_policy(EvictionPolicy::AllKeysLru)
-///     .open()?;
-/// cache.execute(["SET", "k", "v"]).await?;
-/// assert!(cache.engine().used_memory() < 10 << 20);
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct StoreBuilder {
-    dir: Option<std::path::PathBuf>,
-    settings: Vec<(String, String)>,
-}
-
-impl StoreBuilder {
-    /// Keeps the data in `dir`, as [`Store::open`] does.
-    pub fn dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.dir = Some(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// Bounds what the store holds to `bytes` (Redis's `maxmemory`; 0 for
-    /// no bound).
-    pub fn max_memory(self, bytes: u64) -> Self {
-        self.set("maxmemory", bytes.to_string())
-    }
-
-    /// What goes when the store is over its bound (Redis's
-    /// `maxmemory-policy`).
-    pub fn eviction_policy(self, policy: EvictionPolicy) -> Self {
-        self.set("maxmemory-policy", policy.name())
-    }
-
-    /// Any parameter of the server's configuration file, as it would be
-    /// written there (`"hz", "50"`, `"appendfsync", "always"`...); checked
-    /// when the store opens.
-    pub fn set(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.push((name.into(), value.into()));
-        self
-    }
-
-    /// Opens the store: loads what the directory holds, if one was given.
-    pub fn open(self) -> Result<Store, Error> {
-        let config = Config::new();
-        match &self.dir {
-            None => {
-                // The defaults are the server's, which snapshots to its
-                // working directory; an in-memory store writes nothing.
-                let _ = config.set_initial("save", "");
-                let _ = config.set_initial("appendonly", "no");
-            }
-            Some(dir) => {
-                std::fs::create_dir_all(dir)?;
-                let dir = dir.canonicalize()?;
-                let dir = dir.to_str().ok_or_else(|| {
-                    Error::Io(std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        "the data directory's path is not UTF-8",
-                    ))
-                })?;
-                config
-                    .set_initial("dir", dir)
-                    .map_err(|e| Error::Config(format!("dir: {e}")))?;
-            }
-        }
-        for (name, value) in &self.settings {
-            config
-                .set_initial(name, value)
-                .map_err(|e| Error::Config(format!("{name} {value}: {e}")))?;
-        }
-        if self.dir.is_none() {
-            Ok(Store::start(Engine::new(config)))
-        } else {
-            Store::open_with_config(config)
-        }
-    }
-}
-
-pub use goblin_engine::evict::Policy as EvictionPolicy;
 
 /// Idle sessions kept for reuse; more concurrent callers than this simply
 /// open sessions of their own.
@@ -185,7 +89,7 @@ const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
 ///
 /// `Store` is a handle (an `Arc` inside): clone it freely and share it
 /// between tasks and threads; every clone is the same store. The engine
-/// stops when the last handle is dropped.
+/// stops when the last handle (or [`Session`]) is dropped.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -219,7 +123,10 @@ pub struct Store {
 
 struct Inner {
     engine: Arc<Engine>,
-    idle: Mutex<Vec<Session>>,
+    idle: Mutex<Vec<EngineSession>>,
+    /// `close` saved the data; dropping the last handle has nothing left
+    /// to do.
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Store {
@@ -234,12 +141,9 @@ impl Store {
     /// A store that keeps everything in memory, with the server's default
     /// configuration (no persistence).
     pub fn open_in_memory() -> Store {
-        let config = Config::new();
-        // The defaults are the server's, which snapshots to its working
-        // directory; an in-memory store writes nothing anywhere.
-        let _ = config.set_initial("save", "");
-        let _ = config.set_initial("appendonly", "no");
-        Store::start(Engine::new(config))
+        StoreConfig::new()
+            .open()
+            .expect("the default configuration is valid")
     }
 
     /// A store whose data lives in `dir`, in the same files as
@@ -247,21 +151,22 @@ impl Store {
     /// defaults: an append-only file with `appendfsync everysec` and
     /// periodic snapshots. What the directory holds is loaded before this
     /// returns; a file that cannot be read is [`Error::Persistence`],
-    /// never an empty store. When the last handle is dropped the log is
-    /// written to disk and, as on SHUTDOWN, a snapshot is taken.
+    /// never an empty store. [`Store::close`] (or dropping the last
+    /// handle) writes the log to disk and, as SHUTDOWN does, takes a
+    /// snapshot.
     ///
-    /// Use [`Store::open_with_config`] for other settings (`appendfsync always`,
-    /// no snapshots...). Two stores, or a store and a server, must not
-    /// share a directory.
+    /// Use [`StoreConfig`] for other settings (`appendfsync always`, no
+    /// snapshots...). Two stores, or a store and a server, must not share
+    /// a directory.
     pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
-        Store::builder().dir(dir).open()
+        StoreConfig::new().dir(dir).open()
     }
 
-    /// A [`StoreBuilder`]: a store in memory or on a directory, with a
+    /// A [`StoreConfig`]: a store in memory or on a directory, with a
     /// memory bound and an eviction policy of its own, or any other
     /// setting of the server's configuration file.
-    pub fn builder() -> StoreBuilder {
-        StoreBuilder::default()
+    pub fn builder() -> StoreConfig {
+        StoreConfig::new()
     }
 
     /// A store with the given configuration (the parameters of
@@ -271,16 +176,19 @@ impl Store {
     /// yes and it exists, `dump.rdb` otherwise.
     pub fn open_with_config(config: Config) -> Result<Store, Error> {
         let engine = Engine::new(config);
-        goblin_engine::persist::load_on_start(&engine).map_err(Error::Persistence)?;
+        goblin_engine::persist::load_on_start(&engine)
+            .map_err(|text| Error::Persistence(PersistenceError::Load(text)))?;
         Ok(Store::start(engine))
     }
 
-    fn start(engine: Arc<Engine>) -> Store {
+    pub(crate) fn start(engine: Arc<Engine>) -> Store {
+        forward_engine_log();
         start_cron(&engine);
         Store {
             inner: Arc::new(Inner {
                 engine,
                 idle: Mutex::new(Vec::new()),
+                closed: AtomicBool::new(false),
             }),
         }
     }
@@ -289,6 +197,15 @@ impl Store {
     /// offer.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.inner.engine
+    }
+
+    /// A client of its own: a [`Session`] keeps its selected database,
+    /// its transaction (MULTI, WATCH), its protocol (HELLO), its name and
+    /// its subscriptions from one call to the next, as a connection to
+    /// the server does. It starts as a fresh connection after `HELLO 3`:
+    /// database 0, RESP3, authenticated.
+    pub fn session(&self) -> Session {
+        Session::new(self.clone(), self.checkout())
     }
 
     /// Runs one command, as a client that connects, sends it and leaves,
@@ -303,7 +220,8 @@ impl Store {
     ///
     /// The semantics are the server's: the same dispatcher, shard locks and
     /// atomicity. Since nothing carries over between calls, a transaction
-    /// (MULTI ... EXEC) or SELECT has no effect on later calls.
+    /// (MULTI ... EXEC) or SELECT has no effect on later calls; use a
+    /// [`Session`] for those.
     ///
     /// A blocking command (BLPOP...) waits asynchronously for data or for
     /// its timeout; it needs a tokio runtime with the time driver enabled.
@@ -325,22 +243,7 @@ impl Store {
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, Error> {
         let mut session = self.checkout();
-        let flow = with_argv(args, |argv| session.execute(argv));
-        if flow == Flow::Block {
-            wait_blocked(&mut session).await;
-        }
-        // No reply before its writes reached the append-only file, as the
-        // server does: on disk under appendfsync always, handed to the
-        // kernel otherwise.
-        let logged = session.state.aof_offset;
-        let aof = &self.inner.engine.persist().aof;
-        if logged > aof.synced() {
-            if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
-                aof.wait_synced(logged).await;
-            } else {
-                aof.write_through(logged);
-            }
-        }
+        run(&mut session, args).await;
         if session.out.buf.is_empty() {
             return Err(Error::NoReply);
         }
@@ -349,7 +252,24 @@ impl Store {
         Ok(result)
     }
 
-    fn checkout(&self) -> Session {
+    /// Runs the commands of a pipeline on one client, in order, and hands
+    /// the bytes of all their replies to `read`.
+    #[cfg(feature = "redis-compat")]
+    pub(crate) async fn call_many<R>(
+        &self,
+        commands: &[Vec<Vec<u8>>],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> R {
+        let mut session = self.checkout();
+        for args in commands {
+            run(&mut session, args).await;
+        }
+        let result = read(&session.out.buf);
+        self.checkin(session);
+        result
+    }
+
+    pub(crate) fn checkout(&self) -> EngineSession {
         if let Some(s) = self.inner.idle.lock().pop() {
             return s;
         }
@@ -363,7 +283,7 @@ impl Store {
         s
     }
 
-    fn checkin(&self, mut s: Session) {
+    pub(crate) fn checkin(&self, mut s: EngineSession) {
         if !is_fresh(&s) {
             return;
         }
@@ -380,27 +300,141 @@ impl Store {
         // Dropped outside the pool's lock: a session unregisters on drop.
         drop(s);
     }
+
+    /// Closes this handle, and saves what the store holds as SHUTDOWN
+    /// does: the append-only file is written and synced, and a snapshot
+    /// is taken when the store has snapshot points. The work runs on
+    /// tokio's blocking pool (inline without a tokio runtime); its
+    /// failure is returned, where dropping the store could only log it.
+    ///
+    /// Other handles and sessions of the store keep working; what they
+    /// write afterwards is saved again when the last of them is dropped.
+    /// An in-memory store has nothing to save.
+    pub async fn close(self) -> Result<(), Error> {
+        let engine = self.release();
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => rt
+                .spawn_blocking(move || shut_down(&engine))
+                .await
+                .map_err(|e| {
+                    Error::Io(std::io::Error::other(format!("the final save failed: {e}")))
+                })?,
+            Err(_) => shut_down(&engine),
+        }
+        .map_err(Error::Persistence)
+    }
+
+    /// Drops this handle for `close`: when it is the last one, the drop
+    /// saves nothing, since `close` is about to.
+    pub(crate) fn release(self) -> Arc<Engine> {
+        let engine = self.inner.engine.clone();
+        if Arc::strong_count(&self.inner) == 1 {
+            self.inner.closed.store(true, Ordering::Relaxed);
+        }
+        engine
+    }
 }
 
 impl Drop for Inner {
     /// The last handle is gone: what SHUTDOWN does without arguments (the
-    /// log to disk, a snapshot when save rules exist). Nothing is done for
-    /// an in-memory store.
+    /// log to disk, a snapshot when save rules exist), unless `close` did
+    /// it. Nothing is done for an in-memory store.
     fn drop(&mut self) {
         // Idle sessions hold the engine too; they go first.
         self.idle.get_mut().clear();
-        if let Err(e) = goblin_engine::persist::prepare_shutdown(
-            &self.engine,
-            goblin_engine::persist::ShutdownFlags::default(),
-        ) {
-            goblin_engine::log::warning(&format!("closing the store: {e}"));
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let engine = &self.engine;
+        let save = || {
+            if let Err(e) = shut_down(engine) {
+                log::error!("the store was dropped without close() and could not save: {e}");
+            }
+        };
+        match tokio::runtime::Handle::try_current().map(|rt| rt.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(save),
+            _ => save(),
+        }
+    }
+}
+
+/// SHUTDOWN's saving steps, with their errors kept: the append-only file
+/// synced, a background save or rewrite ended, the log closed, and the
+/// final snapshot when save rules exist. The engine's own
+/// `prepare_shutdown` reports a failure only as "check the logs".
+pub(crate) fn shut_down(engine: &Arc<Engine>) -> Result<(), PersistenceError> {
+    use goblin_engine::persist;
+    let aof = &engine.persist().aof;
+    let mut failure = None;
+    if aof.is_on() {
+        if let Err(e) = aof.flush_now() {
+            failure = Some(PersistenceError::AppendOnlyFile(e));
+        }
+    }
+    let snapshot = !engine.config().get("save").trim().is_empty();
+    // NOSAVE: only the steps around the snapshot, which is taken below
+    // where its error can be kept.
+    let _ = persist::prepare_shutdown(
+        engine,
+        persist::ShutdownFlags {
+            save: Some(false),
+            ..Default::default()
+        },
+    );
+    if snapshot {
+        let mut locks = engine.keyspace().lock_all();
+        persist::save_locked(engine, &mut locks).map_err(PersistenceError::Snapshot)?;
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Runs one command on `session` as a connection does: it waits while
+/// the command is blocked (BLPOP...) or held back by CLIENT PAUSE, and
+/// returns once its writes reached the append-only file. The reply is
+/// then in the session's output.
+pub(crate) async fn run<A: AsRef<[u8]>>(session: &mut EngineSession, args: &[A]) -> Flow {
+    let flow = loop {
+        match with_argv(args, |argv| session.execute(argv)) {
+            Flow::Block => {
+                wait_blocked(session).await;
+                break Flow::Continue;
+            }
+            Flow::Paused => wait_unpaused(&session.engine).await,
+            Flow::Yield => tokio::task::yield_now().await,
+            other => break other,
+        }
+    };
+    await_log(session).await;
+    flow
+}
+
+/// No reply before its writes reached the append-only file, as the server
+/// does: on disk under appendfsync always, handed to the kernel otherwise.
+async fn await_log(session: &EngineSession) {
+    let logged = session.state.aof_offset;
+    let aof = &session.engine.persist().aof;
+    if logged <= aof.synced() {
+        return;
+    }
+    if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
+        aof.wait_synced(logged).await;
+    } else if aof.written() < logged {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let engine = session.engine.clone();
+                let write = rt.spawn_blocking(move || engine.persist().aof.write_through(logged));
+                // A write that failed is retried by the log's thread, as
+                // the server's is.
+                let _ = write.await;
+            }
+            Err(_) => aof.write_through(logged),
         }
     }
 }
 
 /// Whether a session is in the state of a freshly opened one, so that the
 /// next call cannot see anything of the last.
-fn is_fresh(s: &Session) -> bool {
+fn is_fresh(s: &EngineSession) -> bool {
     let st = &s.state;
     st.db == 0
         && st.resp == 3
@@ -415,14 +449,14 @@ fn is_fresh(s: &Session) -> bool {
         && !st.info.is_killed()
         && st.info.name.lock().is_none()
         && st.info.lib.lock().is_none()
-        && !st.info.no_touch.load(std::sync::atomic::Ordering::Relaxed)
-        && st.info.tracking.load(std::sync::atomic::Ordering::Relaxed) == 0
+        && !st.info.no_touch.load(Ordering::Relaxed)
+        && st.info.tracking.load(Ordering::Relaxed) == 0
 }
 
 /// Waits while the session is blocked (see goblin_engine::blocking), until
 /// it is served or unblocked, or its deadline passes; then its reply is in
 /// the session's output.
-async fn wait_blocked(session: &mut Session) {
+async fn wait_blocked(session: &mut EngineSession) {
     let Some(entry) = session.blocked().cloned() else {
         return;
     };
@@ -442,8 +476,22 @@ async fn wait_blocked(session: &mut Session) {
     session.finish_block();
 }
 
+/// Waits while CLIENT PAUSE holds commands back, counted as the server's
+/// waiting connections are (INFO's paused clients).
+async fn wait_unpaused(engine: &Engine) {
+    struct Waiting<'a>(&'a Engine);
+    impl Drop for Waiting<'_> {
+        fn drop(&mut self) {
+            self.0.pause().waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    engine.pause().waiting.fetch_add(1, Ordering::Relaxed);
+    let _waiting = Waiting(engine);
+    engine.pause().wait().await;
+}
+
 /// Decodes the reply (or replies) of one call.
-fn decode(buf: &[u8]) -> Result<Reply, Error> {
+pub(crate) fn decode(buf: &[u8]) -> Result<Reply, Error> {
     let mut replies = Reply::decode_all(buf)
         .map_err(|e| Error::Reply(format!("ERR undecodable reply ({e:?})").into()))?;
     let reply = if replies.len() == 1 {
@@ -490,6 +538,22 @@ fn start_cron(engine: &Arc<Engine>) {
         .expect("spawn the store's maintenance thread");
 }
 
+/// The engine's log lines (loading, saving, the append-only file) go
+/// through the `log` facade, to whatever logger the application installed,
+/// rather than to standard error. The engine takes one sink per process:
+/// a host that installed its own first (goblin-server) keeps it.
+fn forward_engine_log() {
+    use goblin_engine::log::Level;
+    goblin_engine::log::set_sink(|level, msg| {
+        let level = match level {
+            Level::Debug | Level::Verbose => log::Level::Debug,
+            Level::Notice => log::Level::Info,
+            Level::Warning => log::Level::Warn,
+        };
+        log::log!(target: "goblin::engine", level, "{msg}");
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,6 +566,9 @@ mod tests {
         assert_send_sync(&store);
         let fut = store.execute(["PING"]);
         fn assert_send<T: Send>(_: &T) {}
+        assert_send(&fut);
+        let mut session = store.session();
+        let fut = session.execute(["PING"]);
         assert_send(&fut);
     }
 }

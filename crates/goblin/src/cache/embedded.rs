@@ -5,28 +5,42 @@
 //! | operation | command |
 //! | --- | --- |
 //! | get | GET |
-//! | put | SET |
+//! | put | SET, SET PX with a TTL |
+//! | delete | DEL |
+//! | ttl | PTTL |
 //! | increment | INCRBY |
 //! | decrement | GOBLIN.DECRBY (DECRBY refuses a decrement of i64::MIN) |
 //! | increment_with_ttl | GOBLIN.INCRTTL |
+//! | throttle | CL.THROTTLE |
 
-use super::Error;
+use super::{remaining, ttl_of_pttl, Driver, Error, Ttl};
 use crate::store::Error as StoreError;
 use crate::{Reply, Store};
+use std::fmt;
+use std::time::Duration;
 
+/// The embedded driver: a [`Store`] in this process (see
+/// [`Cache::embedded`](super::Cache::embedded)).
 #[derive(Clone)]
-pub(super) struct Embedded {
+pub struct EmbeddedDriver {
     store: Store,
 }
 
-impl Embedded {
-    pub(super) fn new(store: Store) -> Embedded {
-        Embedded { store }
+impl fmt::Debug for EmbeddedDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EmbeddedDriver")
+    }
+}
+
+impl EmbeddedDriver {
+    /// A driver over `store` (clones of a `Store` share one engine).
+    pub fn new(store: Store) -> EmbeddedDriver {
+        EmbeddedDriver { store }
     }
 
     /// Runs one command and decodes its reply; an error reply becomes the
     /// cache's error for its text.
-    async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
+    pub(super) async fn run(&self, argv: &[&[u8]]) -> Result<Reply, Error> {
         let decoded = self
             .store
             .call(argv, |buf| Reply::decode(buf).map(|(r, _)| r))
@@ -41,8 +55,11 @@ impl Embedded {
             reply => Ok(reply),
         }
     }
+}
 
-    pub(super) async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+#[async_trait::async_trait]
+impl Driver for EmbeddedDriver {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         match self.run(&[b"GET", key]).await? {
             Reply::Bulk(b) => Ok(Some(b)),
             Reply::Nil => Ok(None),
@@ -50,33 +67,54 @@ impl Embedded {
         }
     }
 
-    pub(super) async fn put(&self, key: &[u8], value: &[u8]) -> Result<(), Error> {
-        match self.run(&[b"SET", key, value]).await? {
+    async fn put(&self, key: &[u8], value: &[u8], ttl: Option<Duration>) -> Result<(), Error> {
+        let mut t = itoa::Buffer::new();
+        let reply = match ttl {
+            Some(ttl) => {
+                let ms = t.format(ttl.as_millis() as u64).as_bytes();
+                self.run(&[b"SET", key, value, b"PX", ms]).await?
+            }
+            None => self.run(&[b"SET", key, value]).await?,
+        };
+        match reply {
             Reply::Status(_) => Ok(()),
             other => Err(unexpected(other)),
         }
     }
 
-    pub(super) async fn increment(&self, key: &[u8], delta: i64) -> Result<i64, Error> {
+    async fn delete(&self, key: &[u8]) -> Result<bool, Error> {
+        Ok(int(self.run(&[b"DEL", key]).await?)? > 0)
+    }
+
+    async fn ttl(&self, key: &[u8]) -> Result<Ttl, Error> {
+        Ok(ttl_of_pttl(int(self.run(&[b"PTTL", key]).await?)?))
+    }
+
+    async fn increment(&self, key: &[u8], delta: i64) -> Result<i64, Error> {
         let mut d = itoa::Buffer::new();
         int(self
             .run(&[b"INCRBY", key, d.format(delta).as_bytes()])
             .await?)
     }
 
-    pub(super) async fn decrement(&self, key: &[u8], delta: i64) -> Result<i64, Error> {
+    async fn decrement(&self, key: &[u8], delta: i64) -> Result<i64, Error> {
         let mut d = itoa::Buffer::new();
         int(self
             .run(&[b"GOBLIN.DECRBY", key, d.format(delta).as_bytes()])
             .await?)
     }
 
-    pub(super) async fn increment_with_ttl(
+    async fn throttle(&self, key: &[u8], rate: &super::Rate) -> Result<super::Throttle, Error> {
+        super::throttle::embedded(self, key, rate).await
+    }
+
+    async fn increment_with_ttl(
         &self,
         key: &[u8],
         delta: i64,
-        ttl_ms: u64,
-    ) -> Result<(i64, i64), Error> {
+        ttl: Duration,
+    ) -> Result<(i64, Duration), Error> {
+        let ttl_ms = ttl.as_millis() as u64;
         let mut d = itoa::Buffer::new();
         let mut t = itoa::Buffer::new();
         let argv: [&[u8]; 4] = [
@@ -87,7 +125,7 @@ impl Embedded {
         ];
         match self.run(&argv).await? {
             Reply::Array(items) => match items.as_slice() {
-                [Reply::Int(value), Reply::Int(left)] => Ok((*value, *left)),
+                [Reply::Int(value), Reply::Int(left)] => Ok((*value, remaining(*left))),
                 _ => Err(unexpected(Reply::Array(items))),
             },
             other => Err(unexpected(other)),

@@ -11,21 +11,40 @@
 //!
 //! # Drivers
 //!
-//! - [`Cache::embedded`]: a [`Store`] in the same process. Separate stores
-//!   keep separate counts; share one `Store` (or one server) for a count
-//!   that is shared.
-//! - [`Cache::connect`]: goblin-server, or any Redis or Valkey 7 or later,
-//!   over the network (the `redis` crate on tokio).
+//! A [`Cache`] runs on a [`Driver`]:
 //!
-//! Both give the same results and the same errors for the same calls; the
-//! crate's conformance tests run one suite of cases against the embedded
-//! store, goblin-server and Redis 7.0.
+//! - [`Cache::embedded`] ([`EmbeddedDriver`], feature `embedded`, on by
+//!   default): a [`Store`](crate::Store) in the same process. Separate
+//!   stores keep separate counts; share one `Store` (or one server) for a
+//!   count that is shared.
+//! - [`Cache::connect`] ([`RemoteDriver`], feature `remote`): goblin-server,
+//!   or any Redis or Valkey 7 or later, over the network through the `redis`
+//!   crate's `ConnectionManager`, which reconnects in the background.
+//!   [`Cache::from_connection`] takes any other redis-rs connection (your
+//!   own manager, a pool's connection, a cluster connection).
+//! - [`Cache::connect_cluster`] ([`ClusterDriver`], feature `remote`): a
+//!   Redis Cluster; each key goes to the node that serves its slot.
+//! - [`Cache::new`]: a [`Driver`] of your own.
+//!
+//! All give the same results and the same errors for the same calls: the
+//! crate's tests run one suite of cases ([`conformance`], feature
+//! `conformance`) against the embedded store, goblin-server, Redis 7.0 and
+//! a three-node Redis Cluster, and a custom driver's tests can run it too.
+//!
+//! # Values and the write TTL
+//!
+//! A [`Key<T>`] stores values of type `T`: `i64` (counters), `String`,
+//! `Vec<u8>`, or any serde type as [`Json<T>`] (feature `serde`). A key may
+//! declare a write TTL ([`Key::with_write_ttl`]): [`Cache::put`] applies it
+//! (the value expires that long after each put), [`Cache::put_with_ttl`]
+//! overrides it for one call, and the counters ignore it, as said below.
 //!
 //! # Counters
 //!
 //! - [`Cache::increment`] and [`Cache::decrement`] are atomic. A missing or
-//!   expired counter starts from 0. They never change the TTL: a new
-//!   counter has none, an existing one keeps its own.
+//!   expired counter starts from 0. They never change the TTL, and ignore
+//!   the key's write TTL: a new counter has no expiry, an existing one keeps
+//!   its own.
 //! - [`Cache::increment_with_ttl`] counts in a window that is sure to
 //!   expire: a missing entry starts from 0 with the given TTL, an existing
 //!   entry without expiry receives it, and an existing expiring entry keeps
@@ -41,13 +60,24 @@
 //!   them as `i64`, and so does any Redis client. A stored value that is
 //!   not an integer is [`Error::NotInteger`] and stays unchanged.
 //!
+//! # Rate limits
+//!
+//! [`Cache::throttle`] is CL.THROTTLE (redis-cell's generic cell rate
+//! algorithm) on every driver: built in on the embedded store and
+//! goblin-server, one Lua script on Redis or Valkey. The `ratelimit`
+//! feature builds HTTP middleware on it and on
+//! [`Cache::increment_with_ttl`].
+//!
 //! # Failures
 //!
 //! Check the result before using the count. [`Error::Overflow`],
 //! [`Error::NotInteger`] and [`Error::WrongType`] are rejections: nothing
 //! changed. [`Error::Transport`] is different: the request may have been
 //! applied before its reply was lost. Do not blindly repeat an increment
-//! after it, or the same action may count twice.
+//! after it, or the same action may count twice. [`Error::Unavailable`]
+//! says the opposite: the store could not be reached and nothing was sent,
+//! so the call may be repeated ([`Error::outcome_unknown`] tells the two
+//! apart).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -75,19 +105,34 @@
 //! # }
 //! ```
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+mod driver;
+#[cfg(feature = "embedded")]
 mod embedded;
+#[cfg(feature = "remote")]
 mod remote;
+#[cfg(feature = "remote")]
 mod scripts;
+mod throttle;
 
-use crate::Store;
+pub use driver::Driver;
+#[cfg(feature = "embedded")]
+pub use embedded::EmbeddedDriver;
+#[cfg(feature = "remote")]
+pub use remote::{ClusterDriver, RemoteDriver, Steps};
+
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The `redis` crate the remote driver is built on, for
 /// [`Cache::from_connection`].
+#[cfg(feature = "remote")]
 pub use redis;
+pub use throttle::{Rate, Throttle, MAX_THROTTLE_SPAN};
 
 /// The longest TTL [`Cache::increment_with_ttl`] accepts: 2^53 - 1
 /// milliseconds, about 285,000 years. It is the longest that every driver
@@ -108,6 +153,10 @@ pub enum Error {
     /// The TTL is zero or longer than [`MAX_TTL`]. Nothing was sent.
     #[error("invalid TTL: it must be at least 1 ms and at most MAX_TTL")]
     InvalidTtl,
+    /// The rate of [`Cache::throttle`] is out of its range (the reason
+    /// says which part). Nothing was sent.
+    #[error("invalid rate: {0}")]
+    InvalidRate(&'static str),
     /// The server offers no atomic way to do this operation (neither the
     /// GOBLIN.* command nor scripting). Nothing was sent.
     #[error("the server cannot do this atomically: {0}")]
@@ -131,17 +180,29 @@ pub enum Error {
     /// The connection could not be established (nothing was sent).
     #[error("cannot connect: {0}")]
     Connect(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The store could not be reached for this call (the connection is
+    /// down and reconnecting failed), and nothing was sent: the operation
+    /// was not applied, and may be retried.
+    #[error("the store is unreachable, nothing was sent: {0}")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The server is older than the cache supports: it reports the Redis
+    /// version given, and the cache needs Redis 7.0 or later (its scripts
+    /// use PEXPIRE's NX option). Nothing was sent beyond the handshake.
+    #[error("the server reports Redis {0}; the cache needs Redis 7.0 or later")]
+    ServerVersion(String),
 }
 
 impl Error {
-    /// True when the operation may or may not have been applied.
+    /// True when the operation may or may not have been applied
+    /// ([`Error::Transport`]). False for every other error: a rejection
+    /// changed nothing, and [`Error::Unavailable`] sent nothing.
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, Error::Transport(_))
     }
 
     /// The error for an error reply's text (the same texts on every server:
-    /// Goblin's are Redis's).
-    pub(crate) fn from_reply(text: &str) -> Error {
+    /// Goblin's are Redis's), for drivers over a Redis-compatible store.
+    pub fn from_reply(text: &str) -> Error {
         // A script's error may carry Redis's " script: ..." suffix: match
         // on the beginning.
         if text.starts_with("ERR increment or decrement would overflow")
@@ -204,6 +265,57 @@ impl Value for Vec<u8> {
     }
 }
 
+/// Any serde type as a cache value, stored as JSON text (feature `serde`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), goblin::cache::Error> {
+/// use goblin::cache::{Cache, Json, Key};
+/// #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+/// struct Profile { name: String, visits: u32 }
+///
+/// let cache = Cache::embedded(goblin::Store::open_in_memory());
+/// let key = Key::<Json<Profile>>::new("profile:7");
+/// cache.put(&key, &Json(Profile { name: "Ada".into(), visits: 3 })).await?;
+/// let Json(profile) = cache.get(&key).await?.unwrap();
+/// assert_eq!(profile.visits, 3);
+/// // Any Redis client reads it as JSON.
+/// let text = cache.get(&Key::<String>::new("profile:7")).await?.unwrap();
+/// assert_eq!(text, r#"{"name":"Ada","visits":3}"#);
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "serde")]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+#[cfg(feature = "serde")]
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Value for Json<T> {
+    fn encode(&self) -> Cow<'_, [u8]> {
+        // Serializing into a Vec fails only for a type whose Serialize
+        // impl fails (a map with non-string keys...): a bug in that type,
+        // as it would be for a panic in Display.
+        Cow::Owned(serde_json::to_vec(&self.0).expect("a value that serializes to JSON"))
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        serde_json::from_slice(bytes)
+            .map(Json)
+            .map_err(|e| Error::Decode(e.to_string()))
+    }
+}
+
+/// How long a key has left, as [`Cache::ttl`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// The key is absent (or expired).
+    Absent,
+    /// The key exists and has no expiry.
+    Persistent,
+    /// The key expires after this time.
+    Expires(Duration),
+}
+
 /// A key whose values are of type `T`.
 ///
 /// ```
@@ -213,6 +325,7 @@ impl Value for Vec<u8> {
 /// ```
 pub struct Key<T> {
     name: Box<[u8]>,
+    write_ttl: Option<Duration>,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -221,8 +334,30 @@ impl<T> Key<T> {
     pub fn new(name: impl Into<Vec<u8>>) -> Key<T> {
         Key {
             name: name.into().into_boxed_slice(),
+            write_ttl: None,
             _type: PhantomData,
         }
+    }
+
+    /// The same key with a declared write TTL: each [`Cache::put`] stores
+    /// the value to expire `ttl` later. The counters ignore it
+    /// ([`Cache::increment`], [`Cache::decrement`]), and so does
+    /// [`Cache::increment_with_ttl`], which takes its TTL as an argument.
+    ///
+    /// ```
+    /// use goblin::cache::Key;
+    /// use std::time::Duration;
+    /// let session = Key::<String>::new("session:7").with_write_ttl(Duration::from_secs(1800));
+    /// assert_eq!(session.write_ttl(), Some(Duration::from_secs(1800)));
+    /// ```
+    pub fn with_write_ttl(mut self, ttl: Duration) -> Key<T> {
+        self.write_ttl = Some(ttl);
+        self
+    }
+
+    /// The declared write TTL, if any.
+    pub fn write_ttl(&self) -> Option<Duration> {
+        self.write_ttl
     }
 
     /// The key's name, as the server stores it.
@@ -235,6 +370,7 @@ impl<T> Clone for Key<T> {
     fn clone(&self) -> Self {
         Key {
             name: self.name.clone(),
+            write_ttl: self.write_ttl,
             _type: PhantomData,
         }
     }
@@ -242,7 +378,7 @@ impl<T> Clone for Key<T> {
 
 impl<T> PartialEq for Key<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
+        self.name == other.name && self.write_ttl == other.write_ttl
     }
 }
 
@@ -252,97 +388,197 @@ impl<T> fmt::Debug for Key<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Key<{}>({:?})",
+            "Key<{}>({:?}",
             std::any::type_name::<T>(),
             String::from_utf8_lossy(&self.name)
-        )
+        )?;
+        match self.write_ttl {
+            Some(ttl) => write!(f, ", write TTL {ttl:?})"),
+            None => f.write_str(")"),
+        }
     }
 }
 
-/// A typed cache over a [`Store`] in the process or a server across the
-/// network. Cheap to clone: clones share the store or the connection.
+/// A typed cache over a [`Driver`]: a [`Store`](crate::Store) in the
+/// process, a server or a cluster across the network, or a driver of your
+/// own. Cheap to clone: clones share the driver (and its store or
+/// connection).
+///
+/// The driver is held as an `Arc<dyn Driver>` rather than as a type
+/// parameter, so that `Cache` is one type whatever the driver (a field,
+/// a function argument, or a middleware holds a `Cache` and the driver is
+/// chosen by configuration at run time). The cost is one boxed future per
+/// call, small beside a lock or a network round trip.
 #[derive(Clone)]
 pub struct Cache {
-    driver: Driver,
-}
-
-#[derive(Clone)]
-enum Driver {
-    Embedded(embedded::Embedded),
-    Remote(remote::Remote),
+    driver: Arc<dyn Driver>,
 }
 
 impl fmt::Debug for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.driver {
-            Driver::Embedded(_) => f.write_str("Cache(embedded)"),
-            Driver::Remote(r) => write!(f, "Cache(remote, {:?})", r.steps()),
-        }
+        write!(f, "Cache({:?})", self.driver)
     }
 }
 
 impl Cache {
-    /// A cache over a store in this process.
-    pub fn embedded(store: Store) -> Cache {
+    /// A cache over `driver`.
+    pub fn new(driver: impl Driver) -> Cache {
         Cache {
-            driver: Driver::Embedded(embedded::Embedded::new(store)),
+            driver: Arc::new(driver),
         }
+    }
+
+    /// A cache over a shared driver.
+    pub fn from_arc(driver: Arc<dyn Driver>) -> Cache {
+        Cache { driver }
+    }
+
+    /// The driver.
+    pub fn driver(&self) -> &Arc<dyn Driver> {
+        &self.driver
+    }
+
+    /// A cache over a store in this process.
+    #[cfg(feature = "embedded")]
+    pub fn embedded(store: crate::Store) -> Cache {
+        Cache::new(EmbeddedDriver::new(store))
     }
 
     /// Connects to goblin-server, Redis or Valkey (7 or later) at `url`
     /// (`redis://host:port/db`, with `redis://user:password@...` when
     /// authentication is on).
     ///
-    /// On connecting, the driver asks the server once which atomic steps it
-    /// offers (`COMMAND INFO`): the GOBLIN.* commands where the server has
-    /// them, Lua scripts (EVALSHA, falling back to EVAL) where it has not.
-    /// An operation neither can do returns [`Error::Unsupported`].
+    /// The connection is the `redis` crate's `ConnectionManager`:
+    /// multiplexed (clones share it, requests are pipelined), with a 5 s
+    /// connection timeout and a 5 s response timeout, and reconnecting in
+    /// the background when it drops (up to 3 attempts per reconnection, the
+    /// next call starting a new round). It never repeats a request that
+    /// may have been sent: a request whose reply is lost or late is
+    /// [`Error::Transport`]. A request that could not be sent because the
+    /// connection could not be made is tried once more (it waits for a new
+    /// round), and [`Error::Unavailable`] if that fails too. For other
+    /// settings, build the connection and use [`Cache::from_connection`].
     ///
-    /// The connection is multiplexed (clones share it, requests are
-    /// pipelined) with a 5 s connection timeout and a 5 s response timeout,
-    /// and retries nothing: a request whose reply is lost or late is
-    /// [`Error::Transport`]. For other settings, build the connection and
-    /// use [`Cache::from_connection`].
+    /// On connecting, the driver checks the server's version (INFO server:
+    /// a Redis older than 7.0 is [`Error::ServerVersion`]) and asks once
+    /// which atomic steps it offers (`COMMAND INFO`): the GOBLIN.* commands
+    /// where the server has them, Lua scripts (EVALSHA, falling back to
+    /// EVAL) where it has not. An operation neither can do returns
+    /// [`Error::Unsupported`].
+    #[cfg(feature = "remote")]
     pub async fn connect(url: &str) -> Result<Cache, Error> {
         let client = redis::Client::open(url).map_err(|e| Error::Connect(Box::new(e)))?;
-        let config = redis::AsyncConnectionConfig::new()
+        let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(5)));
-        let conn = client
-            .get_multiplexed_async_connection_with_config(&config)
+            .set_response_timeout(Some(Duration::from_secs(5)))
+            .set_number_of_retries(3)
+            .set_min_delay(Duration::from_millis(10))
+            .set_max_delay(Duration::from_secs(1));
+        let conn = redis::aio::ConnectionManager::new_with_config(client, config)
             .await
             .map_err(|e| Error::Connect(Box::new(e)))?;
         Cache::from_connection(conn).await
     }
 
-    /// A cache over an established connection (see [`Cache::connect`]).
-    pub async fn from_connection(conn: redis::aio::MultiplexedConnection) -> Result<Cache, Error> {
-        Ok(Cache {
-            driver: Driver::Remote(remote::Remote::new(conn).await?),
-        })
+    /// Connects to a Redis Cluster through any of its nodes (`urls`, each
+    /// as for [`Cache::connect`]), with redis-rs's cluster connection: each
+    /// key goes to the node that serves its slot, following MOVED and ASK.
+    /// The GOBLIN.* commands are used where the nodes have them (Goblin's
+    /// module, `libgoblin_module.so`, loaded on every node), and the Lua
+    /// scripts otherwise.
+    #[cfg(feature = "remote")]
+    pub async fn connect_cluster<I, T>(urls: I) -> Result<Cache, Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: redis::IntoConnectionInfo,
+    {
+        let client = redis::cluster::ClusterClient::builder(urls)
+            .connection_timeout(Duration::from_secs(5))
+            .response_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| Error::Connect(Box::new(e)))?;
+        let conn = client
+            .get_async_connection()
+            .await
+            .map_err(|e| Error::Connect(Box::new(e)))?;
+        Cache::from_connection(conn).await
+    }
+
+    /// A cache over an established redis-rs connection: a
+    /// `MultiplexedConnection`, a `ConnectionManager`, a cluster connection,
+    /// or any other `redis::aio::ConnectionLike` that is cheap to clone
+    /// (each call runs on a clone). The server is checked as by
+    /// [`Cache::connect`].
+    #[cfg(feature = "remote")]
+    pub async fn from_connection<C>(conn: C) -> Result<Cache, Error>
+    where
+        C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static,
+    {
+        Ok(Cache::new(RemoteDriver::new(conn).await?))
     }
 
     /// The value at `key`, or `None` when it is absent or expired.
     pub async fn get<T: Value>(&self, key: &Key<T>) -> Result<Option<T>, Error> {
-        let bytes = match &self.driver {
-            Driver::Embedded(d) => d.get(key.name()).await?,
-            Driver::Remote(d) => d.get(key.name()).await?,
-        };
+        let bytes = self.driver.get(key.name()).await?;
         bytes.map(|b| T::decode(&b)).transpose()
     }
 
-    /// Stores `value` at `key`, replacing what was there and its TTL (the
-    /// key then has no expiry).
+    /// Stores `value` at `key`, replacing what was there and its TTL: the
+    /// key then expires after its declared write TTL
+    /// ([`Key::with_write_ttl`]), or never when it declares none.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), goblin::cache::Error> {
+    /// # use goblin::cache::{Cache, Key, Ttl};
+    /// # use std::time::Duration;
+    /// let cache = Cache::embedded(goblin::Store::open_in_memory());
+    /// let minute = Duration::from_secs(60);
+    /// let greeting = Key::<String>::new("greeting").with_write_ttl(minute);
+    /// cache.put(&greeting, &"hello".to_string()).await?;
+    /// assert!(matches!(cache.ttl(&greeting).await?, Ttl::Expires(left) if left <= minute));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn put<T: Value>(&self, key: &Key<T>, value: &T) -> Result<(), Error> {
+        let ttl = key.write_ttl.map(ttl_ms).transpose()?;
         let value = value.encode();
-        match &self.driver {
-            Driver::Embedded(d) => d.put(key.name(), &value).await,
-            Driver::Remote(d) => d.put(key.name(), &value).await,
-        }
+        self.driver
+            .put(key.name(), &value, ttl.map(Duration::from_millis))
+            .await
+    }
+
+    /// Stores `value` at `key` to expire after `ttl`, whatever the key's
+    /// write TTL. `ttl` must be positive and at most [`MAX_TTL`] (else
+    /// [`Error::InvalidTtl`], and nothing is stored); a sub-millisecond
+    /// part rounds up.
+    pub async fn put_with_ttl<T: Value>(
+        &self,
+        key: &Key<T>,
+        value: &T,
+        ttl: Duration,
+    ) -> Result<(), Error> {
+        let ms = ttl_ms(ttl)?;
+        let value = value.encode();
+        self.driver
+            .put(key.name(), &value, Some(Duration::from_millis(ms)))
+            .await
+    }
+
+    /// Removes `key`; true when it was there.
+    pub async fn delete<T>(&self, key: &Key<T>) -> Result<bool, Error> {
+        self.driver.delete(key.name()).await
+    }
+
+    /// How long `key` has left: [`Ttl::Absent`], [`Ttl::Persistent`] (no
+    /// expiry), or [`Ttl::Expires`] with the time left.
+    pub async fn ttl<T>(&self, key: &Key<T>) -> Result<Ttl, Error> {
+        self.driver.ttl(key.name()).await
     }
 
     /// Adds `delta` to the counter and returns the new value. A missing or
-    /// expired counter starts from 0; the TTL is never changed.
+    /// expired counter starts from 0; the TTL is never changed, and the
+    /// key's write TTL is ignored.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -358,17 +594,15 @@ impl Cache {
     /// # }
     /// ```
     pub async fn increment(&self, key: &Key<i64>, delta: i64) -> Result<i64, Error> {
-        match &self.driver {
-            Driver::Embedded(d) => d.increment(key.name(), delta).await,
-            Driver::Remote(d) => d.increment(key.name(), delta).await,
-        }
+        self.driver.increment(key.name(), delta).await
     }
 
     /// Subtracts `delta` from the counter and returns the new value,
     /// checking the mathematical result (every `delta`, `i64::MIN`
     /// included, is subtracted directly; never write
     /// `increment(key, -delta)`, which overflows for `i64::MIN`). A missing
-    /// or expired counter starts from 0; the TTL is never changed.
+    /// or expired counter starts from 0; the TTL is never changed, and the
+    /// key's write TTL is ignored.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -385,10 +619,7 @@ impl Cache {
     /// # }
     /// ```
     pub async fn decrement(&self, key: &Key<i64>, delta: i64) -> Result<i64, Error> {
-        match &self.driver {
-            Driver::Embedded(d) => d.decrement(key.name(), delta).await,
-            Driver::Remote(d) => d.decrement(key.name(), delta).await,
-        }
+        self.driver.decrement(key.name(), delta).await
     }
 
     /// Adds `delta` to the counter and makes sure it expires, in one atomic
@@ -398,8 +629,9 @@ impl Cache {
     /// counter without expiry receives `ttl`; an existing expiring counter
     /// keeps its deadline, which never slides. `ttl` must be positive and
     /// at most [`MAX_TTL`] (else [`Error::InvalidTtl`]); a sub-millisecond
-    /// part rounds up to a whole millisecond. When the increment is
-    /// rejected, no expiry is added either.
+    /// part rounds up to a whole millisecond. The key's write TTL plays no
+    /// part. When the increment is rejected, no expiry is added either. A
+    /// driver that cannot do this atomically says [`Error::Unsupported`].
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -430,17 +662,15 @@ impl Cache {
         ttl: Duration,
     ) -> Result<(i64, Duration), Error> {
         let ms = ttl_ms(ttl)?;
-        let (value, left_ms) = match &self.driver {
-            Driver::Embedded(d) => d.increment_with_ttl(key.name(), delta, ms).await?,
-            Driver::Remote(d) => d.increment_with_ttl(key.name(), delta, ms).await?,
-        };
-        Ok((value, remaining(left_ms)))
+        self.driver
+            .increment_with_ttl(key.name(), delta, Duration::from_millis(ms))
+            .await
     }
 }
 
 /// A TTL in whole milliseconds, rounded up; InvalidTtl when zero or beyond
 /// MAX_TTL.
-fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
+pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
     if ttl.is_zero() || ttl > MAX_TTL {
         return Err(Error::InvalidTtl);
     }
@@ -452,8 +682,19 @@ fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
 /// non-negative i64 count of milliseconds fits a Duration, so nothing
 /// saturates in practice; a negative one (no expiry, which the steps rule
 /// out) reads as zero.
-fn remaining(ms: i64) -> Duration {
+#[cfg_attr(not(any(feature = "embedded", feature = "remote")), allow(dead_code))]
+pub(crate) fn remaining(ms: i64) -> Duration {
     Duration::from_millis(ms.max(0) as u64)
+}
+
+/// A PTTL reply as a [`Ttl`]: -2 absent, -1 no expiry.
+#[cfg_attr(not(any(feature = "embedded", feature = "remote")), allow(dead_code))]
+pub(crate) fn ttl_of_pttl(ms: i64) -> Ttl {
+    match ms {
+        -2 => Ttl::Absent,
+        ms if ms < 0 => Ttl::Persistent,
+        ms => Ttl::Expires(remaining(ms)),
+    }
 }
 
 #[cfg(test)]

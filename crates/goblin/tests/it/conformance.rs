@@ -7,6 +7,11 @@
 //!
 //! Every rejected call is checked to have changed nothing: the value (GET),
 //! the absolute deadline (PEXPIRETIME), and absence.
+//!
+//! The published kit (`goblin::cache::conformance`, which checks through
+//! the cache alone what these cases check with a plain connection beside
+//! it) runs on the same three drivers in `kit`; the cluster and custom
+//! driver runs are in `cluster.rs` and `custom_driver.rs`.
 
 use crate::support::Fixture;
 use goblin::cache::{Error, Key, MAX_TTL};
@@ -453,6 +458,58 @@ mod cases {
         assert_err!(f.cache.get(&invalid).await, Error::Decode(_));
     }
 
+    pub async fn put_applies_the_write_ttl_and_counters_ignore_it(f: Fixture) {
+        // put: the deadline is the write TTL from the moment of the call.
+        let session = Key::<String>::new("session").with_write_ttl(MINUTE);
+        let before = f.raw.time_ms().await;
+        f.cache.put(&session, &"s-1".to_string()).await.unwrap();
+        let after = f.raw.time_ms().await;
+        let deadline = f.raw.expire_time("session").await;
+        assert!(
+            deadline >= before + 60_000 && deadline <= after + 60_000,
+            "deadline {deadline} outside [{before}, {after}] + 60 s"
+        );
+        assert_eq!(f.raw.get("session").await.as_deref(), Some(&b"s-1"[..]));
+        // put_with_ttl overrides it; a key without one clears the TTL.
+        f.cache
+            .put_with_ttl(&session, &"s-2".to_string(), MINUTE * 10)
+            .await
+            .unwrap();
+        assert!(f.raw.expire_time("session").await >= before + 600_000);
+        f.cache
+            .put(&Key::<String>::new("session"), &"s-3".to_string())
+            .await
+            .unwrap();
+        assert_eq!(f.raw.expire_time("session").await, -1);
+
+        // The counters never read it: a new counter has no expiry, and an
+        // existing one keeps its deadline to the millisecond.
+        let views = key("views").with_write_ttl(MINUTE);
+        assert_eq!(f.cache.increment(&views, 1).await.unwrap(), 1);
+        assert_eq!(f.cache.decrement(&views, 3).await.unwrap(), -2);
+        assert_eq!(f.raw.expire_time("views").await, -1);
+        f.raw.ok(&["SET", "views", "5", "PX", "5000000"]).await;
+        let deadline = f.raw.expire_time("views").await;
+        assert_eq!(f.cache.increment(&views, 1).await.unwrap(), 6);
+        assert_eq!(
+            f.cache
+                .decrement(&views, i64::MIN)
+                .await
+                .unwrap_err()
+                .to_string(),
+            "increment or decrement would overflow"
+        );
+        assert_eq!(f.raw.expire_time("views").await, deadline);
+        // increment_with_ttl takes its argument, not the write TTL.
+        let window = key("window").with_write_ttl(Duration::from_secs(1));
+        let before = f.raw.time_ms().await;
+        f.cache
+            .increment_with_ttl(&window, 1, MINUTE)
+            .await
+            .unwrap();
+        assert!(f.raw.expire_time("window").await >= before + 60_000);
+    }
+
     pub async fn concurrent_increments_lose_nothing(f: Fixture) {
         const TASKS: i64 = 32;
         const EACH: i64 = 50;
@@ -559,5 +616,26 @@ conformance!(
     decrement_checks_the_mathematical_result,
     increment_with_ttl_overflow_adds_no_expiry,
     get_and_put_round_trip,
+    put_applies_the_write_ttl_and_counters_ignore_it,
     concurrent_increments_lose_nothing,
 );
+
+mod kit {
+    use super::Fixture;
+    use goblin::cache::conformance;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn embedded() {
+        conformance::run_cache(&Fixture::embedded().await.cache).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn goblin_server() {
+        conformance::run_cache(&Fixture::goblin_server().await.cache).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn redis_7() {
+        conformance::run_cache(&Fixture::redis().await.cache).await;
+    }
+}

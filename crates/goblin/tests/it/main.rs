@@ -5,6 +5,15 @@
 
 mod support;
 
+mod blocking;
+mod cluster;
+mod config;
 mod conformance;
+mod custom_driver;
+mod ratelimit;
+mod reconnect;
+mod redis_compat;
 mod remote_steps;
+mod session;
 mod store;
+mod throttle;

@@ -11,8 +11,16 @@ use tokio::net::TcpListener;
 
 /// A server that answers COMMAND INFO saying it has only the commands in
 /// `known`, INCRBY/DECRBY/GOBLIN.INCRTTL with fixed integers, and records
-/// every command it receives.
+/// every command it receives; INFO is refused (as an ACL may).
 async fn scripted_server(known: &'static [&'static str]) -> (String, Arc<Mutex<Vec<String>>>) {
+    server_of_version(known, None).await
+}
+
+/// The same, with an INFO server that reports `version` as redis_version.
+async fn server_of_version(
+    known: &'static [&'static str],
+    version: Option<&'static str>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -42,6 +50,16 @@ async fn scripted_server(known: &'static [&'static str]) -> (String, Arc<Mutex<V
                         "INCRBY" | "DECRBY" => ":7\r\n".to_string(),
                         "GOBLIN.INCRTTL" => "*2\r\n:1\r\n:60000\r\n".to_string(),
                         "CLIENT" | "SELECT" => "+OK\r\n".to_string(),
+                        "INFO" => match version {
+                            Some(v) => {
+                                let text = format!("# Server\r\nredis_version:{v}\r\n");
+                                format!("${}\r\n{text}\r\n", text.len())
+                            }
+                            None => {
+                                "-NOPERM this user has no permissions to run the 'info' command\r\n"
+                                    .to_string()
+                            }
+                        },
                         _ => "-ERR unknown command\r\n".to_string(),
                     };
                     if write.write_all(reply.as_bytes()).await.is_err() {
@@ -156,4 +174,44 @@ async fn connecting_to_nothing_is_a_connect_error() {
         .unwrap_err();
     assert!(matches!(err, Error::Connect(_)), "{err:?}");
     assert!(!err.outcome_unknown());
+}
+
+#[tokio::test]
+async fn a_redis_older_than_7_is_refused_on_connect() {
+    let (url, log) = server_of_version(&["EVALSHA", "EVAL"], Some("6.2.14")).await;
+    let err = Cache::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::ServerVersion(v) if v == "6.2.14"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("needs Redis 7.0 or later"),
+        "{err}"
+    );
+    // Nothing but the handshake and INFO was sent.
+    let sent = log.lock().unwrap().clone();
+    assert!(
+        sent.iter().all(|c| c == "CLIENT" || c == "INFO"),
+        "{sent:?}"
+    );
+}
+
+#[tokio::test]
+async fn scripts_are_used_only_where_the_server_says_it_is_redis_7() {
+    let (url, _) = server_of_version(&["EVALSHA", "EVAL"], Some("7.0.15")).await;
+    let cache = Cache::connect(&url).await.unwrap();
+    assert!(format!("{cache:?}").contains("scripts: true"), "{cache:?}");
+    // A server that refuses INFO may be older: no scripts, so the steps
+    // that need one are Unsupported rather than half applied.
+    let (url, log) = scripted_server(&["EVALSHA", "EVAL"]).await;
+    let cache = Cache::connect(&url).await.unwrap();
+    assert!(format!("{cache:?}").contains("scripts: false"), "{cache:?}");
+    let before = log.lock().unwrap().len();
+    assert!(matches!(
+        cache
+            .increment_with_ttl(&Key::<i64>::new("k"), 1, Duration::from_secs(1))
+            .await,
+        Err(Error::Unsupported(_))
+    ));
+    assert_eq!(commands_after(&log, before), Vec::<String>::new());
 }

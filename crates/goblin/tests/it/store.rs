@@ -263,7 +263,9 @@ fn a_directory_holding_a_corrupt_file_is_refused() {
     config.set_initial("dir", dir.to_str().unwrap()).unwrap();
     config.set_initial("appendonly", "no").unwrap();
     match Store::open_with_config(config) {
-        Err(Error::Persistence(text)) => assert!(text.contains("RDB"), "{text}"),
+        Err(Error::Persistence(goblin::PersistenceError::Load(text))) => {
+            assert!(text.contains("RDB"), "{text}")
+        }
         other => panic!("{other:?}"),
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -10,8 +10,9 @@ use goblin::{Reply, Store};
 
 // The reference Redis server of goblin-server's tests, shared rather than
 // copied.
+pub mod cluster;
 #[path = "../../../../goblin-server/tests/it/goblin_support/mod.rs"]
-mod goblin_support;
+pub mod goblin_support;
 use goblin_support::RedisProcess;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
