@@ -197,7 +197,11 @@ impl Rate {
 
 /// CL.THROTTLE on the embedded store, which has it built in.
 #[cfg(feature = "embedded")]
-pub(super) async fn embedded(d: &EmbeddedDriver, key: &[u8], rate: &Rate) -> Result<Throttle, Error> {
+pub(super) async fn embedded(
+    d: &EmbeddedDriver,
+    key: &[u8],
+    rate: &Rate,
+) -> Result<Throttle, Error> {
     let args = rate.args();
     let argv = [
         &b"CL.THROTTLE"[..],
@@ -225,7 +229,11 @@ pub(super) async fn embedded(d: &EmbeddedDriver, key: &[u8], rate: &Rate) -> Res
 
 /// CL.THROTTLE where the server has it, [`GCRA`] by Lua otherwise.
 #[cfg(feature = "remote")]
-pub(super) async fn remote<C>(d: &RemoteDriver<C>, key: &[u8], rate: &Rate) -> Result<Throttle, Error>
+pub(super) async fn remote<C>(
+    d: &RemoteDriver<C>,
+    key: &[u8],
+    rate: &Rate,
+) -> Result<Throttle, Error>
 where
     C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static,
 {
