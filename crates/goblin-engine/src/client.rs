@@ -31,6 +31,12 @@ pub enum ReplyMode {
     Skip,
 }
 
+/// The bits of `ClientInfo::ending`.
+mod ending {
+    pub const KILLED: u8 = 1;
+    pub const CLOSING: u8 = 2;
+}
+
 /// What other connections can see of a client.
 pub struct ClientInfo {
     pub id: u64,
@@ -108,13 +114,9 @@ pub struct ClientInfo {
     pub in_multi: AtomicBool,
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
-    pub killed: AtomicBool,
-    /// Its last reply is being written and the connection then closes
-    /// (QUIT, and the other commands that close after their reply). Redis
-    /// frees such a client as soon as the reply is out, before it serves
-    /// anyone else; here the connection closes on its own thread, so what
-    /// looks a client up (a tracking redirection) treats it as gone already.
-    pub closing: AtomicBool,
+    /// `ending::KILLED` (see `kill`) and `ending::CLOSING` (see
+    /// `mark_closing`), in one byte: the struct keeps to its size class.
+    ending: AtomicU8,
     /// Woken when the client is killed, and when a message reaches its
     /// mailbox: its connection then writes the message out.
     pub wake: tokio::sync::Notify,
@@ -343,12 +345,26 @@ impl ClientInfo {
     }
 
     pub fn kill(&self) {
-        self.killed.store(true, Ordering::SeqCst);
+        self.ending.fetch_or(ending::KILLED, Ordering::SeqCst);
         self.wake.notify_one();
     }
 
     pub fn is_killed(&self) -> bool {
-        self.killed.load(Ordering::Relaxed)
+        self.ending.load(Ordering::Relaxed) & ending::KILLED != 0
+    }
+
+    /// Its last reply is being written and the connection then closes
+    /// (QUIT, and the other commands that close after their reply). Redis
+    /// frees such a client as soon as the reply is out, before it serves
+    /// anyone else; here the connection closes on its own thread, so what
+    /// looks a client up (a tracking redirection) treats it as gone already.
+    pub fn mark_closing(&self) {
+        self.ending.fetch_or(ending::CLOSING, Ordering::Release);
+    }
+
+    /// Killed, or closing after its last reply.
+    pub fn is_gone(&self) -> bool {
+        self.ending.load(Ordering::Acquire) != 0
     }
 
     pub fn name(&self) -> Option<Vec<u8>> {
@@ -1016,8 +1032,7 @@ impl ClientRegistry {
             in_multi: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
-            killed: AtomicBool::new(false),
-            closing: AtomicBool::new(false),
+            ending: AtomicU8::new(0),
             wake: tokio::sync::Notify::new(),
             mailbox: Default::default(),
             subscriptions: Default::default(),

@@ -1476,7 +1476,7 @@ impl Session {
             return Flow::Handoff;
         }
         if self.state.close_after_reply {
-            self.state.info.closing.store(true, Ordering::Release);
+            self.state.info.mark_closing();
             Flow::Close
         } else {
             Flow::Continue

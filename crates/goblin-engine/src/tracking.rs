@@ -584,9 +584,7 @@ impl Engine {
         let dest: Arc<ClientInfo>;
         let (to, redirected): (&ClientInfo, bool) = if redirect != 0 {
             match self.clients().get(redirect) {
-                Some(c)
-                    if !c.is_killed() && !c.closing.load(std::sync::atomic::Ordering::Acquire) =>
-                {
+                Some(c) if !c.is_gone() => {
                     dest = c;
                     (&dest, true)
                 }

@@ -80,6 +80,7 @@
 
 // The docs link every feature's items; a build without some features has
 // nothing to link them to (`cargo doc --all-features` shows them all).
+#![deny(missing_docs)]
 #![cfg_attr(
     not(all(
         feature = "embedded",
