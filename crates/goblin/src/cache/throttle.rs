@@ -212,19 +212,14 @@ pub(super) async fn embedded(
         args[3].as_bytes(),
     ];
     let reply = d.run(&argv).await?;
-    let fields = match &reply {
-        crate::Reply::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                crate::Reply::Int(n) => Some(*n),
-                _ => None,
-            })
-            .collect::<Option<Vec<i64>>>(),
+    let items = match &reply {
+        crate::Reply::Array(items) => Some(items.as_slice()),
         _ => None,
     };
-    five(fields)
-        .map(decision)
-        .ok_or_else(|| Error::Server(format!("unexpected reply {reply:?}")))
+    decide(items, &reply, |i| match i {
+        crate::Reply::Int(n) => Some(*n),
+        _ => None,
+    })
 }
 
 /// CL.THROTTLE where the server has it, [`GCRA`] by Lua otherwise.
@@ -255,23 +250,29 @@ where
             "a throttle needs CL.THROTTLE or scripting",
         ));
     };
-    let fields = match &reply {
-        redis::Value::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                redis::Value::Int(n) => Some(*n),
-                _ => None,
-            })
-            .collect::<Option<Vec<i64>>>(),
+    let items = match &reply {
+        redis::Value::Array(items) => Some(items.as_slice()),
         _ => None,
     };
-    five(fields)
-        .map(decision)
-        .ok_or_else(|| Error::Server(format!("unexpected reply {reply:?}")))
+    decide(items, &reply, |i| match i {
+        redis::Value::Int(n) => Some(*n),
+        _ => None,
+    })
 }
 
-fn five(fields: Option<Vec<i64>>) -> Option<[i64; 5]> {
-    fields.and_then(|f| f.try_into().ok())
+/// The decision in a reply of five integers (`items`, read by `int`), on
+/// either driver's reply type; anything else is a server error naming it.
+#[cfg(any(feature = "embedded", feature = "remote"))]
+fn decide<T>(
+    items: Option<&[T]>,
+    reply: &impl std::fmt::Debug,
+    int: impl Fn(&T) -> Option<i64>,
+) -> Result<Throttle, Error> {
+    items
+        .and_then(|items| items.iter().map(int).collect::<Option<Vec<i64>>>())
+        .and_then(|fields| <[i64; 5]>::try_from(fields).ok())
+        .map(decision)
+        .ok_or_else(|| Error::Server(format!("unexpected reply {reply:?}")))
 }
 
 /// The reply's fields: limited, limit, remaining, retry_after (-1 for
