@@ -471,9 +471,9 @@ impl Engine {
     }
 
     fn evict_until_under(&self) -> Outcome {
-        if self.memory_to_free().is_none() {
+        let Some(to_free) = self.memory_to_free() else {
             return Outcome::Ok;
-        }
+        };
         let ev = self.evictor();
         let policy = ev.policy();
         if policy == Policy::NoEviction {
@@ -488,10 +488,15 @@ impl Engine {
         let start = Instant::now();
         let mut rng = fastrand::Rng::new();
         let mut keys_freed = 0u64;
+        let mut bytes_freed = 0u64;
         let mut outcome = Outcome::Ok;
-        // Over the limit until the figure says otherwise: other threads
-        // evict, and free, meanwhile (where Redis counts what it freed).
-        while self.memory_to_free().is_some() {
+        // As Redis's performEvictions, the goal is what was over the limit
+        // at the start, counted in what the deletions themselves free: the
+        // invalidation messages an eviction sends to tracking clients grow
+        // their output buffers, and chasing that growth would evict on and
+        // on. The figure is also read each round, since other threads
+        // evict, and free, meanwhile.
+        while bytes_freed < to_free && self.memory_to_free().is_some() {
             let Some((db, key)) = self.pick_victim(policy, &mut rng) else {
                 outcome = Outcome::Fail;
                 break;
@@ -499,9 +504,10 @@ impl Engine {
             // Timed only for the latency monitor, as Redis's
             // latencyStartMonitor.
             let del_start = (threshold != 0).then(Instant::now);
-            if !self.evict_key(db, &key, lazy) {
+            let Some(freed) = self.evict_key(db, &key, lazy) else {
                 continue;
-            }
+            };
+            bytes_freed += freed;
             if let Some(t) = del_start {
                 self.latency().add_if_needed(
                     threshold,
@@ -618,17 +624,15 @@ impl Engine {
 
     /// Deletes an evicted key as Redis does: the deletion (lazy for a
     /// large value under lazyfree-lazy-eviction), WATCH and keyspace
-    /// event, a DEL for the append-only file. Whether it was still there
-    /// to evict.
-    fn evict_key(&self, db: usize, key: &[u8], lazy: bool) -> bool {
+    /// event, a DEL for the append-only file. The bytes its deletion
+    /// freed, or None when it was no longer there to evict.
+    fn evict_key(&self, db: usize, key: &[u8], lazy: bool) -> Option<u64> {
         let ks = self.keyspace();
         let hash = crate::keyspace::hash_key(key);
         let mut shard = ks.lock(ks.shard_of(hash));
         let slice = &mut shard.dbs[db];
         let before = slice.used_bytes();
-        let Some(obj) = slice.remove(hash, key) else {
-            return false;
-        };
+        let obj = slice.remove(hash, key)?;
         let freed = before.saturating_sub(slice.used_bytes()) as u64;
         slice.touch_watched(hash, key);
         // Client-side caching: its readers are told, while the shard is
@@ -671,7 +675,7 @@ impl Engine {
         } else {
             drop(obj);
         }
-        true
+        Some(freed)
     }
 
     /// Starts the eviction worker, which goes on evicting while
