@@ -1152,6 +1152,7 @@ impl Engine {
     ) {
         use crate::persist::aof::Record;
         let repl_only = effects.repl_only && client.pending_log.is_empty();
+        let effects_unwrapped = effects.unwrapped;
         let mut records = std::mem::take(&mut client.pending_log);
         for shard in locks.held_mut() {
             crate::persist::collect_expired(shard, &mut records);
@@ -1183,7 +1184,7 @@ impl Engine {
         if records.is_empty() {
             return;
         }
-        if records.len() > 1 {
+        if records.len() > 1 && !effects_unwrapped {
             let first = records[0].db;
             let last = records[records.len() - 1].db;
             records.insert(

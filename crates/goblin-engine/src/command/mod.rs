@@ -82,6 +82,10 @@ pub struct Effects {
     /// With `forced`: to the replicas only, not to the append-only file
     /// (PUBLISH, as Redis's PROPAGATE_REPL).
     pub repl_only: bool,
+    /// Log several records one by one, not wrapped in MULTI/EXEC: the
+    /// expired keys a command that touches arbitrary keys met (SCAN,
+    /// RANDOMKEY), as Redis's CMD_TOUCHES_ARBITRARY_KEYS.
+    pub unwrapped: bool,
 }
 
 impl<'a, 'l> Ctx<'a, 'l> {

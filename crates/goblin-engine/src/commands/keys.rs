@@ -245,18 +245,21 @@ fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut bucket = if bits == 0 { cursor } else { cursor >> bits };
     let now = ctx.now_ms;
     let db = ctx.client.db;
+    let look = ctx.now();
     let mut keys: Vec<CompactBytes> = Vec::new();
+    let mut expired: Vec<CompactBytes> = Vec::new();
     let mut iterations = opts.count * 10;
     let next = loop {
         let table = &ctx.locks.shard_ref(shard).dbs[db];
         bucket = table.scan(bucket, |k, obj| {
-            if obj.is_expired(now) {
-                return;
-            }
             if let Some(p) = opts.pattern {
                 if !glob_match(p, k, false) {
                     return;
                 }
+            }
+            if obj.is_expired(now) {
+                expired.push(k.clone());
+                return;
             }
             if let Some(t) = type_filter {
                 if Some(obj.value.value_type()) != t {
@@ -265,6 +268,15 @@ fn scan_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
             keys.push(k.clone());
         });
+        // The expired keys met are deleted as a look-up deletes them (a
+        // replica leaves them to its primary's DEL), as Redis's SCAN does.
+        if !expired.is_empty() {
+            let table = &mut ctx.locks.shard(shard).dbs[db];
+            for k in expired.drain(..) {
+                table.lookup(hash_key(&k), &k, look);
+            }
+            ctx.effects.unwrapped = true;
+        }
         if bucket == 0 {
             shard += 1;
             if shard == nshards {
@@ -312,8 +324,10 @@ fn randomkey_command(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             None => continue,
         };
         if expired {
-            // Lazily expire it, as a look-up would.
+            // Lazily expire it, as a look-up would; its DEL is logged on
+            // its own, as Redis's CMD_TOUCHES_ARBITRARY_KEYS.
             table.lookup(hash_key(&key), &key, look);
+            ctx.effects.unwrapped = true;
             continue;
         }
         ctx.out.bulk(&key);
