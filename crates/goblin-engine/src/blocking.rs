@@ -474,10 +474,16 @@ impl Engine {
                     }
                     let now = now_ms();
                     if entry.value_type != ValueType::Stream {
-                        let has_data = locks.shard_ref(shard).dbs[db]
+                        let table = &mut locks.shard(shard).dbs[db];
+                        let has_data = table
                             .peek(h, &key, now)
                             .is_some_and(|o| o.value.value_type() == entry.value_type);
                         if !has_data {
+                            // An expired key is deleted, and its DEL logged
+                            // after the command that made it ready, as
+                            // Redis's lookupKeyWrite does for the waiters.
+                            table.lookup(h, &key, crate::keyspace::Now::at(now));
+                            crate::persist::log_expired(self, locks.shard(shard));
                             continue;
                         }
                     }
@@ -552,7 +558,6 @@ impl Engine {
         &self,
         locks: &mut ShardLocks<'_>,
         dbs: [usize; 2],
-        now_ms: u64,
         ready: &mut Vec<(usize, CompactBytes)>,
     ) {
         if self.clients().blocked.load(Ordering::Relaxed) == 0 {
@@ -563,8 +568,11 @@ impl Engine {
                 let slice = &shard.dbs[db];
                 for key in slice.waiters.keys() {
                     let waiting_for = slice.waiters.first(key).map(|e| e.value_type);
+                    // An expired key counts (read at time 0): serving
+                    // deletes it and logs its DEL, as Redis's
+                    // scanDatabaseForReadyKeys signals every key present.
                     let current = slice
-                        .peek(hash_key(key), key, now_ms)
+                        .peek(hash_key(key), key, 0)
                         .map(|o| o.value.value_type());
                     // Stream waiters decide for themselves: new entries
                     // may serve them, a stream gone away ends XREADGROUP

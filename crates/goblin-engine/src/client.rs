@@ -560,6 +560,9 @@ pub enum Handoff {
         replicas: usize,
         deadline_ms: Option<u64>,
     },
+    /// SHUTDOWN waiting for lagging replicas: no reply unless the
+    /// shutdown is cancelled (the server stops otherwise).
+    Shutdown,
 }
 
 /// The per-connection state commands read and change.

@@ -75,6 +75,8 @@ pub struct Engine {
     /// on it from its cron, unless DEBUG PAUSE-CRON holds the cron, and
     /// SHUTDOWN ABORT clears it.
     shutdown_signal: std::sync::atomic::AtomicI32,
+    /// A shutdown waiting for lagging replicas (shutdown-timeout).
+    shutdown_state: crate::shutdown::Shutdown,
     /// Eviction under maxmemory and its counters.
     evictor: crate::evict::Evictor,
     /// The lazy-free worker.
@@ -187,6 +189,7 @@ impl Engine {
             expired_baseline: AtomicU64::new(0),
             shutdown: tx,
             shutdown_signal: std::sync::atomic::AtomicI32::new(0),
+            shutdown_state: Default::default(),
             cron_paused: AtomicBool::new(false),
             startup_memory: AtomicU64::new(0),
             reply_buffer_resizing: AtomicBool::new(true),
@@ -250,6 +253,7 @@ impl Engine {
         );
         crate::persist::cron(&self.arc());
         self.repl_cron();
+        self.shutdown_cron();
         self.clients_cron();
         // used_memory_peak, as serverCron records it (measuring the
         // scripts' part for the eviction checks on the way).
@@ -457,6 +461,11 @@ impl Engine {
     /// CLIENT PAUSE.
     pub fn pause(&self) -> &crate::pause::Pause {
         &self.pause
+    }
+
+    /// The shutdown that waits for lagging replicas, if one does.
+    pub fn shutdown_state(&self) -> &crate::shutdown::Shutdown {
+        &self.shutdown_state
     }
 
     /// MONITOR clients.

@@ -52,6 +52,7 @@ pub mod protocol;
 pub mod pubsub;
 pub mod repl;
 pub mod scripting;
+pub mod shutdown;
 pub mod slowlog;
 pub mod stats;
 #[cfg(test)]

@@ -5,10 +5,11 @@
 //! are neither expired nor evicted meanwhile, so the dataset stays as it
 //! was.
 //!
-//! A coordinated failover (FAILOVER) pauses writes too, for a purpose of
-//! its own (Redis 7.0's PAUSE_DURING_FAILOVER): without an end, lifted
-//! only when the failover ends, and untouched by CLIENT PAUSE and CLIENT
-//! UNPAUSE. The pause in effect is the stronger of the two.
+//! A coordinated failover (FAILOVER) and a shutdown waiting for its
+//! replicas pause writes too, each for a purpose of its own (Redis 7.0's
+//! PAUSE_DURING_FAILOVER and PAUSE_DURING_SHUTDOWN): without an end,
+//! lifted only when the failover or the shutdown ends, and untouched by
+//! CLIENT PAUSE and CLIENT UNPAUSE. The pause in effect is the strongest.
 //!
 //! A command pays one relaxed load of the pause state. A paused client's
 //! connection waits on `Pause::wait` and then runs the command again from
@@ -20,11 +21,15 @@ pub const NONE: u8 = 0;
 pub const WRITE: u8 = 1;
 pub const ALL: u8 = 2;
 
+const FAILOVER_BIT: u8 = 1;
+const SHUTDOWN_BIT: u8 = 2;
+
 #[derive(Default)]
 pub struct Pause {
     mode: AtomicU8,
-    /// The failover's pause: NONE or WRITE, without an end.
-    failover: AtomicU8,
+    /// The pauses without an end: a bit for each purpose that holds
+    /// writes (FAILOVER_BIT, SHUTDOWN_BIT).
+    purposes: AtomicU8,
     /// Unix ms when the pause ends.
     end_ms: AtomicU64,
     /// Clients waiting (counted in INFO's blocked_clients, as Redis
@@ -37,15 +42,19 @@ impl Pause {
     /// Whether a pause was set and not yet found over (one relaxed load).
     #[inline]
     pub fn active(&self) -> bool {
-        self.mode.load(Ordering::Relaxed) | self.failover.load(Ordering::Relaxed) != NONE
+        self.mode.load(Ordering::Relaxed) | self.purposes.load(Ordering::Relaxed) != NONE
     }
 
     /// The pause in effect now, both purposes together (NONE once CLIENT
     /// PAUSE's time is over and no failover pauses).
     #[inline]
     pub fn mode(&self, now_ms: u64) -> u8 {
-        self.client_mode(now_ms)
-            .max(self.failover.load(Ordering::Relaxed))
+        let held = if self.purposes.load(Ordering::Relaxed) != 0 {
+            WRITE
+        } else {
+            NONE
+        };
+        self.client_mode(now_ms).max(held)
     }
 
     /// CLIENT PAUSE's pause now (NONE once its time is over).
@@ -79,16 +88,27 @@ impl Pause {
 
     /// A failover starts (`true`: writes wait until it ends) or ends.
     pub fn set_failover(&self, paused: bool) {
-        self.failover
-            .store(if paused { WRITE } else { NONE }, Ordering::Relaxed);
-        if !paused {
+        self.set_purpose(FAILOVER_BIT, paused);
+    }
+
+    /// A shutdown starts waiting for its replicas (`true`: writes wait
+    /// until it ends) or is cancelled.
+    pub fn set_shutdown(&self, paused: bool) {
+        self.set_purpose(SHUTDOWN_BIT, paused);
+    }
+
+    fn set_purpose(&self, bit: u8, paused: bool) {
+        if paused {
+            self.purposes.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            self.purposes.fetch_and(!bit, Ordering::Relaxed);
             self.changed.notify_waiters();
         }
     }
 
     /// Whether a failover pauses writes.
     pub fn failover(&self) -> bool {
-        self.failover.load(Ordering::Relaxed) != NONE
+        self.purposes.load(Ordering::Relaxed) & FAILOVER_BIT != 0
     }
 
     /// Whether the look-ups of a command keep the expired keys they meet

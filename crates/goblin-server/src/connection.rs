@@ -636,8 +636,43 @@ impl Connection {
                 }
                 self.flush_all().await.map_err(|_| Closing)
             }
+            Some(Handoff::Shutdown) => {
+                self.wait_shutdown().await?;
+                self.session.out.error(goblin_engine::shutdown::CANCELLED);
+                self.flush_all().await.map_err(|_| Closing)
+            }
             None => Ok(()),
         }
+    }
+
+    /// SHUTDOWN waiting for replicas: until the shutdown is cancelled (a
+    /// shutdown that succeeds ends the process first), or the client goes
+    /// away.
+    async fn wait_shutdown(&mut self) -> Result<(), Closing> {
+        let engine = self.engine.clone();
+        let state = engine.shutdown_state();
+        let mut cancelled = state.cancellations();
+        // Counted as waiting by the command.
+        let outcome = loop {
+            // Cancelled between the command and now: answered at once.
+            if !state.initiated() {
+                break Ok(());
+            }
+            tokio::select! {
+                _ = cancelled.changed() => break Ok(()),
+                _ = self.info.wake.notified() => {
+                    if self.info.is_killed() {
+                        break Err(Closing);
+                    }
+                }
+                r = self.stream.read_buf(&mut self.rbuf) => match r {
+                    Ok(0) | Err(_) => break Err(Closing),
+                    Ok(n) => self.engine.stats().add_net_input(n),
+                },
+            }
+        };
+        state.waiting.fetch_sub(1, Ordering::Relaxed);
+        outcome
     }
 
     /// WAITAOF: until the append-only file is on disk up to the client's

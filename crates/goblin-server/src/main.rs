@@ -186,7 +186,9 @@ fn main() {
                 _ = int.recv() => on_shutdown_signal(&engine, libc::SIGINT),
                 _ = beat.tick(), if saving.is_none() => {
                     let sig = engine.pending_shutdown_signal();
-                    if sig != 0 && !engine.cron_paused() {
+                    // A shutdown waiting for its replicas is the cron's to
+                    // finish (it ends `run`) or cancel.
+                    if sig != 0 && !engine.cron_paused() && !engine.shutdown_state().initiated() {
                         let name = if sig == libc::SIGINT {
                             "shutdown-on-sigint"
                         } else {
@@ -195,11 +197,12 @@ fn main() {
                         let flags = goblin_engine::persist::ShutdownFlags::from_config(
                             &engine.config().get(name),
                         );
-                        let e = engine.clone();
-                        saving = Some(tokio::task::spawn_blocking(move || {
-                            log::warning("User requested shutdown...");
-                            goblin_engine::persist::prepare_shutdown(&e, flags)
-                        }));
+                        if engine.begin_shutdown(flags) == goblin_engine::shutdown::Begun::Now {
+                            let e = engine.clone();
+                            saving = Some(tokio::task::spawn_blocking(move || {
+                                goblin_engine::persist::prepare_shutdown(&e, flags)
+                            }));
+                        }
                     }
                 }
                 done = async { saving.as_mut().expect("a shutdown in progress").await }, if saving.is_some() => {

@@ -127,7 +127,7 @@ fn swapdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.track_flush();
         // Clients blocked in either database may now find data.
         ctx.engine
-            .ready_after_swap(ctx.locks, [a, b], now, &mut ctx.client.ready_keys);
+            .ready_after_swap(ctx.locks, [a, b], &mut ctx.client.ready_keys);
         ctx.add_dirty(1);
     }
     ctx.out.ok();
@@ -161,14 +161,18 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::SYNTAX);
     }
     if abort {
-        // Only a signal's shutdown can be pending: SHUTDOWN itself either
-        // exits or fails at once.
-        if !ctx.engine.cancel_shutdown_signal() {
+        if !ctx.engine.abort_shutdown() {
             return Err(Error::err("No shutdown in progress."));
         }
-        crate::log::warning("Shutdown manually aborted.");
         ctx.out.ok();
         return Ok(());
+    }
+    // It may wait for replicas, which a transaction cannot (Redis's
+    // CLIENT_DENY_BLOCKING).
+    if !flags.now && (ctx.in_multi || ctx.in_script) {
+        return Err(Error::err(
+            "SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client",
+        ));
     }
     if save {
         flags.save = Some(true);
@@ -182,7 +186,16 @@ fn shutdown_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(busy);
         }
     }
-    crate::log::warning("User requested shutdown...");
+    if ctx.engine.begin_shutdown(flags) == crate::shutdown::Begun::Waiting {
+        // The client waits for the shutdown to end, or to fail; it counts
+        // as blocked from now on (its connection's wait ends the count).
+        ctx.engine
+            .shutdown_state()
+            .waiting
+            .fetch_add(1, Ordering::Relaxed);
+        ctx.client.handoff = Some(crate::client::Handoff::Shutdown);
+        return Ok(());
+    }
     crate::persist::prepare_shutdown(&ctx.engine.arc(), flags).map_err(Error::err)?;
     let mode = match flags.save {
         Some(true) => ShutdownMode::Save,
@@ -307,18 +320,26 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             engine.config_file(),
             engine.keyspace().shard_count(),
         );
+        if let Some(ms) = engine.shutdown_state().remaining_ms(now) {
+            let _ = write!(out, "shutdown_in_milliseconds:{ms}\r\n");
+        }
     }
     if wants("clients") {
         let (recent_input, recent_output) = engine.clients().recent_peaks().max();
         let _ = write!(
             out,
             "\r\n# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
-            engine.clients().count(),
+            // Replicas are not counted, as in Redis.
+            engine
+                .clients()
+                .count()
+                .saturating_sub(engine.repl().replica_count()),
             engine.config().get("maxclients"),
             recent_input,
             recent_output,
             engine.clients().blocked.load(Ordering::Relaxed)
-                + engine.pause().waiting.load(Ordering::Relaxed),
+                + engine.pause().waiting.load(Ordering::Relaxed)
+                + engine.shutdown_state().waiting.load(Ordering::Relaxed),
             engine.tracking().clients(),
             engine.clients().blocked_with_timeout.load(Ordering::Relaxed),
         );

@@ -1065,6 +1065,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
         log::warning("Errors trying to shut down the server. Check the logs for more information.");
         Err("Errors trying to SHUTDOWN. Check logs.".to_string())
     };
+    log_lagging_replicas(engine);
     let p = &engine.persist();
     if p.running() == Some(JobKind::Rdb) {
         log::warning("There is a child saving an .rdb. Killing it!");
@@ -1073,6 +1074,15 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
     }
     if p.aof.is_on() {
         if p.running() == Some(JobKind::AofRewrite) {
+            // Without its first rewrite the file does not hold the data.
+            if p.aof_wait_rewrite.load(Ordering::Relaxed) {
+                if flags.force {
+                    log::warning("Writing initial AOF. Exit anyway.");
+                } else {
+                    log::warning("Writing initial AOF, can't exit.");
+                    return failed();
+                }
+            }
             log::warning("There is a child rewriting the AOF. Killing it!");
             p.cancel(None);
             wait_job(engine);
@@ -1102,6 +1112,44 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
         engine.update_expiry_logging();
     }
     Ok(())
+}
+
+/// Redis's finishShutdown logs each replica that has not acknowledged the
+/// whole stream, and how many have.
+fn log_lagging_replicas(engine: &Engine) {
+    use crate::repl::state;
+    let replicas = engine.repl().replicas();
+    if replicas.is_empty() {
+        return;
+    }
+    let offset = engine.repl().stream.offset();
+    let now_s = now_ms() / 1000;
+    let mut lagging = 0;
+    for r in &replicas {
+        let ack = r.ack.load(Ordering::Acquire);
+        if ack == offset {
+            continue;
+        }
+        lagging += 1;
+        let lag = if r.state() == state::ONLINE {
+            now_s as i64 - (r.ack_ms.load(Ordering::Relaxed) / 1000) as i64
+        } else {
+            0
+        };
+        log::warning(&format!(
+            "Lagging replica {}:{} reported offset {} behind master, lag={}, state={}.",
+            r.ip(),
+            r.conf.listening_port,
+            offset as i64 - ack as i64,
+            lag,
+            state::name(r.state()),
+        ));
+    }
+    log::notice(&format!(
+        "{} of {} replicas are in sync when shutting down.",
+        replicas.len() - lagging,
+        replicas.len()
+    ));
 }
 
 /// INFO persistence.

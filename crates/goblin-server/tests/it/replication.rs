@@ -1539,3 +1539,180 @@ fn failover_goblin_primary_to_redis_replica() {
 fn failover_redis_primary_to_goblin_replica() {
     failover_to_replica(Kind::Redis, Kind::Goblin);
 }
+
+/// Sends `SHUTDOWN` on a connection of its own without waiting for an
+/// answer (it waits while a replica lags).
+fn send_shutdown(node: &Node) -> Connection {
+    let mut c = node.client();
+    c.send_packed_command(&redis::cmd("SHUTDOWN").get_packed_command())
+        .unwrap();
+    c
+}
+
+/// Stops (SIGSTOP) or resumes (SIGCONT) a server process.
+fn signal(node: &Node, sig: &str) {
+    let pid = node.proc.as_ref().unwrap().child.id().to_string();
+    let ok = Command::new("kill")
+        .args([sig, &pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// A primary whose replica is stopped, with the replica's socket full so
+/// that the primary's next write stays in its replication buffer (as
+/// integration/shutdown fills it), and that write: `INCR k` (k is 2 on
+/// the primary, 1 on the replica).
+fn primary_with_stopped_replica(args: &[&str]) -> (Node, Node) {
+    let p = spawn(Kind::Goblin, "primary", args);
+    let r = spawn(Kind::Redis, "replica", &[]);
+    r.replicaof(&p);
+    let mut c = p.client();
+    let _: () = redis::cmd("SET").arg("k").arg(1).query(&mut c).unwrap();
+    wait_synced(&p, &[&r]);
+    signal(&r, "-STOP");
+    let value = vec![b'x'; 1024];
+    for i in 0.. {
+        // Writes that replicate (DEBUG POPULATE does not), 1 MB at a time.
+        let mut pipe = redis::pipe();
+        for j in 0..1024 {
+            pipe.cmd("SET")
+                .arg(format!("junk{i}:{j}"))
+                .arg(&value)
+                .ignore();
+        }
+        let _: () = pipe.query(&mut c).unwrap();
+        let held: u64 = p.info("memory")["mem_total_replication_buffers"]
+            .parse()
+            .unwrap();
+        if held > 2 * 1024 * 1024 {
+            break;
+        }
+    }
+    let n: i64 = redis::cmd("INCR").arg("k").query(&mut c).unwrap();
+    assert_eq!(n, 2);
+    (p, r)
+}
+
+/// SHUTDOWN with a lagging replica waits for it (shutdown-timeout): the
+/// SHUTDOWN clients count as blocked and INFO shows the time left; SHUTDOWN
+/// ABORT answers both with Redis's error and the server goes on; a second
+/// SHUTDOWN, once the replica runs again, ends the server only after the
+/// replica has the last write, and the log says so.
+#[test]
+fn shutdown_waits_for_a_lagging_replica_and_can_be_aborted() {
+    let (mut p, r) = primary_with_stopped_replica(&["--shutdown-timeout", "300"]);
+    let mut c = p.client();
+    let mut waiting = vec![send_shutdown(&p), send_shutdown(&p)];
+    poll("two SHUTDOWN clients blocked", SYNC_LIMIT, || {
+        let clients = p.info("clients");
+        let blocked = &clients["blocked_clients"];
+        let server = p.info("server");
+        match server.get("shutdown_in_milliseconds") {
+            Some(ms) if blocked == "2" && ms.parse::<i64>().unwrap() > 0 => Ok(()),
+            other => Err(format!(
+                "blocked_clients {blocked}, shutdown_in_milliseconds {other:?}"
+            )),
+        }
+    });
+    // Writes wait while the shutdown does; reads do not.
+    let got: i64 = redis::cmd("GET").arg("k").query(&mut c).unwrap();
+    assert_eq!(got, 2);
+    let ok: String = redis::cmd("SHUTDOWN").arg("ABORT").query(&mut c).unwrap();
+    assert_eq!(ok, "OK");
+    for w in &mut waiting {
+        match w.recv_response().unwrap() {
+            Value::ServerError(e) => {
+                assert_eq!(e.code(), "ERR", "{e:?}");
+                assert_eq!(e.details(), Some("Errors trying to SHUTDOWN. Check logs."));
+            }
+            other => panic!("SHUTDOWN answered {other:?}"),
+        }
+    }
+    assert!(!p.info("server").contains_key("shutdown_in_milliseconds"));
+    let err = redis::cmd("SHUTDOWN")
+        .arg("ABORT")
+        .query::<String>(&mut c)
+        .unwrap_err();
+    assert_eq!(err.detail(), Some("No shutdown in progress."));
+    let n: i64 = redis::cmd("INCR").arg("k").query(&mut c).unwrap();
+    assert_eq!(n, 3, "writes go on after the abort");
+
+    // Again, and the replica runs meanwhile: the server waits for it.
+    let _waiting = send_shutdown(&p);
+    poll("the shutdown waits", SYNC_LIMIT, || {
+        match p.info("server").get("shutdown_in_milliseconds") {
+            Some(_) => Ok(()),
+            None => Err("no shutdown_in_milliseconds".into()),
+        }
+    });
+    signal(&r, "-CONT");
+    let proc = p.proc.as_mut().unwrap();
+    let status = poll("the primary exits", SYNC_LIMIT, || {
+        proc.child
+            .try_wait()
+            .unwrap()
+            .ok_or_else(|| "running".to_string())
+    });
+    assert!(status.success(), "{status}");
+    let got: i64 = redis::cmd("GET").arg("k").query(&mut r.client()).unwrap();
+    assert_eq!(
+        got, 3,
+        "the replica had the last write before the primary exited"
+    );
+    let log = std::fs::read_to_string(&proc.log).unwrap();
+    assert!(
+        log.contains("Waiting for replicas before shutting down."),
+        "{log}"
+    );
+    assert!(log.contains("Shutdown manually aborted."), "{log}");
+    assert!(
+        log.contains("1 of 1 replicas are in sync when shutting down."),
+        "{log}"
+    );
+    assert!(!log.contains("Lagging replica"), "{log}");
+}
+
+/// With shutdown-timeout passed and the replica still stopped, the
+/// primary exits anyway, and logs the replica that lagged; SHUTDOWN NOW
+/// does not wait at all.
+#[test]
+fn shutdown_gives_up_on_a_lagging_replica_after_the_timeout() {
+    let (mut p, r) = primary_with_stopped_replica(&["--shutdown-timeout", "1"]);
+    let _waiting = send_shutdown(&p);
+    let proc = p.proc.as_mut().unwrap();
+    let status = poll("the primary exits", SYNC_LIMIT, || {
+        proc.child
+            .try_wait()
+            .unwrap()
+            .ok_or_else(|| "running".to_string())
+    });
+    assert!(status.success(), "{status}");
+    let log = std::fs::read_to_string(&proc.log).unwrap();
+    assert!(log.contains("Lagging replica 127.0.0.1:"), "{log}");
+    assert!(
+        log.contains("0 of 1 replicas are in sync when shutting down."),
+        "{log}"
+    );
+    signal(&r, "-CONT");
+    let got: i64 = redis::cmd("GET").arg("k").query(&mut r.client()).unwrap();
+    assert_eq!(got, 1, "the replica never got the last write");
+
+    let (mut p, r) = primary_with_stopped_replica(&["--shutdown-timeout", "300"]);
+    let mut c = p.client();
+    let r2: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOW").query(&mut c);
+    // Success closes the connection; an error reply means no shutdown.
+    if let Err(e) = &r2 {
+        assert!(e.code().is_none(), "SHUTDOWN NOW replied {e}");
+    }
+    let proc = p.proc.as_mut().unwrap();
+    let status = poll("the primary exits at once", SYNC_LIMIT, || {
+        proc.child
+            .try_wait()
+            .unwrap()
+            .ok_or_else(|| "running".to_string())
+    });
+    assert!(status.success(), "{status}");
+    signal(&r, "-CONT");
+}
