@@ -181,12 +181,18 @@ pub mod repl_kind {
 
 impl ClientInfo {
     /// Whether the client connects from this host, as Redis's
-    /// islocalClient sees it: from 127.0.0.1 or ::1 exactly, or in-process
-    /// (no address; Redis's unix socket).
+    /// islocalClient sees it: from 127.0.0.1 or ::1 exactly, over the
+    /// unix socket, or in-process (no address).
     pub fn is_local(&self) -> bool {
         self.addr.is_empty()
+            || self.is_unix()
             || self.addr.starts_with("127.0.0.1:")
             || self.addr.starts_with("[::1]:")
+    }
+
+    /// Whether it connected over the unix socket.
+    pub fn is_unix(&self) -> bool {
+        &*self.addr == UNIX_ADDR
     }
 
     /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
@@ -223,6 +229,9 @@ impl ClientInfo {
         }
         if tracking & crate::tracking::bits::BCAST != 0 {
             flags.push('B');
+        }
+        if info.is_unix() {
+            flags.push('U');
         }
         if info.no_evict.load(Ordering::Relaxed) {
             flags.push('e');
@@ -487,7 +496,13 @@ pub struct ConnInfo {
     pub peer: Option<SocketAddr>,
     pub local: Option<SocketAddr>,
     pub fd: i64,
+    /// A client of the unix socket (`unixsocket`): its address reads
+    /// `/unixsocket:0`, as Redis shows it.
+    pub unix: bool,
 }
+
+/// The address of every unix socket client (Redis's anetFdToString).
+pub const UNIX_ADDR: &str = "/unixsocket:0";
 
 impl ConnInfo {
     pub fn embedded() -> ConnInfo {
@@ -495,6 +510,7 @@ impl ConnInfo {
             peer: None,
             local: None,
             fd: -1,
+            unix: false,
         }
     }
 }
@@ -1002,8 +1018,16 @@ impl ClientRegistry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let info = Arc::new(ClientInfo {
             id,
-            addr: conn.peer.map(|a| a.to_string()).unwrap_or_default().into(),
-            laddr: conn.local.map(|a| a.to_string()).unwrap_or_default().into(),
+            addr: if conn.unix {
+                UNIX_ADDR.into()
+            } else {
+                conn.peer.map(|a| a.to_string()).unwrap_or_default().into()
+            },
+            laddr: if conn.unix {
+                UNIX_ADDR.into()
+            } else {
+                conn.local.map(|a| a.to_string()).unwrap_or_default().into()
+            },
             fd: conn.fd,
             created_ms: now_ms,
             name: Mutex::new(None),

@@ -252,7 +252,7 @@ pub static PARAMS: &[ParamSpec] = &[
         Kind::ObufLimits,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
-    inert("unixsocket", Kind::Str, "", IMMUTABLE),
+    flagged("unixsocket", Kind::Str, "", IMMUTABLE),
     // TLS (goblin-server's tls module). A CONFIG SET of any of these but
     // tls-auth-clients (read by each new connection) reloads the whole TLS
     // context, as Redis's applyTlsCfg does; tls-port opens or closes the
@@ -317,7 +317,7 @@ pub static PARAMS: &[ParamSpec] = &[
     p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
     p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
     p("slowlog-max-len", int(0, LONG_MAX), "128"),
-    inert("shutdown-timeout", int(0, INT_MAX), "10", 0),
+    p("shutdown-timeout", int(0, INT_MAX), "10"),
     p("crash-log-enabled", BOOL, "yes"),
     // Goblin has no memory test to run after a crash: kept for CONFIG.
     inert("crash-memcheck-enabled", BOOL, "yes", 0),
@@ -582,7 +582,7 @@ pub static PARAMS: &[ParamSpec] = &[
     inert("bind-source-addr", Kind::Str, "", 0),
     inert("replica-ignore-disk-write-errors", BOOL, "no", 0),
     inert("socket-mark-id", int(0, u32::MAX as i64), "0", IMMUTABLE),
-    inert("unixsocketperm", Kind::Octal { min: 0, max: 0o777 }, "0", IMMUTABLE),
+    flagged("unixsocketperm", Kind::Octal { min: 0, max: 0o777 }, "0", IMMUTABLE),
     inert(
         "supervised",
         Kind::Enum(&["upstart", "systemd", "auto", "no"]),

@@ -39,7 +39,6 @@ use goblin_engine::client::{ClientInfo, Handoff};
 use goblin_engine::protocol::{Parsed, RequestParser};
 use goblin_engine::{ConnInfo, Engine, Flow, Pipeline, Session};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::net::TcpStream;
@@ -64,9 +63,9 @@ const IOBUF: usize = 16 * 1024;
 /// nothing else wakes its connection.
 const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Admits one accepted client: the connection to serve until it closes,
-/// or None when it was refused (while maxclients clients are connected,
-/// or by protected mode).
+/// Admits one accepted client (`peer` None: over the unix socket): the
+/// connection to serve until it closes, or None when it was refused
+/// (while maxclients clients are connected, or by protected mode).
 ///
 /// The admission runs before the connection's task exists, and the task
 /// is the connection's `run` alone: a task holds its future for as long
@@ -74,14 +73,16 @@ const SOFT_LIMIT_RECHECK: std::time::Duration = std::time::Duration::from_millis
 pub fn serve(
     engine: Arc<Engine>,
     mut stream: Stream,
-    peer: SocketAddr,
+    peer: Option<SocketAddr>,
 ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-    let _ = stream.tcp().set_nodelay(true);
-    keep_alive(stream.tcp(), engine.config().get_i64("tcp-keepalive"));
+    if let Some(tcp) = stream.tcp() {
+        let _ = tcp.set_nodelay(true);
+        keep_alive(tcp, engine.config().get_i64("tcp-keepalive"));
+    }
     let maxclients = engine.config().get_i64("maxclients") as usize;
     let refusal: &[u8] = if engine.clients().count() >= maxclients {
         b"-ERR max number of clients reached\r\n"
-    } else if in_protected_mode(&engine) && !is_loopback(peer) {
+    } else if in_protected_mode(&engine) && peer.is_some_and(|p| !is_loopback(p)) {
         PROTECTED_MODE_DENIED
     } else {
         return Some(Connection::new(engine, stream, peer).run());
@@ -200,11 +201,12 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    fn new(engine: Arc<Engine>, stream: Stream, peer: SocketAddr) -> Self {
+    fn new(engine: Arc<Engine>, stream: Stream, peer: Option<SocketAddr>) -> Self {
         let conn = ConnInfo {
-            peer: Some(peer),
-            local: stream.tcp().local_addr().ok(),
-            fd: stream.tcp().as_raw_fd() as i64,
+            peer,
+            local: stream.tcp().and_then(|t| t.local_addr().ok()),
+            fd: stream.raw_fd(),
+            unix: peer.is_none(),
         };
         let session = engine.session(conn);
         let info = session.info().clone();

@@ -38,6 +38,8 @@ pub struct Server {
     listeners: Vec<std::net::TcpListener>,
     tls_listeners: Vec<std::net::TcpListener>,
     tls: Arc<TlsState>,
+    /// The unix socket (`unixsocket`), if one is configured.
+    unix: Option<std::os::unix::net::UnixListener>,
 }
 
 /// The TLS context new TLS connections use (none until one loads), and
@@ -145,6 +147,40 @@ fn listen_on(addr: &str, backlog: i32) -> io::Result<std::net::TcpListener> {
     Err(last)
 }
 
+/// The unix socket at `path` (a file left there is replaced), with a
+/// queue of `backlog` connections and the permissions `perm` (octal;
+/// 0 leaves them to the umask), as Redis's anetUnixServer.
+fn listen_unix(
+    path: &str,
+    perm: u32,
+    backlog: i32,
+) -> io::Result<std::os::unix::net::UnixListener> {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let _ = std::fs::remove_file(path);
+    let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    socket.bind(&SockAddr::unix(path)?)?;
+    socket.listen(backlog)?;
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
+    }
+    let listener: std::os::unix::net::UnixListener = socket.into();
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Removes the unix socket file at shutdown (Redis's finishShutdown).
+pub fn remove_unix_socket(engine: &Engine) {
+    let path = engine.config().get("unixsocket");
+    if path.is_empty() {
+        return;
+    }
+    log::notice("Removing the unix socket file.");
+    if let Err(e) = std::fs::remove_file(&path) {
+        log::warning(&format!("Error removing the unix socket file: {e}"));
+    }
+}
+
 /// Warns, as Redis's checkTcpBacklogSettings does, when the kernel caps
 /// the listen queue below tcp-backlog.
 fn check_backlog(backlog: i64) {
@@ -233,11 +269,21 @@ impl Server {
         };
         // INFO's tcp_port: the plain port, else the TLS one (as Redis).
         engine.set_tcp_port(first.local_addr()?.port());
+        let path = config.get("unixsocket");
+        let unix = if path.is_empty() {
+            None
+        } else {
+            let perm = u32::from_str_radix(&config.get("unixsocketperm"), 8).unwrap_or(0);
+            Some(listen_unix(&path, perm, backlog).map_err(|e| {
+                io::Error::new(e.kind(), format!("Failed opening Unix socket: {e}"))
+            })?)
+        };
         Ok(Server {
             engine,
             listeners,
             tls_listeners,
             tls,
+            unix,
         })
     }
 
@@ -248,6 +294,13 @@ impl Server {
             .or(self.tls_listeners.first())
             .and_then(|l| l.local_addr().ok())
             .expect("bound listener")
+    }
+
+    /// The unix socket's path, when the server listens on one.
+    pub fn unix_path(&self) -> Option<String> {
+        self.unix
+            .as_ref()
+            .map(|_| self.engine.config().get("unixsocket"))
     }
 
     /// The first address listened on for TLS clients, if any.
@@ -277,6 +330,10 @@ impl Server {
                 tasks: spawn_acceptors(&engine, self.tls_listeners, Some(self.tls.clone())),
             },
         };
+        // The unix socket's accept loop lives as long as the server.
+        if let Some(unix) = self.unix {
+            spawn_unix_acceptor(&engine, unix);
+        }
         let listeners = Arc::new(std::sync::Mutex::new(listeners));
         install_rebind(&engine, listeners.clone(), self.tls.clone());
         install_tls_apply(&engine, listeners, self.tls);
@@ -327,7 +384,9 @@ fn spawn_acceptors(
                             match &tls {
                                 None => {
                                     let stream = Stream::Plain(stream);
-                                    if let Some(conn) = connection::serve(engine, stream, peer) {
+                                    if let Some(conn) =
+                                        connection::serve(engine, stream, Some(peer))
+                                    {
                                         tokio::spawn(conn);
                                     }
                                 }
@@ -341,7 +400,7 @@ fn spawn_acceptors(
                                             tls_accept(&engine, &tls, stream, peer).await
                                         {
                                             if let Some(conn) =
-                                                connection::serve(engine, stream, peer)
+                                                connection::serve(engine, stream, Some(peer))
                                             {
                                                 tokio::spawn(conn);
                                             }
@@ -361,6 +420,33 @@ fn spawn_acceptors(
             })
         })
         .collect()
+}
+
+/// Accepts the clients of the unix socket.
+fn spawn_unix_acceptor(engine: &Arc<Engine>, listener: std::os::unix::net::UnixListener) {
+    let Ok(listener) = tokio::net::UnixListener::from_std(listener) else {
+        log::warning("The unix socket could not be registered with the runtime");
+        return;
+    };
+    let engine = engine.clone();
+    tokio::spawn(async move {
+        let mut errors = RateLimitedLog::default();
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    if let Some(conn) =
+                        connection::serve(engine.clone(), Stream::Unix(stream), None)
+                    {
+                        tokio::spawn(conn);
+                    }
+                }
+                Err(e) => {
+                    errors.warn(&format!("Accepting client connection: {e}"));
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            }
+        }
+    });
 }
 
 /// The TLS handshake of a client of the TLS port, with the context in use

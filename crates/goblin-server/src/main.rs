@@ -168,6 +168,9 @@ fn main() {
             (addr, None) => format!("tcp on {addr}"),
         };
         log::notice(&format!("Ready to accept connections {ready}"));
+        if let Some(path) = server.unix_path() {
+            log::notice(&format!("The server is now ready to accept connections at {path}"));
+        }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .expect("SIGTERM handler");
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
@@ -217,6 +220,7 @@ fn main() {
                 }
             }
         }
+        goblin_server::remove_unix_socket(&engine);
         log::warning("Goblin is now ready to exit, bye bye...");
     });
     std::process::exit(0);

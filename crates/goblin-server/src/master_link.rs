@@ -538,6 +538,7 @@ fn stream(
             use std::os::fd::AsRawFd;
             link.tcp.as_raw_fd() as i64
         },
+        unix: false,
     };
     let mut session = engine.session(conn);
     session.state.from_master = true;

@@ -1,4 +1,4 @@
-//! A client's socket, plain or TLS, behind the readiness-based calls the
+//! A client's socket, plain TCP, TLS or unix, behind the readiness-based calls the
 //! connection loop makes (wait until readable, read what is there, wait
 //! until writable, write what the socket takes), so that one loop serves
 //! both, as Redis's connection type does for its TCP and TLS connections.
@@ -13,11 +13,13 @@ use bytes::BytesMut;
 use std::io::{self, Read, Write};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 
 pub enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
+    /// A client of the unix socket (`unixsocket`).
+    Unix(UnixStream),
 }
 
 pub struct TlsStream {
@@ -134,11 +136,22 @@ impl TlsStream {
 }
 
 impl Stream {
-    /// The TCP socket under the stream.
-    pub fn tcp(&self) -> &TcpStream {
+    /// The TCP socket under the stream (None for a unix socket).
+    pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            Stream::Plain(s) => s,
-            Stream::Tls(t) => &t.tcp,
+            Stream::Plain(s) => Some(s),
+            Stream::Tls(t) => Some(&t.tcp),
+            Stream::Unix(_) => None,
+        }
+    }
+
+    /// The socket's file descriptor (CLIENT LIST's fd).
+    pub fn raw_fd(&self) -> i64 {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Plain(s) => s.as_raw_fd() as i64,
+            Stream::Tls(t) => t.tcp.as_raw_fd() as i64,
+            Stream::Unix(s) => s.as_raw_fd() as i64,
         }
     }
 
@@ -147,6 +160,7 @@ impl Stream {
     pub async fn readable(&self) -> io::Result<()> {
         match self {
             Stream::Plain(s) => s.readable().await,
+            Stream::Unix(s) => s.readable().await,
             Stream::Tls(t) if t.buffered_input => Ok(()),
             Stream::Tls(t) => t.tcp.readable().await,
         }
@@ -154,7 +168,11 @@ impl Stream {
 
     /// Waits until the socket takes output.
     pub async fn writable(&self) -> io::Result<()> {
-        self.tcp().writable().await
+        match self {
+            Stream::Plain(s) => s.writable().await,
+            Stream::Tls(t) => t.tcp.writable().await,
+            Stream::Unix(s) => s.writable().await,
+        }
     }
 
     /// Readiness to read through the socket's own waker slot (as tokio's
@@ -164,6 +182,7 @@ impl Stream {
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self {
             Stream::Plain(s) => s.poll_read_ready(cx),
+            Stream::Unix(s) => s.poll_read_ready(cx),
             Stream::Tls(t) if t.buffered_input => Poll::Ready(Ok(())),
             Stream::Tls(t) => t.tcp.poll_read_ready(cx),
         }
@@ -171,7 +190,11 @@ impl Stream {
 
     /// Readiness to write, as `poll_read_ready`.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.tcp().poll_write_ready(cx)
+        match self {
+            Stream::Plain(s) => s.poll_write_ready(cx),
+            Stream::Tls(t) => t.tcp.poll_write_ready(cx),
+            Stream::Unix(s) => s.poll_write_ready(cx),
+        }
     }
 
     /// Reads what is there into `buf`, at most `max` bytes, without
@@ -201,6 +224,23 @@ impl Stream {
                     r => r,
                 }
             }
+            Stream::Unix(stream) => {
+                let room = (buf.capacity() - buf.len()).min(max);
+                let mut dst = bytes::BufMut::limit(&mut *buf, max);
+                let mut got = 0;
+                let r = stream.try_io(tokio::io::Interest::READABLE, || {
+                    got = stream.try_read_buf(&mut dst)?;
+                    if got > 0 && got < room {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    } else {
+                        Ok(got)
+                    }
+                });
+                match r {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+                    r => r,
+                }
+            }
             Stream::Tls(t) => t.try_read_buf(buf, max),
         }
     }
@@ -209,6 +249,7 @@ impl Stream {
     pub async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.read_buf(buf).await,
+            Stream::Unix(s) => s.read_buf(buf).await,
             Stream::Tls(t) => loop {
                 if t.buffered_input {
                     match t.try_read_buf(buf, usize::MAX) {
@@ -227,6 +268,7 @@ impl Stream {
     pub fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.try_write(buf),
+            Stream::Unix(s) => s.try_write(buf),
             Stream::Tls(t) => t.try_write(buf),
         }
     }
@@ -235,7 +277,7 @@ impl Stream {
     /// socket (encrypted TLS records).
     pub fn has_buffered_output(&self) -> bool {
         match self {
-            Stream::Plain(_) => false,
+            Stream::Plain(_) | Stream::Unix(_) => false,
             Stream::Tls(t) => t.tls.wants_write(),
         }
     }
@@ -243,7 +285,7 @@ impl Stream {
     /// Sends buffered output as far as the socket takes it now.
     pub fn send_buffered(&mut self) -> io::Result<()> {
         match self {
-            Stream::Plain(_) => Ok(()),
+            Stream::Plain(_) | Stream::Unix(_) => Ok(()),
             Stream::Tls(t) => match t.send_buffered() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
                 r => r,
@@ -255,6 +297,7 @@ impl Stream {
     pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Plain(s) => s.write_all(buf).await,
+            Stream::Unix(s) => s.write_all(buf).await,
             Stream::Tls(t) => {
                 let mut at = 0;
                 while at < buf.len() {
@@ -275,6 +318,9 @@ impl Stream {
     pub async fn shutdown(&mut self) {
         match self {
             Stream::Plain(s) => {
+                let _ = s.shutdown().await;
+            }
+            Stream::Unix(s) => {
                 let _ = s.shutdown().await;
             }
             Stream::Tls(t) => {

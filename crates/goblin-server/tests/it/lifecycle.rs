@@ -383,3 +383,75 @@ fn skip_checksum_validation_covers_reload_and_restore() {
     let v: String = redis::cmd("GET").arg("r").query(&mut c).unwrap();
     assert_eq!(v, "v");
 }
+
+/// Sends one command over a unix socket and returns the reply's bytes
+/// (a single read: the replies here are small).
+fn unix_command(path: &Path, cmd: &[&str]) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::os::unix::net::UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!("*{}\r\n", cmd.len());
+    for a in cmd {
+        req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// `unixsocket` and `unixsocketperm`: the server listens on the socket
+/// file with those permissions (a stale file there is replaced), its
+/// clients show as Redis shows them (addr /unixsocket:0, flag U) and are
+/// local for `enable-debug-command local`, and SHUTDOWN removes the file.
+#[test]
+fn unix_socket_serves_clients_and_is_removed_at_shutdown() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("unixsocket");
+    let sock = dir.join("goblin.sock");
+    std::fs::write(&sock, b"stale").unwrap();
+    let sock_arg = sock.to_str().unwrap();
+    let mut p = Proc::goblin(
+        &dir,
+        &[
+            "--unixsocket",
+            sock_arg,
+            "--unixsocketperm",
+            "700",
+            "--enable-debug-command",
+            "local",
+        ],
+    );
+    wait_log(
+        &p,
+        &format!("The server is now ready to accept connections at {sock_arg}"),
+    );
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "unixsocketperm");
+    assert_eq!(unix_command(&sock, &["SET", "k", "v"]), "+OK\r\n");
+    let mut c = p.client();
+    let v: String = redis::cmd("GET").arg("k").query(&mut c).unwrap();
+    assert_eq!(v, "v", "one keyspace for both listeners");
+    let info = unix_command(&sock, &["CLIENT", "INFO"]);
+    assert!(
+        info.contains(" addr=/unixsocket:0 laddr=/unixsocket:0 ") && info.contains(" flags=U "),
+        "{info}"
+    );
+    assert!(
+        unix_command(&sock, &["DEBUG", "SLEEP", "0"]).starts_with("+OK"),
+        "a unix socket client is local"
+    );
+    let got: String = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("unixsocket")
+        .query::<Vec<String>>(&mut c)
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(got, sock_arg);
+    let _ = unix_command(&sock, &["SHUTDOWN", "NOSAVE"]);
+    assert!(wait_exit(&mut p).success());
+    assert!(!sock.exists(), "the socket file is removed");
+    assert!(log_of(&p).contains("Removing the unix socket file."));
+    let _ = std::fs::remove_dir_all(&dir);
+}
