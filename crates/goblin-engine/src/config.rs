@@ -359,7 +359,7 @@ pub static PARAMS: &[ParamSpec] = &[
     p("lazyfree-lazy-server-del", BOOL, "no"),
     p("lazyfree-lazy-user-del", BOOL, "no"),
     p("lazyfree-lazy-user-flush", BOOL, "no"),
-    inert("activerehashing", BOOL, "yes", 0),
+    p("activerehashing", BOOL, "yes"),
     inert("jemalloc-bg-thread", BOOL, "yes", 0),
     // Compact encodings of small collections.
     aliased(

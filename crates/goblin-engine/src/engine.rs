@@ -240,6 +240,9 @@ impl Engine {
             return;
         }
         let cycle = crate::expire::active_expire_cycle(self);
+        if self.config.get_bool("activerehashing") {
+            crate::expire::active_rehash(self);
+        }
         if self.tracking.active() {
             self.limit_tracking_table();
         }

@@ -106,6 +106,28 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
     report
 }
 
+/// Entries a cron tick moves per shard for the tables' running resizes
+/// (Redis gives each database a millisecond; a count keeps a shard's lock
+/// short whatever the machine, and a resize still ends within seconds of
+/// idleness: with the default hz of 10, 100k entries a second per shard).
+const REHASH_PER_TICK: usize = 10_000;
+
+/// Moves entries of the running table resizes (Redis's activerehashing),
+/// so that a resize ends even when few commands touch its shard, and its
+/// old bucket array is freed. One shard is held at a time, for a batch.
+pub fn active_rehash(engine: &Engine) {
+    for idx in 0..engine.keyspace().shard_count() {
+        let mut shard = engine.keyspace().lock(idx);
+        let mut budget = REHASH_PER_TICK;
+        for db in shard.dbs.iter_mut() {
+            // The batch is split so that an idle database costs nothing.
+            while budget > 0 && db.rehash_step(1000) {
+                budget = budget.saturating_sub(1000);
+            }
+        }
+    }
+}
+
 /// What expired in a shard the cycle holds: logged (as DELs) for the
 /// append-only file, published as keyspace notifications, and invalidated
 /// for client-side caching.

@@ -55,8 +55,10 @@ pub enum Expired {
 /// persist/snapshot.rs for the whole model).
 ///
 /// The snapshot walks the key table bucket by bucket; `cursor` is the next
-/// bucket it will visit. The table does not resize meanwhile, so a key's
-/// bucket tells whether the walk has passed it. Before a key in a bucket
+/// bucket it will visit, in the order of `Dict::walk_position` (both
+/// tables when a resize was running). The table neither resizes nor moves
+/// entries meanwhile, so a key's position tells whether the walk has
+/// passed it. Before a key in a bucket
 /// not yet visited changes, its object as it was at the start is copied
 /// into `saved` (None: the key did not exist then), once; the walk skips
 /// the keys found in `saved` and writes `saved` instead.
@@ -78,7 +80,7 @@ impl DbSnapshot {
         if self.detached.is_some() || self.buckets == 0 {
             return;
         }
-        if keys.bucket_of(hash) < self.cursor || self.saved.get(hash, key).is_some() {
+        if keys.walk_position(hash, key) < self.cursor || self.saved.get(hash, key).is_some() {
             return;
         }
         let copy = keys.get(hash, key).cloned();
@@ -369,30 +371,30 @@ impl<W: Waiters> Db<W> {
     /// `table_insert` without a "new" event (loading a snapshot).
     fn table_insert_quiet(&mut self, hash: u64, key: &[u8], mut obj: Object) -> &mut Object {
         self.charge_entry(key, &mut obj);
-        let mut fixed = self.layout_fixed();
-        if !fixed && self.keys.len() >= self.keys.buckets() && self.keys.buckets() > 0 {
-            // The insertion would grow the table: not while the new
-            // bucket array would take the data past maxmemory (the chains
-            // grow longer meanwhile), and charged before, as the object
-            // cannot be borrowed across the charge.
-            let more = 2 * self.keys.buckets() * std::mem::size_of::<usize>();
-            if self
-                .env
-                .may_grow(more, self.keys.len(), self.keys.buckets())
-            {
-                self.keys.expand(self.keys.len() + 1);
+        if !self.layout_fixed() {
+            // A running resize moves a few entries per insertion (here, so
+            // that the old array's release is charged at once).
+            if self.keys.is_rehashing() {
+                self.keys.rehash_step(crate::dict::STEP_ENTRIES);
                 self.retable();
-            } else {
-                fixed = true;
+            } else if self.keys.wants_growth() {
+                // The insertion would grow the table: not while the new
+                // bucket array would take the data past maxmemory (the
+                // chains grow longer meanwhile), and charged before, as
+                // the object cannot be borrowed across the charge.
+                let more = 2 * self.keys.table_size() * std::mem::size_of::<usize>();
+                if self
+                    .env
+                    .may_grow(more, self.keys.len(), self.keys.table_size())
+                {
+                    self.keys.expand(self.keys.len() + 1);
+                    self.retable();
+                }
             }
         }
-        if fixed {
-            self.keys
-                .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
-        } else {
-            self.keys
-                .insert_new(hash, CompactBytes::from_slice(key), obj)
-        }
+        // Growth and moves were decided above.
+        self.keys
+            .insert_new_fixed(hash, CompactBytes::from_slice(key), obj)
     }
 
     fn table_remove(&mut self, hash: u64, key: &[u8]) -> Option<Object> {
@@ -413,7 +415,7 @@ impl<W: Waiters> Db<W> {
         self.snapshot = Some(Box::new(DbSnapshot {
             origin,
             cursor: 0,
-            buckets: self.keys.buckets(),
+            buckets: self.keys.walk_len(),
             saved: Dict::new(),
             detached: None,
         }));
@@ -423,7 +425,23 @@ impl<W: Waiters> Db<W> {
     pub fn end_snapshot(&mut self) -> Option<Box<DbSnapshot>> {
         let s = self.snapshot.take();
         self.keys.fit();
+        self.retable();
         s
+    }
+
+    /// Moves up to `max_entries` entries of each table's running resize
+    /// (Redis's activerehashing, from the cron), except the key table's
+    /// while a snapshot needs its layout fixed. Returns whether a resize
+    /// that may move still runs.
+    pub fn rehash_step(&mut self, max_entries: usize) -> bool {
+        let mut running = false;
+        if !self.layout_fixed() {
+            running |= self.keys.rehash_step(max_entries);
+        }
+        running |= self.expires.rehash_step(max_entries);
+        running |= self.field_expires.rehash_step(max_entries);
+        self.retable();
+        running
     }
 
     /// One step of a snapshot's walk: visits up to `max_buckets` buckets
@@ -440,7 +458,7 @@ impl<W: Waiters> Db<W> {
         };
         let stop = s.buckets.min(s.cursor.saturating_add(max_buckets));
         while s.cursor < stop {
-            for (k, o) in table.bucket_entries(s.cursor) {
+            for (k, o) in table.walk_bucket(s.cursor) {
                 if s.saved.is_empty() || s.saved.get(super::dict::hash_key(k), k).is_none() {
                     f(k, o);
                 }
@@ -1139,6 +1157,72 @@ mod tests {
         // The hashes left empty are gone, the others kept their plain field.
         assert_eq!(db.len(), 55);
         assert_eq!(db.expired_fields, 10);
+    }
+
+    fn str_of(v: &Value) -> Vec<u8> {
+        match v {
+            Value::Str(b) => b.to_vec(),
+            _ => panic!("not a string"),
+        }
+    }
+
+    /// A snapshot that starts while the key table is being resized sees
+    /// the data as it was at its start: keys changed, removed and added
+    /// during the walk, in either table, neither go missing nor leak in,
+    /// and the resize goes on once the snapshot ends.
+    #[test]
+    fn a_snapshot_during_a_resize_sees_its_starting_point() {
+        let mut db: Db = Db::new(Default::default());
+        let set = |db: &mut Db, i: u32, v: &str| {
+            let key = format!("k{i}");
+            db.set(
+                hash_key(key.as_bytes()),
+                key.as_bytes(),
+                Value::str(v.as_bytes()),
+                false,
+                0,
+            );
+        };
+        for i in 0..1100 {
+            set(&mut db, i, "old");
+        }
+        assert!(db.keys.is_rehashing(), "a resize runs");
+        db.begin_snapshot(0);
+        let mut written = std::collections::HashMap::new();
+        let mut i = 0;
+        loop {
+            let done = db.snapshot_walk(16, |k, o| {
+                assert!(written.insert(k.to_vec(), str_of(&o.value)).is_none());
+            });
+            // Changes between batches: overwrite, remove, add.
+            for _ in 0..20 {
+                match i % 3 {
+                    0 => set(&mut db, i % 1100, "new"),
+                    1 => {
+                        let key = format!("k{}", i % 1100);
+                        db.remove(hash_key(key.as_bytes()), key.as_bytes());
+                    }
+                    _ => set(&mut db, 5000 + i, "added"),
+                }
+                i += 1;
+            }
+            if done {
+                break;
+            }
+        }
+        let s = db.end_snapshot().unwrap();
+        for (k, o) in s.saved.iter() {
+            if let Some(o) = o {
+                assert!(written.insert(k.to_vec(), str_of(&o.value)).is_none());
+            }
+        }
+        assert_eq!(written.len(), 1100);
+        for i in 0..1100 {
+            assert_eq!(written[format!("k{i}").as_bytes()], b"old", "k{i}");
+        }
+        while db.rehash_step(1000) {}
+        assert!(!db.keys.is_rehashing());
+        assert_eq!(db.keys.iter().count(), db.len());
     }
 
     /// Redis's dictExpandAllowed: under a dataset limit, a key table does

@@ -12,13 +12,17 @@
 //! Prints `requests per second: N` (what scripts/bench reads). It speaks
 //! RESP2 and works against goblin-server and redis-server alike; with
 //! `--tracking`, each connection first turns client-side caching on (HELLO
-//! 3, CLIENT TRACKING ON) and reads RESP3. An error
+//! 3, CLIENT TRACKING ON) and reads RESP3. With `--latency-log PATH` it
+//! writes one line per pipeline sent, `<sent, microseconds since the Unix
+//! epoch> <microseconds until its last reply>`, so that a caller can tell
+//! the latencies of the requests sent while something else happened (a
+//! snapshot) from the others. An error
 //! reply stops it with that error: a benchmark of failing calls measures
 //! nothing.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -33,6 +37,8 @@ struct Options {
     /// Each connection turns client-side caching on first (HELLO 3, then
     /// CLIENT TRACKING ON): the reads are remembered for invalidation.
     tracking: bool,
+    /// Where to write each pipeline's send time and latency.
+    latency_log: Option<String>,
     command: Vec<Vec<u8>>,
 }
 
@@ -44,6 +50,7 @@ fn options() -> Options {
         pipeline: 1,
         keyspace: 100_000,
         tracking: false,
+        latency_log: None,
         command: Vec::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,6 +69,11 @@ fn options() -> Options {
             continue;
         }
         let value = args.get(i + 1).unwrap_or_else(|| usage(&args[i]));
+        if args[i] == "--latency-log" {
+            o.latency_log = Some(value.clone());
+            i += 2;
+            continue;
+        }
         let number = || value.parse::<u64>().unwrap_or_else(|_| usage(value));
         match args[i].as_str() {
             "--port" => o.port = u16::try_from(number()).unwrap_or_else(|_| usage(value)),
@@ -82,7 +94,7 @@ fn options() -> Options {
 fn usage(bad: &str) -> ! {
     eprintln!(
         "bad argument {bad}\nusage: pipeload [--port P] [--clients N] [--requests N] \
-         [--pipeline N] [--keyspace N] [--tracking] -- COMMAND [ARG...]"
+         [--pipeline N] [--keyspace N] [--tracking] [--latency-log PATH] -- COMMAND [ARG...]"
     );
     std::process::exit(2)
 }
@@ -197,7 +209,15 @@ fn memchr(byte: u8, s: &[u8]) -> Option<usize> {
     s.iter().position(|&b| b == byte)
 }
 
-async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Result<usize, String> {
+/// A pipeline's send time (microseconds since the Unix epoch) and the
+/// microseconds until its last reply.
+type Sample = (u64, u64);
+
+async fn client(
+    o: Arc<Options>,
+    remaining: Arc<AtomicUsize>,
+    seed: u64,
+) -> Result<(usize, Vec<Sample>), String> {
     let mut stream = TcpStream::connect(("127.0.0.1", o.port))
         .await
         .map_err(|e| e.to_string())?;
@@ -226,6 +246,7 @@ async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Resu
     let mut batch = Batch::new(&o.command, o.pipeline);
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut done = 0;
+    let mut samples = Vec::new();
     // Whole pipelines are taken from the shared count, so every client
     // sends full pipelines, as redis-benchmark's do.
     while remaining
@@ -235,6 +256,7 @@ async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Resu
         .is_ok()
     {
         batch.randomize(&mut rng, o.keyspace);
+        let sent = (o.latency_log.is_some()).then(|| (SystemTime::now(), Instant::now()));
         stream
             .write_all(&batch.bytes)
             .await
@@ -262,8 +284,15 @@ async fn client(o: Arc<Options>, remaining: Arc<AtomicUsize>, seed: u64) -> Resu
             return Err("more replies than requests".into());
         }
         done += o.pipeline;
+        if let Some((wall, clock)) = sent {
+            let since_epoch = wall.duration_since(UNIX_EPOCH).unwrap_or_default();
+            samples.push((
+                since_epoch.as_micros() as u64,
+                clock.elapsed().as_micros() as u64,
+            ));
+        }
     }
-    Ok(done)
+    Ok((done, samples))
 }
 
 fn main() {
@@ -280,14 +309,27 @@ fn main() {
             .map(|i| tokio::spawn(client(o.clone(), remaining.clone(), i as u64 + 1)))
             .collect();
         let mut done = 0;
+        let mut samples = Vec::new();
         for t in tasks {
-            done += t.await.map_err(|e| e.to_string())??;
+            let (n, s) = t.await.map_err(|e| e.to_string())??;
+            done += n;
+            samples.extend(s);
         }
-        Ok::<_, String>(done)
+        Ok::<_, String>((done, samples))
     });
     let secs = started.elapsed().as_secs_f64();
     match result {
-        Ok(done) => {
+        Ok((done, samples)) => {
+            if let Some(path) = &o.latency_log {
+                let mut text = String::with_capacity(samples.len() * 24);
+                for (sent, micros) in samples {
+                    text.push_str(&format!("{sent} {micros}\n"));
+                }
+                if let Err(e) = std::fs::write(path, text) {
+                    eprintln!("pipeload: {path}: {e}");
+                    std::process::exit(1);
+                }
+            }
             println!("requests: {done}");
             println!("seconds: {secs:.3}");
             println!("requests per second: {:.0}", done as f64 / secs);
