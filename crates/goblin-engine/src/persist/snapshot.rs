@@ -271,7 +271,16 @@ pub fn write(
                         if let Some(o) = o {
                             fmt.key(&mut out, k, o);
                             walk.keys_processed.fetch_add(1, Ordering::Relaxed);
-                            if out.len() >= BATCH_BYTES {
+                            if key_delay_us > 0 {
+                                // A key changed during the walk takes its
+                                // pause too (Redis's child pauses after
+                                // every key it writes).
+                                flush(sink, fmt, &mut out)?;
+                                delay_unless_cancelled(&walk.cancel, key_delay_us);
+                                if walk.cancel.load(Ordering::Relaxed) {
+                                    return Err(cancelled());
+                                }
+                            } else if out.len() >= BATCH_BYTES {
                                 flush(sink, fmt, &mut out)?;
                             }
                         }

@@ -162,6 +162,10 @@ impl Connection {
                 head.extend_from_slice(&mark);
                 head.extend_from_slice(b"\r\n");
                 self.write_counted(&head).await?;
+                // The stream grows meanwhile, held for this replica: its
+                // output limits apply already (Redis checks a replica
+                // waiting for its snapshot too).
+                let mut soft_since = 0;
                 loop {
                     let chunk = tokio::select! {
                         c = chunks.recv() => c,
@@ -169,8 +173,16 @@ impl Connection {
                             if self.info.is_killed() {
                                 return Err(Closing);
                             }
+                            self.check_lag(rep, &mut soft_since)?;
                             continue;
                         }
+                        // A replica that goes away while the snapshot is
+                        // slow to come is let go at once (what it sends
+                        // meanwhile is kept for the stream's loop).
+                        r = self.stream.read_buf(&mut self.rbuf) => match r {
+                            Ok(0) | Err(_) => return Err(Closing),
+                            Ok(_) => continue,
+                        },
                     };
                     match chunk {
                         Some(Ok(b)) if b.is_empty() => break,
@@ -191,6 +203,7 @@ impl Connection {
             }
             Transfer::Disk { mut done } => {
                 let mut last_newline = now_ms();
+                let mut soft_since = 0;
                 loop {
                     if let Some(ok) = *done.borrow() {
                         if !ok {
@@ -207,6 +220,7 @@ impl Connection {
                             if self.info.is_killed() {
                                 return Err(Closing);
                             }
+                            self.check_lag(rep, &mut soft_since)?;
                         }
                     }
                 }
