@@ -486,6 +486,12 @@ pub static PARAMS: &[ParamSpec] = &[
         int(0, LONG_MAX),
         "5000",
     ),
+    // The most memory one JavaScript runtime may hold (Goblin's): past it
+    // an allocation fails and the script gets an error reply.
+    p("js-memory-limit", mem(1024 * 1024, LONG_MAX), "256mb"),
+    // Whether RDB files (and FUNCTION DUMP) keep JavaScript libraries
+    // (Goblin's): "no" writes files Redis can load.
+    p("rdb-save-js-libraries", BOOL, "yes"),
     // Persistence.
     ParamSpec {
         name: "dir",
