@@ -337,6 +337,11 @@ impl JsEngine {
         self.memory.used.load(Ordering::Relaxed)
     }
 
+    /// Whether an allocation was refused since the bound was last set.
+    fn refused(&self) -> bool {
+        self.memory.refused.load(Ordering::Relaxed)
+    }
+
     /// Bounds the runtime's memory (0: no bound).
     fn set_limit(&self, limit: usize) {
         self.memory.limit.store(limit as u64, Ordering::Relaxed);
@@ -1179,7 +1184,7 @@ pub(crate) unsafe fn run(ctx: &mut Ctx, hp: *mut Host, inv: &Invocation, f: JsRe
                     return;
                 }
                 let e = jctx.catch();
-                if (&(*engine).memory).refused.load(Ordering::Relaxed) {
+                if (*engine).refused() {
                     let mut text = format!("ERR Error running script {name}, ").into_bytes();
                     text.extend_from_slice(b"InternalError: out of memory");
                     out.error(&text);

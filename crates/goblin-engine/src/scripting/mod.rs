@@ -22,6 +22,8 @@
 //! - [`eval`] and [`functions`]: the two ways to run code.
 //! - [`keyed`]: which EVAL scripts touch only the keys they declare.
 //! - [`libs`]: cjson, cmsgpack, bit and struct, as Redis bundles them.
+//! - [`js`]: JavaScript (`#!js` scripts and libraries), a second engine
+//!   in each host behind the same cache, registry, checks and run state.
 //!
 //! # Atomicity
 //!
