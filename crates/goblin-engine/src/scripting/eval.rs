@@ -633,3 +633,27 @@ pub(crate) fn tick(run: &mut RunCtx, kind: VmKind) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shebang_names_the_language() {
+        assert_eq!(lang_of(b"#!js\nreturn 1"), Lang::Js);
+        assert_eq!(lang_of(b"#!js flags=no-writes\nreturn 1"), Lang::Js);
+        assert_eq!(lang_of(b"#!js"), Lang::Js);
+        assert_eq!(lang_of(b"#!jsx\nreturn 1"), Lang::Lua);
+        assert_eq!(lang_of(b"#!lua\nreturn 1"), Lang::Lua);
+        assert_eq!(lang_of(b"return 1"), Lang::Lua);
+        let (flags, len) = parse_shebang(b"#!js flags=no-writes\nreturn 1").unwrap();
+        assert!(flags.has(ScriptFlags::NO_WRITES) && !flags.compat());
+        assert_eq!(len, "#!js flags=no-writes".len());
+        assert_eq!(
+            parse_shebang(b"#!js other\n").unwrap_err().text(),
+            "ERR Unknown js shebang option: other"
+        );
+        assert!(Script::new(b"#!js\nreturn redis.call('get', KEYS[0])")
+            .is_ok_and(|s| !s.keyed && s.lang == Lang::Js));
+    }
+}
