@@ -864,3 +864,69 @@ fn js_decrpos_idiom_never_oversells() {
     let left: i64 = redis::cmd("GET").arg("stock").query(&mut c).unwrap();
     assert_eq!(left, 0);
 }
+
+#[test]
+fn js_acl_checks_and_their_texts_are_lua_s() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("limited")
+        .arg("on")
+        .arg(">pw")
+        .arg("~allowed*")
+        .arg("+@all")
+        .arg("-flushall")
+        .query(&mut admin)
+        .unwrap();
+    let mut c = s.client();
+    let _: () = redis::cmd("AUTH")
+        .arg("limited")
+        .arg("pw")
+        .query(&mut c)
+        .unwrap();
+    // Undeclared keys and commands the user lacks: refused inside the
+    // script, with Lua's text.
+    for (lua, js) in [
+        (
+            "return redis.call('set', 'forbidden', 1)",
+            "return redis.call('set', 'forbidden', 1)",
+        ),
+        (
+            "return redis.call('flushall')",
+            "return redis.call('flushall')",
+        ),
+    ] {
+        let lua_err: RedisResult<Value> = redis::cmd("EVAL")
+            .arg(lua)
+            .arg(1)
+            .arg("allowed:1")
+            .query(&mut c);
+        let lua_err = err_text(lua_err);
+        let js_err = err_text(eval(&mut c, js, &["allowed:1"], &[]));
+        // Lua's text ends with where in the script the error was raised.
+        assert_eq!(js_err, lua_err.split(" script: ").next().unwrap(), "{js}");
+        assert!(js_err.contains("The user executing the script"), "{js_err}");
+    }
+    // A declared key the user may not reach: refused before the script
+    // runs, whatever its language.
+    let lua_err: RedisResult<Value> = redis::cmd("EVAL")
+        .arg("return 1")
+        .arg(1)
+        .arg("forbidden")
+        .query(&mut c);
+    let js_err = eval(&mut c, "return 1", &["forbidden"], &[]);
+    let js_err = err_text(js_err);
+    assert_eq!(js_err, err_text(lua_err));
+    assert!(js_err.starts_with("NOPERM"), "{js_err}");
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('set', KEYS[0], 'v').ok",
+            &["allowed:1"],
+            &[]
+        )
+        .unwrap(),
+        bulk("OK")
+    );
+}
