@@ -98,7 +98,7 @@ pub struct JsEngine {
     functions: HashMap<u32, Persistent<Function<'static>>>,
     /// Per function: whether it wants the byte forms of its arguments.
     wants_bytes: HashMap<u32, bool>,
-    helpers: Option<Helpers>,
+    prelude_fns: Option<PreludeFns>,
     next: u32,
     shared: Rc<Shared>,
     context: Context,
@@ -107,7 +107,7 @@ pub struct JsEngine {
 }
 
 /// JavaScript functions of the prelude that Rust calls.
-struct Helpers {
+struct PreludeFns {
     /// `(message) => new ReplyError(message)`.
     make_error: Persistent<Function<'static>>,
     /// The kind and text of a thrown value: `[0 other | 1 {err} | 2
@@ -215,7 +215,7 @@ unsafe impl rquickjs::allocator::Allocator for CountingAlloc {
 
 /// The prelude: builds `redis` over the native functions and freezes
 /// every object reachable from the global object. Its value is the
-/// helpers Rust keeps.
+/// functions Rust keeps (`PreludeFns`).
 const PRELUDE: &str = r#"(function (native, version, versionNum) {
 "use strict";
 class ReplyError extends Error {
@@ -317,18 +317,18 @@ impl JsEngine {
         let mut engine = JsEngine {
             functions: HashMap::new(),
             wants_bytes: HashMap::new(),
-            helpers: None,
+            prelude_fns: None,
             next: 0,
             shared,
             context,
             runtime,
             memory,
         };
-        let helpers = engine
+        let prelude_fns = engine
             .context
             .with(|ctx| install(&ctx, &engine.shared))
             .map_err(|e| Error::err(format_args!("JavaScript prelude: {e}")))?;
-        engine.helpers = Some(helpers);
+        engine.prelude_fns = Some(prelude_fns);
         Ok(engine)
     }
 
@@ -353,14 +353,14 @@ impl JsEngine {
         self.runtime.run_gc();
     }
 
-    fn helpers(&self) -> &Helpers {
-        self.helpers.as_ref().expect("made by new")
+    fn prelude_fns(&self) -> &PreludeFns {
+        self.prelude_fns.as_ref().expect("made by new")
     }
 
     /// Compiles an EVAL script's body (after its shebang line) as the body
     /// of a function of KEYS, ARGV, KEYS_BYTES and ARGV_BYTES.
     pub fn compile_script(&mut self, body: &[u8]) -> Result<JsRef, Error> {
-        let compile = self.helpers().compile.clone();
+        let compile = self.prelude_fns().compile.clone();
         let shared = self.shared.clone();
         shared.compile_deadline.set(Some(
             Instant::now() + std::time::Duration::from_millis(LOAD_TIMEOUT_MS),
@@ -412,7 +412,7 @@ impl JsEngine {
         timeout_ms: u64,
         memory_limit: usize,
     ) -> Result<Vec<LoadedFunction>, Error> {
-        let compile = self.helpers().compile.clone();
+        let compile = self.prelude_fns().compile.clone();
         let shared = self.shared.clone();
         let deadline = Instant::now() + std::time::Duration::from_millis(timeout_ms);
         *shared.loading.borrow_mut() = Some(Loading {
@@ -423,7 +423,7 @@ impl JsEngine {
         let mut source = b"\"use strict\";".to_vec();
         source.extend_from_slice(body);
         let source = String::from_utf8_lossy(&source).into_owned();
-        *shared.make_error.borrow_mut() = Some(self.helpers().make_error.clone());
+        *shared.make_error.borrow_mut() = Some(self.prelude_fns().make_error.clone());
         self.set_limit(memory_limit);
         let r = super::lua::with_script_stack(|| {
             self.context.with(|ctx| {
@@ -545,7 +545,7 @@ fn exception_text(ctx: &JsCtx) -> String {
 }
 
 /// Defines the native functions and runs the prelude.
-fn install<'js>(ctx: &JsCtx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<Helpers> {
+fn install<'js>(ctx: &JsCtx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<PreludeFns> {
     let native = Object::new(ctx.clone())?;
     let s = shared.clone();
     native.set(
@@ -601,11 +601,11 @@ fn install<'js>(ctx: &JsCtx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<Helpe
     let prelude: Function = ctx.eval(PRELUDE)?;
     let version = crate::REDIS_VERSION;
     let num = super::api::redis_version_num();
-    let helpers: Array = prelude.call((native, version, num))?;
-    let make_error: Function = helpers.get(0)?;
-    let describe: Function = helpers.get(1)?;
-    let compile: Function = helpers.get(2)?;
-    Ok(Helpers {
+    let prelude_fns: Array = prelude.call((native, version, num))?;
+    let make_error: Function = prelude_fns.get(0)?;
+    let describe: Function = prelude_fns.get(1)?;
+    let compile: Function = prelude_fns.get(2)?;
+    Ok(PreludeFns {
         make_error: Persistent::save(ctx, make_error),
         describe: Persistent::save(ctx, describe),
         compile: Persistent::save(ctx, compile),
@@ -1123,9 +1123,9 @@ pub(crate) unsafe fn run(ctx: &mut Ctx, hp: *mut Host, inv: &Invocation, f: JsRe
     let shared = (*engine).shared.clone();
     shared.host.set(hp);
     shared.killed.set(false);
-    *shared.make_error.borrow_mut() = Some((*engine).helpers().make_error.clone());
+    *shared.make_error.borrow_mut() = Some((*engine).prelude_fns().make_error.clone());
     (*engine).set_limit(limit);
-    let describe = (*engine).helpers().describe.clone();
+    let describe = (*engine).prelude_fns().describe.clone();
     let name = inv.name;
     let budget = limit;
     let out: *mut ReplyWriter = ctx.out;

@@ -909,7 +909,7 @@ fn zwindow_matches_its_idiom() {
 // "redis" the Lua one). JavaScript has exact 64-bit integers (BigInt), so
 // its prelude is short.
 
-/// The helpers of `PRELUDE`, in JavaScript.
+/// The functions of `PRELUDE`, in JavaScript.
 const JS_PRELUDE: &str = r#"
 const MAX = 9223372036854775807n;
 const NOT_INTEGER = 'ERR value is not an integer or out of range';
