@@ -486,6 +486,14 @@ pub static PARAMS: &[ParamSpec] = &[
         int(0, LONG_MAX),
         "5000",
     ),
+    // JavaScript scripting (Goblin's own; hidden from CONFIG GET patterns,
+    // which tools expect to list Redis's parameters only). The most memory
+    // one JavaScript runtime may hold: past it an allocation fails and the
+    // script gets an error reply.
+    hidden("js-memory-limit", mem(1024 * 1024, LONG_MAX), "256mb", 0),
+    // Whether dump.rdb keeps JavaScript libraries: "no" writes files Redis
+    // can load.
+    hidden("rdb-save-js-libraries", BOOL, "yes", 0),
     // Persistence.
     ParamSpec {
         name: "dir",

@@ -91,7 +91,7 @@ fn eval_on(
     };
     // Compiled in this interpreter already, or from the cache (EVALSHA)
     // or the body (EVAL).
-    let (func_ref, flags) = match vm.compiled(&sha) {
+    let (target, flags) = match vm.compiled(&sha) {
         Some(known) => known,
         None if evalsha => {
             let script = scripting.script(&sha).ok_or(NOSCRIPT)?;
@@ -103,7 +103,7 @@ fn eval_on(
         }
     };
     let inv = Invocation {
-        func_ref,
+        target,
         keys: &args[3..3 + numkeys],
         args: &args[3 + numkeys..],
         flags,
@@ -146,9 +146,9 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) -> CmdResult {
         .find(args[1])
         .ok_or_else(|| Error::err("Function not found"))?;
     let numkeys = parse_numkeys(args, Error::err("Bad number of keys provided"))?;
-    let (func_ref, flags, name) = (f.func_ref, f.flags, f.name.clone());
+    let (target, flags, name) = (f.target, f.flags, f.name.clone());
     let inv = Invocation {
-        func_ref,
+        target,
         keys: &args[3..3 + numkeys],
         args: &args[3 + numkeys..],
         flags,
@@ -329,6 +329,7 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let o = parse_function_load(args)?;
     let engine = ctx.engine;
     let mut vms = engine.scripting().lock()?;
+    vms.functions.js_memory_limit = crate::scripting::js_memory_limit(ctx.engine.config());
     let name = vms.functions.load(o.code, o.replace)?;
     engine.scripting().refresh_stats(&mut vms);
     ctx.add_dirty(1);
@@ -393,7 +394,10 @@ fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         out.bulk_str("library_name");
         out.bulk_str(&lib.name);
         out.bulk_str("engine");
-        out.bulk_str("LUA");
+        out.bulk_str(match lib.lang {
+            crate::scripting::eval::Lang::Lua => "LUA",
+            crate::scripting::eval::Lang::Js => "JS",
+        });
         out.bulk_str("functions");
         out.array(lib.functions.len());
         for f in &lib.functions {
@@ -452,6 +456,7 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let engine = ctx.engine;
     let mut vms = engine.scripting().lock()?;
+    vms.functions.js_memory_limit = crate::scripting::js_memory_limit(ctx.engine.config());
     let r = vms.functions.restore(args[2], policy);
     engine.scripting().refresh_stats(&mut vms);
     r?;
@@ -503,14 +508,27 @@ fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         }
     }
     out.bulk_str("engines");
-    out.map(1);
+    let st = &scripting.stats;
+    let load =
+        |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed) as i64;
+    let (js_libs, js_fns) = (load(&st.js_libraries), load(&st.js_functions));
+    // JS is listed once it has a library, so that a server without one
+    // answers as Redis does.
+    out.map(if js_libs > 0 { 2 } else { 1 });
     out.bulk_str("LUA");
     out.map(2);
-    let st = &scripting.stats;
     out.bulk_str("libraries_count");
-    out.int(st.libraries.load(std::sync::atomic::Ordering::Relaxed) as i64);
+    out.int(load(&st.libraries) - js_libs);
     out.bulk_str("functions_count");
-    out.int(st.functions.load(std::sync::atomic::Ordering::Relaxed) as i64);
+    out.int(load(&st.functions) - js_fns);
+    if js_libs > 0 {
+        out.bulk_str("JS");
+        out.map(2);
+        out.bulk_str("libraries_count");
+        out.int(js_libs);
+        out.bulk_str("functions_count");
+        out.int(js_fns);
+    }
     Ok(())
 }
 

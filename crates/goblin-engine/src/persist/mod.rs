@@ -232,7 +232,7 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     // one such save runs at a time.
     let tmp = save_temp_path(engine);
     let databases = engine.keyspace().databases();
-    let functions = engine.scripting().library_codes();
+    let functions = engine.scripting().library_codes_for_rdb(engine.config());
     let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
     let repl = engine.repl().save_info();
     let result = save_file(&path, &tmp, |w| {
@@ -318,11 +318,14 @@ fn start_job_with(
         None
     };
     engine.keyspace().env().reset_snapshot_copied();
-    let walk = snapshot::begin(
-        locks,
-        engine.keyspace().databases(),
-        engine.scripting().library_codes(),
-    );
+    // dump.rdb may leave JavaScript libraries out (rdb-save-js-libraries);
+    // a replica and the AOF always get them.
+    let functions = if kind == JobKind::Rdb && matches!(target, crate::repl::sync::Target::File) {
+        engine.scripting().library_codes_for_rdb(engine.config())
+    } else {
+        engine.scripting().library_codes()
+    };
+    let walk = snapshot::begin(locks, engine.keyspace().databases(), functions);
     let job = Arc::new(Job {
         kind,
         started_ms: now_ms(),
@@ -703,7 +706,10 @@ pub fn load_rdb_stream(
             rdb::Record::Function(code) => {
                 // rdbFunctionLoad: a library that exists already fails the
                 // load unless it is a merge (DEBUG RELOAD MERGE).
-                if let Err(e) = engine.scripting().load_library(&code, merge) {
+                if let Err(e) = engine
+                    .scripting()
+                    .load_library(engine.config(), &code, merge)
+                {
                     let msg = format!("Failed loading library, {}", e.text());
                     log::warning(&msg);
                     return reader.input.err(msg);

@@ -110,7 +110,6 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
         );
         return CallOutcome::Fatal;
     }
-    let run = &mut *host.run;
     let argc = ffi::lua_gettop(l);
     if argc == 0 {
         push_error(
@@ -154,21 +153,74 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
         host.argv.push(s);
     }
 
+    let argv = std::mem::take(&mut host.argv);
+    let outcome = run_command(host, &argv);
+    // The arguments' strings were needed only by the call: free their
+    // stack slots for the reply, as Redis pops them (a call with ~8000
+    // arguments fills a C function's stack).
+    ffi::lua_settop(l, 0);
+    // Nothing this frame owns may be alive while the reply is pushed: a
+    // reply past the interpreter's memory bound raises the memory error
+    // from inside.
+    let mut argv = argv;
+    argv.clear();
+    host.argv = argv;
+    match outcome {
+        CommandOutcome::Rejected(err) => {
+            push_error(l, err.as_bytes());
+            mark_error_counted(l);
+            CallOutcome::Error
+        }
+        CommandOutcome::Failed => {
+            push_error(l, b"-ERR internal error while running the command");
+            CallOutcome::Error
+        }
+        CommandOutcome::Reply { is_error } => {
+            super::convert::push_reply(l, &host.out.buf);
+            host.out.buf.clear();
+            // Keep the buffer for the next call, unless a large reply
+            // made it large.
+            if host.out.buf.capacity() > 1 << 16 {
+                host.out.buf = Vec::new();
+            }
+            if is_error {
+                CallOutcome::Error
+            } else {
+                CallOutcome::Value
+            }
+        }
+    }
+}
+
+/// What became of a command a script called (whatever its language).
+pub(crate) enum CommandOutcome {
+    /// Refused before running (scriptCall's checks), already counted in
+    /// the error stats: the error text.
+    Rejected(std::borrow::Cow<'static, str>),
+    /// The command panicked; nothing is in the reply buffer.
+    Failed,
+    /// The command ran; its reply is in `host.out.buf`.
+    Reply { is_error: bool },
+}
+
+/// The language-independent half of redis.call (scriptCall): the checks
+/// (command, arity, noscript, ACL, read-only, replicas, OOM), the write
+/// mark SCRIPT KILL reads, the shards a keyed script lacks, and the call
+/// through `Engine::call` on the script's own client. The reply is left
+/// in `host.out.buf` for the language to read back.
+///
+/// # Safety
+/// `host.run` is non-null and points to the running script's context.
+pub(crate) unsafe fn run_command(host: &mut Host, argv: &[&[u8]]) -> CommandOutcome {
+    let run = &mut *host.run;
     let engine = &*run.engine;
     let stats = &*run.stats;
-    let mut argv = std::mem::take(&mut host.argv);
-    let outcome = match check_command(engine, run, &argv) {
+    match check_command(engine, run, argv) {
         Err((cmd_id, err)) => {
             // Rejected before running: counted as Redis's afterErrorReply
             // and incrCommandStatsOnError(REJECTED) do.
             engine.count_script_rejection(stats, cmd_id, &err);
-            // The arguments are no longer needed: free their stack slots
-            // for the reply, as Redis pops them (a call with ~8000
-            // arguments fills a C function's stack).
-            ffi::lua_settop(l, 0);
-            push_error(l, err.as_bytes());
-            mark_error_counted(l);
-            CallOutcome::Error
+            CommandOutcome::Rejected(err.into())
         }
         Ok(id) => {
             let spec = table().get(id).spec;
@@ -184,14 +236,9 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
             let logged = host.client.pending_log.len();
             let locks = &mut *run.locks;
             if run.keyed && !locks.holds_all() {
-                if let Err(e) = take_undeclared(engine, locks, spec, &argv) {
+                if let Err(e) = take_undeclared(engine, locks, spec, argv) {
                     engine.count_script_rejection(stats, Some(id), e);
-                    ffi::lua_settop(l, 0);
-                    push_error(l, e.as_bytes());
-                    mark_error_counted(l);
-                    host.argv = argv;
-                    host.argv.clear();
-                    return CallOutcome::Error;
+                    return CommandOutcome::Rejected(e.into());
                 }
             }
             let call = std::panic::AssertUnwindSafe(|| {
@@ -201,7 +248,7 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                     locks,
                     stats,
                     id,
-                    &argv,
+                    argv,
                     run.now_ms,
                     run.in_multi,
                     true,
@@ -213,42 +260,17 @@ unsafe fn generic_call(l: *mut lua_State) -> CallOutcome {
                 // out of the log.
                 host.client.pending_log.truncate(logged);
             }
-            // As above: the arguments' strings were needed only by the call.
-            ffi::lua_settop(l, 0);
             match result {
-                Ok(_) => {
-                    let is_error = host.out.buf.first() == Some(&b'-');
-                    // Nothing this frame owns may be alive while the reply
-                    // is pushed: a reply past the interpreter's memory
-                    // bound raises the memory error from inside.
-                    argv.clear();
-                    host.argv = std::mem::take(&mut argv);
-                    super::convert::push_reply(l, &host.out.buf);
-                    host.out.buf.clear();
-                    // Keep the buffer for the next call, unless a large
-                    // reply made it large.
-                    if host.out.buf.capacity() > 1 << 16 {
-                        host.out.buf = Vec::new();
-                    }
-                    if is_error {
-                        CallOutcome::Error
-                    } else {
-                        CallOutcome::Value
-                    }
-                }
+                Ok(_) => CommandOutcome::Reply {
+                    is_error: host.out.buf.first() == Some(&b'-'),
+                },
                 Err(_) => {
                     host.out.buf.clear();
-                    push_error(l, b"-ERR internal error while running the command");
-                    CallOutcome::Error
+                    CommandOutcome::Failed
                 }
             }
         }
-    };
-    if argv.capacity() > 0 {
-        host.argv = argv;
-        host.argv.clear();
     }
-    outcome
 }
 
 /// A keyed script holds only the shards of its KEYS, and the look at its
@@ -639,7 +661,7 @@ pub unsafe fn register_version(l: *mut lua_State, t: c_int) {
 }
 
 /// REDIS_VERSION_NUM: 0x00MMmmpp.
-fn redis_version_num() -> u32 {
+pub(crate) fn redis_version_num() -> u32 {
     let mut parts = crate::REDIS_VERSION
         .split('.')
         .map(|p| p.parse::<u32>().unwrap_or(0));

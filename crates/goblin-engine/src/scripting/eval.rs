@@ -69,8 +69,25 @@ impl ScriptFlags {
     }
 }
 
+/// The language a script or library is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    Lua,
+    /// `#!js`: JavaScript (see `super::js`).
+    Js,
+}
+
+/// The language a body's shebang names (`#!js`, else Lua: `#!lua` and
+/// bodies without a shebang, as Redis 7 reads them).
+pub fn lang_of(body: &[u8]) -> Lang {
+    match body.strip_prefix(b"#!js") {
+        Some(rest) if rest.first().is_none_or(|c| c.is_ascii_whitespace()) => Lang::Js,
+        _ => Lang::Lua,
+    }
+}
+
 /// Redis's evalExtractShebangFlags: the flags of a script and the length
-/// of its shebang line (0 without one).
+/// of its shebang line (0 without one). `#!js` is read as `#!lua` is.
 pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), Error> {
     if !body.starts_with(b"#!") {
         return Ok((ScriptFlags(ScriptFlags::EVAL_COMPAT_MODE), 0));
@@ -82,7 +99,12 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), Error> {
         Some(p) if !p.is_empty() => p,
         _ => return Err(Error::err("Invalid engine in script shebang")),
     };
-    if parts[0] != b"#!lua" {
+    let lang_name = match &parts[0][..] {
+        b"#!lua" => "lua",
+        b"#!js" => "js",
+        _ => "",
+    };
+    if lang_name.is_empty() {
         return Err(Error::concat(&[
             b"ERR Unexpected engine in script shebang: ",
             printf_s(&parts[0], usize::MAX),
@@ -92,7 +114,9 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), Error> {
     for part in &parts[1..] {
         let Some(list) = part.strip_prefix(b"flags=") else {
             return Err(Error::concat(&[
-                b"ERR Unknown lua shebang option: ",
+                b"ERR Unknown ",
+                lang_name.as_bytes(),
+                b" shebang option: ",
                 printf_s(part, usize::MAX),
             ]));
         };
@@ -126,6 +150,7 @@ pub struct Script {
     pub shebang_len: usize,
     /// Touches only its declared keys (see [`super::keyed`]).
     pub keyed: bool,
+    pub lang: Lang,
 }
 
 impl Script {
@@ -133,11 +158,14 @@ impl Script {
     /// compiled here.
     pub fn new(body: &[u8]) -> Result<Script, Error> {
         let (flags, shebang_len) = parse_shebang(body)?;
+        let lang = lang_of(body);
         Ok(Script {
             body: body.to_vec(),
             flags,
             shebang_len,
-            keyed: super::keyed::is_keyed(&body[shebang_len..]),
+            // The look at the source reads Lua only.
+            keyed: lang == Lang::Lua && super::keyed::is_keyed(&body[shebang_len..]),
+            lang,
         })
     }
 
@@ -151,7 +179,7 @@ pub struct EvalVm {
     pub host: Box<Host>,
     /// SHA → registry reference of the compiled function, and the
     /// script's flags.
-    compiled: HashMap<[u8; 40], (c_int, ScriptFlags), foldhash::fast::RandomState>,
+    compiled: HashMap<[u8; 40], (Target, ScriptFlags), foldhash::fast::RandomState>,
     /// The script cache's generation this interpreter was made in (a
     /// pooled interpreter from before a SCRIPT FLUSH is dropped).
     pub generation: u64,
@@ -171,15 +199,23 @@ impl EvalVm {
 
     /// A script this interpreter compiled: its function and flags.
     #[inline]
-    pub fn compiled(&self, sha: &[u8; 40]) -> Option<(c_int, ScriptFlags)> {
+    pub fn compiled(&self, sha: &[u8; 40]) -> Option<(Target, ScriptFlags)> {
         self.compiled.get(sha).copied()
     }
 
     /// The compiled function of a script (luaCreateFunction), compiling it
     /// the first time this interpreter runs it.
-    pub fn function(&mut self, sha: &[u8; 40], script: &Script) -> Result<c_int, Error> {
+    pub fn function(&mut self, sha: &[u8; 40], script: &Script) -> Result<Target, Error> {
         if let Some(&(r, _)) = self.compiled.get(sha) {
             return Ok(r);
+        }
+        if script.lang == Lang::Js {
+            // Keep the shebang's newline so line numbers stay right.
+            let code = &script.body[script.shebang_len..];
+            let f = self.host.js_engine()?.compile_script(code)?;
+            self.host.publish_memory();
+            self.compiled.insert(*sha, (Target::Js(f), script.flags));
+            return Ok(Target::Js(f));
         }
         let l = self.host.state.ptr();
         // SAFETY: the state is ours (we hold the scripting mutex, or took
@@ -195,8 +231,9 @@ impl EvalVm {
             }
             ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
         };
-        self.compiled.insert(*sha, (func_ref, script.flags));
-        Ok(func_ref)
+        self.compiled
+            .insert(*sha, (Target::Lua(func_ref), script.flags));
+        Ok(Target::Lua(func_ref))
     }
 }
 
@@ -246,7 +283,8 @@ pub fn parse_numkeys(args: &[&[u8]], bad: Error) -> Result<usize, Error> {
 
 /// One invocation of a compiled script or function.
 pub struct Invocation<'x> {
-    pub func_ref: c_int,
+    /// The compiled script or function, in its language.
+    pub target: Target,
     pub keys: &'x [&'x [u8]],
     pub args: &'x [&'x [u8]],
     pub flags: ScriptFlags,
@@ -258,6 +296,15 @@ pub struct Invocation<'x> {
     /// it cannot run long, so it is not tracked as the running script
     /// (never BUSY, nothing for SCRIPT KILL) and has no instruction hook.
     pub keyed: bool,
+}
+
+/// A compiled script or function, in the interpreter of its language.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// A registry reference in the Lua interpreter.
+    Lua(c_int),
+    /// A function of the host's JavaScript runtime (see `super::js`).
+    Js(super::js::JsRef),
 }
 
 /// Redis's scriptPrepareForRun checks that depend on the script's flags.
@@ -384,6 +431,52 @@ unsafe fn run_here(
     } else {
         0
     };
+    match inv.target {
+        Target::Lua(func_ref) => run_lua(ctx, hp, &inv, func_ref, threshold),
+        Target::Js(f) => super::js::run(ctx, hp, &inv, f),
+    }
+    (*hp).run = std::ptr::null_mut();
+    if tracked {
+        scripting.end_run(is_eval);
+    }
+    // A script is logged as its effects: the records of the commands it
+    // ran join the caller's, and the call itself is not logged.
+    ctx.client.pending_log.append(&mut (*hp).client.pending_log);
+    ctx.log_nothing();
+    if let Some(state) = (*hp).client.tracking.as_mut() {
+        state.script_caller = 0;
+        state.script_keys = None;
+        if !state.pending.bcast.is_empty() || !state.pending.own.is_empty() {
+            let mine = ctx.client.tracking.get_or_insert_with(Default::default);
+            mine.pending.id = ctx.client.info.id;
+            mine.pending.bcast.append(&mut state.pending.bcast);
+            mine.pending.own.append(&mut state.pending.own);
+        }
+    }
+    // Keys its writes made ready serve their blocked clients once the
+    // script's caller is done, as after any command.
+    ctx.client.ready_keys.append(&mut (*hp).client.ready_keys);
+    (*hp).publish_memory();
+    if tracked {
+        let mem = (*hp).memory();
+        let stat = if is_eval {
+            &scripting.stats.eval_vm_memory
+        } else {
+            &scripting.stats.functions_vm_memory
+        };
+        stat.store(mem, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// The Lua half of `run_here`: calls the function with KEYS and ARGV and
+/// writes its reply or error.
+///
+/// # Safety
+/// As `run`'s, with the run context installed in the host.
+unsafe fn run_lua(ctx: &mut Ctx, hp: *mut Host, inv: &Invocation, func_ref: c_int, threshold: i64) {
+    let scripting = &ctx.engine.scripting();
+    let is_eval = (*hp).kind == VmKind::Eval;
     let l = (*hp).state.ptr();
     // SAFETY: we hold the scripting mutex, the run context outlives the
     // call, and the stack is balanced.
@@ -391,7 +484,7 @@ unsafe fn run_here(
         ffi::lua_checkstack(l, 8);
         ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, (*hp).errh_ref);
         let errh = ffi::lua_gettop(l);
-        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, inv.func_ref);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, func_ref);
         if threshold > 0 {
             ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKCOUNT, 100_000);
         }
@@ -460,38 +553,6 @@ unsafe fn run_here(
             ffi::lua_sethook(l, None, 0, 0);
         }
     }
-    (*hp).run = std::ptr::null_mut();
-    if tracked {
-        scripting.end_run(is_eval);
-    }
-    // A script is logged as its effects: the records of the commands it
-    // ran join the caller's, and the call itself is not logged.
-    ctx.client.pending_log.append(&mut (*hp).client.pending_log);
-    ctx.log_nothing();
-    if let Some(state) = (*hp).client.tracking.as_mut() {
-        state.script_caller = 0;
-        state.script_keys = None;
-        if !state.pending.bcast.is_empty() || !state.pending.own.is_empty() {
-            let mine = ctx.client.tracking.get_or_insert_with(Default::default);
-            mine.pending.id = ctx.client.info.id;
-            mine.pending.bcast.append(&mut state.pending.bcast);
-            mine.pending.own.append(&mut state.pending.own);
-        }
-    }
-    // Keys its writes made ready serve their blocked clients once the
-    // script's caller is done, as after any command.
-    ctx.client.ready_keys.append(&mut (*hp).client.ready_keys);
-    (*hp).publish_memory();
-    if tracked {
-        let mem = (*hp).state.memory();
-        let stat = if is_eval {
-            &scripting.stats.eval_vm_memory
-        } else {
-            &scripting.stats.functions_vm_memory
-        };
-        stat.store(mem, Ordering::Relaxed);
-    }
-    Ok(())
 }
 
 /// How much a script may grow its interpreter's memory (beyond doubling
@@ -528,8 +589,23 @@ unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug
     if host.is_null() || (*host).run.is_null() {
         return;
     }
-    let run = &mut *(*host).run;
-    let engine = &*run.engine;
+    if tick(&mut *(*host).run, (*host).kind) {
+        // Fire on every line from now on, so that pcall cannot swallow
+        // the error and carry on.
+        ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKLINE, 0);
+        super::api::push_error(l, b"Script killed by user with SCRIPT KILL...");
+        raise(l);
+    }
+}
+
+/// What a running script's interpreter does every so often, whatever its
+/// language (Redis's scriptInterrupt): hands its runtime worker on once
+/// it has run a while, marks itself timed out past busy-reply-threshold
+/// (others get BUSY from then on), and says whether SCRIPT KILL or
+/// FUNCTION KILL asked it to stop.
+pub(crate) fn tick(run: &mut RunCtx, kind: VmKind) -> bool {
+    // SAFETY: the engine outlives every script it runs.
+    let engine = unsafe { &*run.engine };
     let state = &engine.scripting().run;
     if !run.released && run.start.elapsed() >= RELEASE_AFTER {
         run.released = true;
@@ -539,9 +615,9 @@ unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug
         let elapsed = run.start.elapsed().as_millis() as i64;
         let threshold = engine.config().busy_reply_threshold.load(Ordering::Relaxed);
         if elapsed < threshold {
-            return;
+            return false;
         }
-        let is_eval = (*host).kind == VmKind::Eval;
+        let is_eval = kind == VmKind::Eval;
         super::log(
             3,
             &format!(
@@ -553,10 +629,31 @@ unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug
     }
     if state.killed.load(Ordering::Acquire) {
         super::log(3, "Lua script killed by user with SCRIPT KILL.");
-        // Fire on every line from now on, so that pcall cannot swallow
-        // the error and carry on.
-        ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKLINE, 0);
-        super::api::push_error(l, b"Script killed by user with SCRIPT KILL...");
-        raise(l);
+        return true;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shebang_names_the_language() {
+        assert_eq!(lang_of(b"#!js\nreturn 1"), Lang::Js);
+        assert_eq!(lang_of(b"#!js flags=no-writes\nreturn 1"), Lang::Js);
+        assert_eq!(lang_of(b"#!js"), Lang::Js);
+        assert_eq!(lang_of(b"#!jsx\nreturn 1"), Lang::Lua);
+        assert_eq!(lang_of(b"#!lua\nreturn 1"), Lang::Lua);
+        assert_eq!(lang_of(b"return 1"), Lang::Lua);
+        let (flags, len) = parse_shebang(b"#!js flags=no-writes\nreturn 1").unwrap();
+        assert!(flags.has(ScriptFlags::NO_WRITES) && !flags.compat());
+        assert_eq!(len, "#!js flags=no-writes".len());
+        assert_eq!(
+            parse_shebang(b"#!js other\n").unwrap_err().text(),
+            "ERR Unknown js shebang option: other"
+        );
+        assert!(Script::new(b"#!js\nreturn redis.call('get', KEYS[0])")
+            .is_ok_and(|s| !s.keyed && s.lang == Lang::Js));
     }
 }

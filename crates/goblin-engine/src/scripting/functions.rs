@@ -9,7 +9,7 @@
 //! libraries' code (shebang included), and a checksum (the first 8 bytes of
 //! the SHA1 of everything before it). RESTORE recompiles the code.
 
-use super::eval::{load_text, ScriptFlags};
+use super::eval::{load_text, Lang, ScriptFlags, Target};
 use super::host::{Host, VmKind};
 use super::lua::*;
 use super::sandbox;
@@ -24,17 +24,19 @@ use std::time::Instant;
 /// FUNCTION LOAD's time limit for running a library's top level.
 pub const LOAD_TIMEOUT_MS: u64 = 500;
 
-const NAME_ERROR: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+pub(crate) const NAME_ERROR: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 
 pub struct Function {
     pub name: String,
     pub desc: Option<Vec<u8>>,
     pub flags: ScriptFlags,
-    pub func_ref: c_int,
+    pub target: Target,
 }
 
 pub struct Library {
     pub name: String,
+    /// The engine FUNCTION LIST names.
+    pub lang: Lang,
     pub code: Vec<u8>,
     pub functions: Vec<Function>,
 }
@@ -63,10 +65,13 @@ pub struct FunctionVm {
     index: HashMap<String, String>,
     /// Changes whenever a library is added or removed.
     pub generation: u64,
+    /// js-memory-limit, for the top level of JavaScript libraries (set
+    /// by the caller from the configuration before it loads).
+    pub js_memory_limit: usize,
 }
 
 /// Redis's functionsVerifyName.
-fn valid_name(name: &[u8]) -> bool {
+pub(crate) fn valid_name(name: &[u8]) -> bool {
     !name.is_empty() && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
@@ -80,6 +85,7 @@ impl FunctionVm {
             libraries: Vec::new(),
             index: HashMap::new(),
             generation: 0,
+            js_memory_limit: 256 << 20,
         }
     }
 
@@ -117,8 +123,15 @@ impl FunctionVm {
     fn free(&mut self, lib: Library) {
         let l = self.host.state.ptr();
         for f in lib.functions {
-            // SAFETY: the reference was taken in this state.
-            unsafe { ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, f.func_ref) };
+            match f.target {
+                // SAFETY: the reference was taken in this state.
+                Target::Lua(r) => unsafe { ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r) },
+                Target::Js(r) => {
+                    if let Some(js) = self.host.js.as_mut() {
+                        js.free(r);
+                    }
+                }
+            }
         }
     }
 
@@ -203,7 +216,39 @@ impl FunctionVm {
 
     /// Runs a library's code to collect its functions (luaEngineCreate).
     fn compile(&mut self, code: &[u8], meta: &Metadata) -> Result<Library, Error> {
+        if meta.lang == Lang::Js {
+            return self.compile_js(code, meta);
+        }
         super::lua::with_script_stack(|| self.compile_here(code, meta))
+    }
+
+    /// `compile` for a JavaScript library: its body registers functions
+    /// through redis.registerFunction.
+    fn compile_js(&mut self, code: &[u8], meta: &Metadata) -> Result<Library, Error> {
+        let limit = self.js_memory_limit;
+        let js = self.host.js_engine()?;
+        let loaded = js.load_library(&code[meta.body_start..], LOAD_TIMEOUT_MS, limit)?;
+        let functions: Vec<Function> = loaded
+            .into_iter()
+            .map(|f| Function {
+                name: f.name,
+                desc: f.desc,
+                flags: f.flags,
+                target: Target::Js(f.target),
+            })
+            .collect();
+        self.host.publish_memory();
+        let lib = Library {
+            name: meta.name.clone(),
+            lang: Lang::Js,
+            code: code.to_vec(),
+            functions,
+        };
+        if lib.functions.is_empty() {
+            self.free(lib);
+            return Err(Error::err("No functions registered"));
+        }
+        Ok(lib)
     }
 
     /// `compile`, on the stack it runs on.
@@ -252,6 +297,7 @@ impl FunctionVm {
         };
         let lib = Library {
             name: meta.name.clone(),
+            lang: Lang::Lua,
             code: code.to_vec(),
             functions: std::mem::take(&mut load.functions),
         };
@@ -421,6 +467,7 @@ unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debu
 
 struct Metadata {
     name: String,
+    lang: Lang,
     /// Where the code after the shebang line starts (at its newline).
     body_start: usize,
 }
@@ -460,11 +507,16 @@ fn parse_metadata(code: &[u8]) -> Result<Metadata, Error> {
     if !valid_name(&name) {
         return Err(Error::err(NAME_ERROR));
     }
-    if !engine.eq_ignore_ascii_case(b"lua") {
+    let lang = if engine.eq_ignore_ascii_case(b"lua") {
+        Lang::Lua
+    } else if engine.eq_ignore_ascii_case(b"js") {
+        Lang::Js
+    } else {
         return Err(Error::concat(&[b"ERR Engine '", engine, b"' not found"]));
-    }
+    };
     Ok(Metadata {
         name: String::from_utf8_lossy(&name).into_owned(),
+        lang,
         body_start: end,
     })
 }
@@ -497,7 +549,9 @@ pub unsafe fn register_function(l: *mut lua_State, host: &mut Host) -> Result<()
         None
     };
     if let Some(msg) = problem {
-        ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, f.func_ref);
+        if let Target::Lua(r) = f.target {
+            ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
+        }
         super::api::push_error(l, msg.as_bytes());
         return Err(());
     }
@@ -523,7 +577,7 @@ unsafe fn read_register_args(l: *mut lua_State) -> Result<Function, String> {
             name,
             desc: None,
             flags: ScriptFlags(0),
-            func_ref,
+            target: Target::Lua(func_ref),
         });
     }
     if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
@@ -616,7 +670,7 @@ unsafe fn read_register_args(l: *mut lua_State) -> Result<Function, String> {
         name,
         desc,
         flags: ScriptFlags(flags),
-        func_ref,
+        target: Target::Lua(func_ref),
     })
 }
 

@@ -97,6 +97,9 @@ pub struct Host {
     /// every other interpreter is collected too, as Redis's one
     /// interpreter would be.
     pub collect_requested: bool,
+    /// The JavaScript engine, made when this interpreter first meets a
+    /// `#!js` script or library (see `super::js`).
+    pub js: Option<Box<super::js::JsEngine>>,
 }
 
 #[derive(Clone, Copy)]
@@ -130,6 +133,7 @@ impl Host {
             figure: Arc::new(AtomicU64::new(0)),
             gc_epoch: 0,
             collect_requested: false,
+            js: None,
         })
     }
 
@@ -140,7 +144,21 @@ impl Host {
     /// Publishes the interpreter's memory for INFO.
     #[inline]
     pub fn publish_memory(&self) {
-        self.figure.store(self.state.memory(), Ordering::Relaxed);
+        self.figure.store(self.memory(), Ordering::Relaxed);
+    }
+
+    /// The memory of both languages' interpreters.
+    #[inline]
+    pub fn memory(&self) -> u64 {
+        self.state.memory() + self.js.as_ref().map_or(0, |j| j.memory())
+    }
+
+    /// The JavaScript engine, made on first use.
+    pub fn js_engine(&mut self) -> Result<&mut super::js::JsEngine, crate::Error> {
+        if self.js.is_none() {
+            self.js = Some(Box::new(super::js::JsEngine::new()?));
+        }
+        Ok(self.js.as_deref_mut().expect("made above"))
     }
 
     /// A full collection, repeated while it gives memory back (each one
@@ -155,6 +173,9 @@ impl Host {
             // SAFETY: the state is ours and idle; lua_cpcall keeps any
             // error (a memory error, say) inside.
             unsafe { ffi::lua_cpcall(l, full_gc, std::ptr::null_mut()) };
+            if let Some(js) = self.js.as_mut() {
+                js.collect();
+            }
             let now = self.state.memory();
             if now >= last || now <= enough {
                 break;

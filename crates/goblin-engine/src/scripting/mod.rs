@@ -22,6 +22,8 @@
 //! - [`eval`] and [`functions`]: the two ways to run code.
 //! - [`keyed`]: which EVAL scripts touch only the keys they declare.
 //! - [`libs`]: cjson, cmsgpack, bit and struct, as Redis bundles them.
+//! - [`js`]: JavaScript (`#!js` scripts and libraries), a second engine
+//!   in each host behind the same cache, registry, checks and run state.
 //!
 //! # Atomicity
 //!
@@ -54,6 +56,7 @@ pub mod convert;
 pub mod eval;
 pub mod functions;
 pub mod host;
+pub mod js;
 pub mod keyed;
 pub mod libs;
 pub mod lua;
@@ -121,6 +124,9 @@ pub struct ScriptingStats {
     pub functions: AtomicU64,
     pub libraries: AtomicU64,
     pub functions_memory: AtomicU64,
+    /// The JavaScript part of `libraries` and `functions`.
+    pub js_libraries: AtomicU64,
+    pub js_functions: AtomicU64,
 }
 
 /// The EVAL script cache: SHA → script. Looked up on every EVALSHA, hence
@@ -258,9 +264,9 @@ impl Scripting {
             collect(&mut vms.functions.host);
             let st = &self.stats;
             st.eval_vm_memory
-                .store(vms.eval.host.state.memory(), Ordering::Relaxed);
+                .store(vms.eval.host.memory(), Ordering::Relaxed);
             st.functions_vm_memory
-                .store(vms.functions.host.state.memory(), Ordering::Relaxed);
+                .store(vms.functions.host.memory(), Ordering::Relaxed);
         }
         drop(guard);
         // A slot is locked only to put or take an interpreter, never
@@ -369,10 +375,27 @@ impl Scripting {
         self.library_codes.lock().1.clone()
     }
 
+    /// The libraries dump.rdb keeps: all, or with rdb-save-js-libraries
+    /// off only those Redis can load (its engine is Lua; a Redis given a
+    /// JavaScript library refuses the whole file, see docs/SCRIPTING.md).
+    pub fn library_codes_for_rdb(&self, config: &crate::config::Config) -> Vec<Vec<u8>> {
+        let mut codes = self.library_codes();
+        if !config.get_bool("rdb-save-js-libraries") {
+            codes.retain(|c| eval::lang_of(c) != eval::Lang::Js);
+        }
+        codes
+    }
+
     /// Loads a library from a snapshot or a log; `replace` as FUNCTION
     /// LOAD REPLACE.
-    pub fn load_library(&self, code: &[u8], replace: bool) -> Result<String, Error> {
+    pub fn load_library(
+        &self,
+        config: &crate::config::Config,
+        code: &[u8],
+        replace: bool,
+    ) -> Result<String, Error> {
         let mut vms = self.vms.lock();
+        vms.functions.js_memory_limit = js_memory_limit(config);
         let r = vms.functions.load(code, replace);
         self.refresh_stats(&mut vms);
         r
@@ -401,9 +424,9 @@ impl Scripting {
         drop(codes);
         let st = &self.stats;
         st.eval_vm_memory
-            .store(vms.eval.host.state.memory(), Ordering::Relaxed);
+            .store(vms.eval.host.memory(), Ordering::Relaxed);
         st.functions_vm_memory
-            .store(vms.functions.host.state.memory(), Ordering::Relaxed);
+            .store(vms.functions.host.memory(), Ordering::Relaxed);
         let scripts = self.scripts.read();
         st.cached_scripts
             .store(scripts.len() as u64, Ordering::Relaxed);
@@ -418,6 +441,14 @@ impl Scripting {
             .store(vms.functions.libraries.len() as u64, Ordering::Relaxed);
         st.functions_memory
             .store(vms.functions.memory_overhead(), Ordering::Relaxed);
+        let js = vms
+            .functions
+            .libraries
+            .iter()
+            .filter(|l| l.lang == eval::Lang::Js);
+        let (libs, fns) = js.fold((0, 0), |(l, f), lib| (l + 1, f + lib.functions.len()));
+        st.js_libraries.store(libs, Ordering::Relaxed);
+        st.js_functions.store(fns as u64, Ordering::Relaxed);
     }
 
     /// A cached EVAL script.
@@ -496,7 +527,8 @@ impl Scripting {
         match (self.script(&sha), body) {
             (Some(s), _) => s.keyed,
             (None, Some(body)) => {
-                eval::parse_shebang(body).is_ok_and(|(_, len)| keyed::is_keyed(&body[len..]))
+                eval::lang_of(body) == eval::Lang::Lua
+                    && eval::parse_shebang(body).is_ok_and(|(_, len)| keyed::is_keyed(&body[len..]))
             }
             (None, None) => false,
         }
@@ -585,6 +617,11 @@ impl Scripting {
             *run.info.lock() = None;
         }
     }
+}
+
+/// js-memory-limit, as a JavaScript runtime reads it.
+pub fn js_memory_limit(config: &crate::config::Config) -> usize {
+    config.get_i64("js-memory-limit").max(1 << 20) as usize
 }
 
 /// Redis's sha1hex: the lower-case hex SHA1 of `data`.

@@ -1,4 +1,5 @@
-//! Each GOBLIN.* command against the Lua idiom it replaces.
+//! Each GOBLIN.* command against the Lua idiom it replaces, and each idiom
+//! in JavaScript against the same idiom in Lua (at the end of the file).
 //!
 //! For every command, a seeded random sequence of calls runs twice: as the
 //! native command on an in-process goblin-server, and as the command's Lua
@@ -280,7 +281,11 @@ struct Differ {
     explore: u64,
     rng: fastrand::Rng,
     _goblin: TestServer,
-    _redis: RedisProcess,
+    /// Redis (the native command against the Lua idiom), or a second
+    /// goblin-server (the JavaScript idiom against the Lua idiom).
+    _other: (Option<RedisProcess>, Option<TestServer>),
+    /// The JavaScript idiom's SHA on `g`, run instead of the command.
+    js_sha: Option<String>,
     g: Conn,
     r: Conn,
     sha: String,
@@ -299,6 +304,21 @@ impl Differ {
         ttl_arg: Option<usize>,
         seed: u64,
     ) -> Differ {
+        Differ::with_js(command, idiom, None, keys, ttl_arg, seed)
+    }
+
+    /// A run of the command's idiom in JavaScript (on one goblin-server)
+    /// against its idiom in Lua (on another) when `js` is given; of the
+    /// native command on goblin-server against the Lua idiom on Redis
+    /// otherwise.
+    fn with_js(
+        command: &'static str,
+        idiom: &str,
+        js: Option<&str>,
+        keys: &'static [&'static str],
+        ttl_arg: Option<usize>,
+        seed: u64,
+    ) -> Differ {
         // GOBLIN_DIFFERENTIAL_SEED=<n> explores other sequences; a failure
         // names it, to replay the sequence.
         let explore = std::env::var("GOBLIN_DIFFERENTIAL_SEED").map_or(0, |s| {
@@ -306,9 +326,26 @@ impl Differ {
                 .expect("GOBLIN_DIFFERENTIAL_SEED must be an integer")
         });
         let goblin = TestServer::start();
-        let redis = RedisProcess::start();
-        let g = Conn::connect(goblin.addr);
-        let mut r = redis.conn();
+        let mut g = Conn::connect(goblin.addr);
+        let (other, mut r) = match js {
+            Some(_) => {
+                let lua_side = TestServer::start();
+                let r = Conn::connect(lua_side.addr);
+                ((None, Some(lua_side)), r)
+            }
+            None => {
+                let redis = RedisProcess::start();
+                let r = redis.conn();
+                ((Some(redis), None), r)
+            }
+        };
+        let js_sha = js.map(|js| {
+            let script = format!("#!js\n{JS_PRELUDE}{js}");
+            match g.call(&[b"SCRIPT".as_slice(), b"LOAD", script.as_bytes()]) {
+                Reply::Bulk(sha) => String::from_utf8(sha).unwrap(),
+                other => panic!("the {command} JavaScript idiom does not load: {other:?}"),
+            }
+        });
         let script = format!("{PRELUDE}{idiom}");
         let sha = match r.call(&[b"SCRIPT".as_slice(), b"LOAD", script.as_bytes()]) {
             Reply::Bulk(sha) => String::from_utf8(sha).unwrap(),
@@ -322,7 +359,8 @@ impl Differ {
             explore,
             rng: fastrand::Rng::with_seed(seed ^ explore),
             _goblin: goblin,
-            _redis: redis,
+            _other: other,
+            js_sha,
             g,
             r,
             sha,
@@ -393,7 +431,10 @@ impl Differ {
         self.calls += 1;
         self.history
             .push(format!("{} {key} {}", self.command, args.join(" ")));
-        let mut native: Vec<&[u8]> = vec![self.command.as_bytes(), key.as_bytes()];
+        let mut native: Vec<&[u8]> = match &self.js_sha {
+            Some(sha) => vec![b"EVALSHA", sha.as_bytes(), b"1", key.as_bytes()],
+            None => vec![self.command.as_bytes(), key.as_bytes()],
+        };
         native.extend(args.iter().map(|a| a.as_bytes()));
         let mut eval: Vec<&[u8]> = vec![b"EVALSHA", self.sha.as_bytes(), b"1", key.as_bytes()];
         eval.extend(args.iter().map(|a| a.as_bytes()));
@@ -853,6 +894,372 @@ fn zwindow_matches_its_idiom() {
         // Every TTL drawn keeps lease deadlines below 2^53 ms, where a Lua
         // number (and so the idiom's ZADD score and PEXPIREAT argument) is
         // still an exact integer; i64::MAX is rejected before any of that.
+        let ms = ttl(&mut d.rng);
+        vec![limit, ms, pick(&mut d.rng, HOLDERS).to_string()]
+    });
+}
+
+// ---------------------------------------------------------------------------
+// The idioms in JavaScript against the same idioms in Lua
+//
+// The same random sequences, with the JavaScript idiom (EVALSHA of a
+// `#!js` script) on one goblin-server in place of the native command, and
+// the Lua idiom on another goblin-server in place of Redis: replies and
+// keys must agree as above ("goblin" in a failure is the JavaScript side,
+// "redis" the Lua one). JavaScript has exact 64-bit integers (BigInt), so
+// its prelude is short.
+
+/// The functions of `PRELUDE`, in JavaScript.
+const JS_PRELUDE: &str = r#"
+const MAX = 9223372036854775807n;
+const NOT_INTEGER = 'ERR value is not an integer or out of range';
+const isint = (s) => s === '0' || (/^-?[1-9][0-9]*$/.test(s)
+  && BigInt(s) >= -MAX - 1n && BigInt(s) <= MAX);
+const now = () => {
+  const t = redis.call('time');
+  return BigInt(t[0]) * 1000n + BigInt(Math.floor(Number(t[1]) / 1000));
+};
+const ttlError = (ms, cmd) => {
+  if (!isint(ms)) return redis.errorReply(NOT_INTEGER);
+  if (BigInt(ms) < 1n || now() + BigInt(ms) > MAX) {
+    return redis.errorReply(`ERR invalid expire time in '${cmd}' command`);
+  }
+  return null;
+};
+"#;
+
+const JS_DECRPOS: &str = r#"
+const v = redis.call('get', KEYS[0]) ?? '0';
+if (!isint(v)) return redis.errorReply(NOT_INTEGER);
+if (BigInt(v) > 0n) return redis.call('decr', KEYS[0]);
+return -1;
+"#;
+
+const JS_DECRBYPOS: &str = r#"
+if (!isint(ARGV[0])) return redis.errorReply(NOT_INTEGER);
+if (BigInt(ARGV[0]) < 1n) return redis.errorReply('ERR amount must be a positive integer');
+const v = redis.call('get', KEYS[0]) ?? '0';
+if (!isint(v)) return redis.errorReply(NOT_INTEGER);
+if (BigInt(v) >= BigInt(ARGV[0])) return redis.call('decrby', KEYS[0], ARGV[0]);
+return -1;
+"#;
+
+const JS_DECRBY: &str = r#"
+if (ARGV[0] !== '-9223372036854775808') return redis.call('DECRBY', KEYS[0], ARGV[0]);
+const v = redis.call('GET', KEYS[0]);
+if (v !== null && v.startsWith('-')) {
+  redis.call('INCRBY', KEYS[0], '9223372036854775807');
+  return redis.call('INCRBY', KEYS[0], '1');
+}
+if (v !== null && !(v === '0' || (/^[1-9][0-9]*$/.test(v)
+    && (v.length < 19 || (v.length === 19 && v <= '9223372036854775807'))))) {
+  return redis.errorReply('ERR value is not an integer or out of range');
+}
+return redis.errorReply('ERR increment or decrement would overflow');
+"#;
+
+const JS_INCRBOUND: &str = r#"
+if (!isint(ARGV[0]) || !isint(ARGV[1])) return redis.errorReply(NOT_INTEGER);
+const v = redis.call('get', KEYS[0]) ?? '0';
+if (!isint(v)) return redis.errorReply(NOT_INTEGER);
+if (BigInt(v) + BigInt(ARGV[0]) > BigInt(ARGV[1])) return -1;
+return redis.call('incrby', KEYS[0], ARGV[0]);
+"#;
+
+const JS_INCRTTL: &str = r#"
+if (!isint(ARGV[0])) return redis.errorReply(NOT_INTEGER);
+const err = ttlError(ARGV[1], 'goblin.incrttl');
+if (err) return err;
+const v = redis.call('incrby', KEYS[0], ARGV[0]);
+redis.call('pexpire', KEYS[0], ARGV[1], 'NX');
+return [v, redis.call('pttl', KEYS[0])];
+"#;
+
+const JS_CAD: &str = r#"
+if (redis.call('get', KEYS[0]) === ARGV[0]) return redis.call('del', KEYS[0]);
+return 0;
+"#;
+
+const JS_CAE: &str = r#"
+const err = ttlError(ARGV[1], 'goblin.cae');
+if (err) return err;
+if (redis.call('get', KEYS[0]) === ARGV[0]) return redis.call('pexpire', KEYS[0], ARGV[1]);
+return 0;
+"#;
+
+const JS_HCAD: &str = r#"
+if (redis.call('hget', KEYS[0], ARGV[0]) === ARGV[1]) return redis.call('hdel', KEYS[0], ARGV[0]);
+return 0;
+"#;
+
+const JS_HCAS: &str = r#"
+if (redis.call('hget', KEYS[0], ARGV[0]) === ARGV[1]) {
+  redis.call('hset', KEYS[0], ARGV[0], ARGV[2]);
+  return 1;
+}
+return 0;
+"#;
+
+/// `num` reads what Lua's tonumber (C's strtod) reads: hexadecimal with
+/// a sign too, but not JavaScript's 0b and 0o forms or the empty string.
+const JS_HSETGT: &str = r#"
+const num = (s) => {
+  if (s === '' || /^\s|\s$|\0/.test(s) || /^[+-]?0[bBoO]/.test(s)) return null;
+  let n;
+  if (/^[+-]?0[xX]/.test(s)) {
+    n = Number(s.replace(/^[+-]/, ''));
+    if (s[0] === '-') n = -n;
+  } else {
+    n = Number(s);
+  }
+  return Number.isFinite(n) ? n : null;
+};
+if (num(ARGV[1]) === null) return redis.errorReply('ERR value is not a valid number');
+const cur = redis.call('hget', KEYS[0], ARGV[0]);
+if (cur !== null) {
+  if (num(cur) === null) return redis.errorReply('ERR hash value is not a valid number');
+  const lower = isint(cur) && isint(ARGV[1]) ? BigInt(cur) < BigInt(ARGV[1]) : num(cur) < num(ARGV[1]);
+  if (!lower) return 0;
+}
+redis.call('hset', KEYS[0], ARGV[0], ARGV[1]);
+return 1;
+"#;
+
+const JS_ZWINDOW: &str = r#"
+if (!isint(ARGV[0])) return redis.errorReply(NOT_INTEGER);
+if (BigInt(ARGV[0]) < 1n) return redis.errorReply('ERR limit must be a positive integer');
+const err = ttlError(ARGV[1], 'goblin.zwindow');
+if (err) return err;
+const t = now();
+redis.call('zremrangebyscore', KEYS[0], '-inf', t);
+if (redis.call('zscore', KEYS[0], ARGV[2]) !== null
+    || redis.call('zcard', KEYS[0]) < Number(ARGV[0])) {
+  redis.call('zadd', KEYS[0], t + BigInt(ARGV[1]), ARGV[2]);
+  const last = redis.call('zrange', KEYS[0], -1, -1, 'withscores');
+  redis.call('pexpireat', KEYS[0], last[1]);
+  return 1;
+}
+return 0;
+"#;
+
+#[test]
+fn decrpos_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.decrpos",
+        DECRPOS,
+        Some(JS_DECRPOS),
+        &["stock", "other"],
+        None,
+        0xdec1,
+    );
+    run(d, |d| string_setup(d, stock), |_| vec![]);
+}
+
+#[test]
+fn decrbypos_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.decrbypos",
+        DECRBYPOS,
+        Some(JS_DECRBYPOS),
+        &["stock", "other"],
+        None,
+        0xdec2,
+    );
+    run(
+        d,
+        |d| string_setup(d, stock),
+        |d| {
+            vec![if d.rng.bool() {
+                d.rng.i64(-1..=5).to_string()
+            } else {
+                integer(&mut d.rng)
+            }]
+        },
+    );
+}
+
+#[test]
+fn decrby_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.decrby",
+        DECRBY,
+        Some(JS_DECRBY),
+        &["counter", "other"],
+        None,
+        0xdecb,
+    );
+    run(
+        d,
+        |d| string_setup(d, integer),
+        |d| {
+            vec![if d.rng.u32(..4) == 0 {
+                i64::MIN.to_string()
+            } else {
+                integer(&mut d.rng)
+            }]
+        },
+    );
+}
+
+#[test]
+fn incrbound_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.incrbound",
+        INCRBOUND,
+        Some(JS_INCRBOUND),
+        &["quota", "other"],
+        None,
+        0x1bd,
+    );
+    run(
+        d,
+        |d| string_setup(d, integer),
+        |d| {
+            let increment = if d.rng.bool() {
+                d.rng.i64(-3..=5).to_string()
+            } else {
+                integer(&mut d.rng)
+            };
+            let ceiling = if d.rng.bool() {
+                d.rng.i64(-2..=15).to_string()
+            } else {
+                integer(&mut d.rng)
+            };
+            vec![increment, ceiling]
+        },
+    );
+}
+
+#[test]
+fn incrttl_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.incrttl",
+        INCRTTL,
+        Some(JS_INCRTTL),
+        &["hits", "other"],
+        Some(1),
+        0x177,
+    );
+    run(
+        d,
+        |d| string_setup(d, integer),
+        |d| {
+            let increment = if d.rng.bool() {
+                d.rng.i64(-2..=5).to_string()
+            } else {
+                integer(&mut d.rng)
+            };
+            vec![increment, ttl(&mut d.rng)]
+        },
+    );
+}
+
+#[test]
+fn cad_and_cae_js_idioms_match_lua() {
+    let d = Differ::with_js(
+        "goblin.cad",
+        CAD,
+        Some(JS_CAD),
+        &["lock", "other"],
+        None,
+        0xcad,
+    );
+    run(
+        d,
+        |d| string_setup(d, |rng| pick(rng, TOKENS).to_string()),
+        |d| vec![pick(&mut d.rng, TOKENS).to_string()],
+    );
+    let d = Differ::with_js(
+        "goblin.cae",
+        CAE,
+        Some(JS_CAE),
+        &["lock", "other"],
+        Some(1),
+        0xcae,
+    );
+    run(
+        d,
+        |d| string_setup(d, |rng| pick(rng, TOKENS).to_string()),
+        |d| vec![pick(&mut d.rng, TOKENS).to_string(), ttl(&mut d.rng)],
+    );
+}
+
+#[test]
+fn hcad_and_hcas_js_idioms_match_lua() {
+    let d = Differ::with_js(
+        "goblin.hcad",
+        HCAD,
+        Some(JS_HCAD),
+        &["locks", "other"],
+        None,
+        0x4cad,
+    );
+    run(
+        d,
+        |d| hash_setup(d, |rng| pick(rng, TOKENS).to_string()),
+        |d| {
+            let field = pick(&mut d.rng, FIELDS).to_string();
+            vec![field, pick(&mut d.rng, TOKENS).to_string()]
+        },
+    );
+    let d = Differ::with_js(
+        "goblin.hcas",
+        HCAS,
+        Some(JS_HCAS),
+        &["slots", "other"],
+        None,
+        0x4ca5,
+    );
+    run(
+        d,
+        |d| hash_setup(d, |rng| pick(rng, TOKENS).to_string()),
+        |d| {
+            let field = pick(&mut d.rng, FIELDS).to_string();
+            let expected = pick(&mut d.rng, TOKENS).to_string();
+            vec![field, expected, pick(&mut d.rng, TOKENS).to_string()]
+        },
+    );
+}
+
+#[test]
+fn hsetgt_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.hsetgt",
+        HSETGT,
+        Some(JS_HSETGT),
+        &["peaks", "other"],
+        None,
+        0x4567,
+    );
+    run(
+        d,
+        |d| hash_setup(d, hsetgt_value),
+        |d| {
+            let field = pick(&mut d.rng, FIELDS).to_string();
+            vec![field, hsetgt_value(&mut d.rng)]
+        },
+    );
+}
+
+#[test]
+fn zwindow_js_idiom_matches_lua() {
+    let d = Differ::with_js(
+        "goblin.zwindow",
+        ZWINDOW,
+        Some(JS_ZWINDOW),
+        &["sem", "other"],
+        Some(1),
+        0x2d1d,
+    );
+    run(d, zwindow_setup, |d| {
+        let limit = match d.rng.u32(..100) {
+            0..=84 => d.rng.i64(1..=4).to_string(),
+            _ => pick(
+                &mut d.rng,
+                &["0", "-1", "abc", "1.5", "9223372036854775807"],
+            )
+            .to_string(),
+        };
         let ms = ttl(&mut d.rng);
         vec![limit, ms, pick(&mut d.rng, HOLDERS).to_string()]
     });

@@ -40,6 +40,7 @@ mod protocol;
 mod pubsub;
 mod replication;
 mod scripting;
+mod scripting_js;
 mod scripting_libs;
 mod security;
 mod sentinel;
