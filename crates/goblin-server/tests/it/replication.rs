@@ -1716,3 +1716,67 @@ fn shutdown_gives_up_on_a_lagging_replica_after_the_timeout() {
     assert!(status.success(), "{status}");
     signal(&r, "-CONT");
 }
+
+/// JavaScript scripts and functions replicate as their effects, as Lua's
+/// do: a Redis replica (which runs no JavaScript) of a Goblin primary, and
+/// a Goblin replica beside it, end up with the primary's data, though the
+/// scripts read the clock and draw random numbers.
+#[test]
+fn javascript_scripts_and_functions_replicate_as_their_effects() {
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let redis_replica = spawn(Kind::Redis, "redis-replica", &[]);
+    let goblin_replica = spawn(Kind::Goblin, "goblin-replica", &[]);
+    redis_replica.replicaof(&p);
+    goblin_replica.replicaof(&p);
+    wait_link_up(&redis_replica);
+    wait_link_up(&goblin_replica);
+    preload(&p);
+    let mut c = p.client();
+    let lib = "#!js name=stock\n\
+        redis.registerFunction('take', (keys, args) => {\n\
+          const v = Number(redis.call('get', keys[0]) ?? 0);\n\
+          if (v <= 0) return -1;\n\
+          redis.call('hset', keys[1], 'at', String(Date.now()), 'r', String(Math.random()));\n\
+          return redis.call('decr', keys[0]);\n\
+        });";
+    let name: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(lib)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(name, "stock");
+    let _: () = redis::cmd("SET")
+        .arg("stock")
+        .arg(50)
+        .query(&mut c)
+        .unwrap();
+    let script = "#!js\n\
+        const n = redis.call('incr', KEYS[0]);\n\
+        redis.call('rpush', KEYS[1], String(Math.random()), String(n));\n\
+        redis.call('pexpire', KEYS[1], 100000 + n);\n\
+        return n;";
+    for i in 1..=60i64 {
+        let n: i64 = redis::cmd("EVAL")
+            .arg(script)
+            .arg(2)
+            .arg("counter")
+            .arg(format!("list{}", i % 7))
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(n, i);
+        let left: i64 = redis::cmd("FCALL")
+            .arg("take")
+            .arg(2)
+            .arg("stock")
+            .arg(format!("last{}", i % 5))
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(left, (50 - i).max(-1));
+    }
+    wait_synced(&p, &[&redis_replica, &goblin_replica]);
+    assert_same_data(&p, &[&redis_replica, &goblin_replica]);
+}
