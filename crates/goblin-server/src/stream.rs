@@ -15,6 +15,29 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 
+/// `Stream::try_read_buf` on a tokio TCP or unix socket (the same calls on
+/// two types without a common trait).
+macro_rules! read_draining {
+    ($stream:expr, $buf:expr, $max:expr) => {{
+        let (stream, buf, max) = ($stream, $buf, $max);
+        let room = (buf.capacity() - buf.len()).min(max);
+        let mut dst = bytes::BufMut::limit(&mut *buf, max);
+        let mut got = 0;
+        let r = stream.try_io(tokio::io::Interest::READABLE, || {
+            got = stream.try_read_buf(&mut dst)?;
+            if got > 0 && got < room {
+                Err(io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(got)
+            }
+        });
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+            r => r,
+        }
+    }};
+}
+
 pub enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
@@ -207,40 +230,8 @@ impl Stream {
     /// is only cleared if no event came since the read.
     pub fn try_read_buf(&mut self, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
         match self {
-            Stream::Plain(stream) => {
-                let room = (buf.capacity() - buf.len()).min(max);
-                let mut dst = bytes::BufMut::limit(&mut *buf, max);
-                let mut got = 0;
-                let r = stream.try_io(tokio::io::Interest::READABLE, || {
-                    got = stream.try_read_buf(&mut dst)?;
-                    if got > 0 && got < room {
-                        Err(io::ErrorKind::WouldBlock.into())
-                    } else {
-                        Ok(got)
-                    }
-                });
-                match r {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-                    r => r,
-                }
-            }
-            Stream::Unix(stream) => {
-                let room = (buf.capacity() - buf.len()).min(max);
-                let mut dst = bytes::BufMut::limit(&mut *buf, max);
-                let mut got = 0;
-                let r = stream.try_io(tokio::io::Interest::READABLE, || {
-                    got = stream.try_read_buf(&mut dst)?;
-                    if got > 0 && got < room {
-                        Err(io::ErrorKind::WouldBlock.into())
-                    } else {
-                        Ok(got)
-                    }
-                });
-                match r {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-                    r => r,
-                }
-            }
+            Stream::Plain(stream) => read_draining!(stream, buf, max),
+            Stream::Unix(stream) => read_draining!(stream, buf, max),
             Stream::Tls(t) => t.try_read_buf(buf, max),
         }
     }

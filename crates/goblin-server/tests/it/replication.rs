@@ -1549,6 +1549,20 @@ fn send_shutdown(node: &Node) -> Connection {
     c
 }
 
+/// Waits until a server process has exited with success; its process.
+fn exited(node: &mut Node) -> &Proc {
+    let what = format!("{} exits", node.name);
+    let proc = node.proc.as_mut().unwrap();
+    let status = poll(&what, SYNC_LIMIT, || {
+        proc.child
+            .try_wait()
+            .unwrap()
+            .ok_or_else(|| "running".to_string())
+    });
+    assert!(status.success(), "{status}");
+    proc
+}
+
 /// Stops (SIGSTOP) or resumes (SIGCONT) a server process.
 fn signal(node: &Node, sig: &str) {
     let pid = node.proc.as_ref().unwrap().child.id().to_string();
@@ -1648,14 +1662,7 @@ fn shutdown_waits_for_a_lagging_replica_and_can_be_aborted() {
         }
     });
     signal(&r, "-CONT");
-    let proc = p.proc.as_mut().unwrap();
-    let status = poll("the primary exits", SYNC_LIMIT, || {
-        proc.child
-            .try_wait()
-            .unwrap()
-            .ok_or_else(|| "running".to_string())
-    });
-    assert!(status.success(), "{status}");
+    let proc = exited(&mut p);
     let got: i64 = redis::cmd("GET").arg("k").query(&mut r.client()).unwrap();
     assert_eq!(
         got, 3,
@@ -1681,14 +1688,7 @@ fn shutdown_waits_for_a_lagging_replica_and_can_be_aborted() {
 fn shutdown_gives_up_on_a_lagging_replica_after_the_timeout() {
     let (mut p, r) = primary_with_stopped_replica(&["--shutdown-timeout", "1"]);
     let _waiting = send_shutdown(&p);
-    let proc = p.proc.as_mut().unwrap();
-    let status = poll("the primary exits", SYNC_LIMIT, || {
-        proc.child
-            .try_wait()
-            .unwrap()
-            .ok_or_else(|| "running".to_string())
-    });
-    assert!(status.success(), "{status}");
+    let proc = exited(&mut p);
     let log = std::fs::read_to_string(&proc.log).unwrap();
     assert!(log.contains("Lagging replica 127.0.0.1:"), "{log}");
     assert!(
@@ -1706,14 +1706,7 @@ fn shutdown_gives_up_on_a_lagging_replica_after_the_timeout() {
     if let Err(e) = &r2 {
         assert!(e.code().is_none(), "SHUTDOWN NOW replied {e}");
     }
-    let proc = p.proc.as_mut().unwrap();
-    let status = poll("the primary exits at once", SYNC_LIMIT, || {
-        proc.child
-            .try_wait()
-            .unwrap()
-            .ok_or_else(|| "running".to_string())
-    });
-    assert!(status.success(), "{status}");
+    exited(&mut p);
     signal(&r, "-CONT");
 }
 
