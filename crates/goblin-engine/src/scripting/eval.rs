@@ -584,12 +584,15 @@ pub(crate) const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_
 /// scriptInterrupt): marks the script timed out once it has run past
 /// busy-reply-threshold, and stops it when SCRIPT KILL / FUNCTION KILL
 /// asked for it.
-unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+unsafe extern "C-unwind" fn run_hook(l: *mut lua_State, ar: *mut ffi::lua_Debug) {
     let host = sandbox::host_of(l);
     if host.is_null() || (*host).run.is_null() {
         return;
     }
     if tick(&mut *(*host).run, (*host).kind) {
+        if super::lua::stop_at_next_instruction(l, ar, run_hook) {
+            return;
+        }
         // Fire on every line from now on, so that pcall cannot swallow
         // the error and carry on.
         ffi::lua_sethook(l, Some(run_hook), ffi::LUA_MASKLINE, 0);

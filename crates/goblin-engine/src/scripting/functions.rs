@@ -448,7 +448,7 @@ unsafe fn set_globals_index(l: *mut lua_State, mt_ref: c_int, target: c_int) {
 }
 
 /// FUNCTION LOAD's hook: stops a library whose top level runs too long.
-unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, ar: *mut ffi::lua_Debug) {
     let host = sandbox::host_of(l);
     if host.is_null() || (*host).loading.is_null() {
         return;
@@ -459,6 +459,9 @@ unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debu
         crate::util::blocking::release_worker();
     }
     if load.timeout_ms > 0 && load.start.elapsed().as_millis() as u64 > load.timeout_ms {
+        if super::lua::stop_at_next_instruction(l, ar, load_hook) {
+            return;
+        }
         ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKLINE, 0);
         super::api::push_error(l, b"FUNCTION LOAD timeout");
         raise(l);

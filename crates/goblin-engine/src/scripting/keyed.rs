@@ -8,8 +8,10 @@
 //! - `redis` and `KEYS` are used in no other way (never copied, passed,
 //!   shadowed or written), and nothing reaches the environment around them
 //!   (`_G`, `getfenv`, `setfenv`, `loadstring`...);
-//! - it has no loop and defines no function, so it runs in a bounded time
-//!   and never becomes a busy script.
+//! - it has no loop and defines no function, and reaches none of the
+//!   string library's pattern functions (find, match, gmatch, gsub), whose
+//!   one C call backtracks for as long as its pattern makes it: so it runs
+//!   in a bounded time and never becomes a busy script.
 //!
 //! EVAL and EVALSHA of a keyed script hold only the shards of its KEYS and
 //! run it on one of a pool of interpreters, so keyed scripts on different
@@ -230,7 +232,14 @@ const BANNED: &[&[u8]] = &[
     b"getmetatable",
     b"coroutine",
     b"debug",
+    // next(string, k) walks to a field without naming it.
+    b"next",
 ];
+
+/// Fields that run a pattern (the string library's, as `string.find` or
+/// `s:find`): one C call that backtracks for as long as the pattern makes
+/// it, which only a script with the instruction hook may run.
+const PATTERN_FIELDS: &[&[u8]] = &[b"find", b"match", b"gmatch", b"gfind", b"gsub"];
 
 /// Fields of `redis` that do not touch keys.
 const REDIS_FIELDS: &[&[u8]] = &[
@@ -261,12 +270,41 @@ fn analyze(tokens: &Tokens) -> bool {
     let t = tokens.t;
     // Bracket depth at each token, for the assignment check below.
     let mut depth = 0usize;
+    // For each open bracket, whether it is an index (`x[...]`, not a
+    // table constructor's `[key] =`). An index's key may be a number,
+    // `#KEYS`, `#KEYS[1]` and the like, nothing that could name a field
+    // (`s[k]` with k = 'fi'..'nd', `KEYS[1][ARGV[1]]` with ARGV[1] = 'find');
+    // each token is checked once, as the walk meets it.
+    let mut index: Vec<bool> = Vec::new();
     for (i, tok) in t.iter().enumerate() {
         tokens.step();
+        if index.last() == Some(&true) {
+            let allowed = match tok {
+                Tok::Num | Tok::Op(b"#" | b"+" | b"-" | b"*" | b"[" | b"]") => true,
+                // Their lengths: KEYS[1] itself is a string, which may be
+                // the name of a field.
+                Tok::Name(b"KEYS" | b"ARGV") => t[i - 1] == Tok::Op(b"#"),
+                _ => false,
+            };
+            if !allowed {
+                return false;
+            }
+        }
+        match tok {
+            Tok::Op(b"[") => index.push(
+                i > 0 && matches!(t[i - 1], Tok::Name(_) | Tok::Str(_) | Tok::Op(b"]" | b")")),
+            ),
+            Tok::Op(b"(" | b"{") => index.push(false),
+            Tok::Op(b")" | b"}" | b"]") => {
+                index.pop();
+            }
+            _ => {}
+        }
         let after_dot = i > 0 && matches!(t[i - 1], Tok::Op(b".") | Tok::Op(b":"));
         match *tok {
             Tok::Op(b"(" | b"{" | b"[") => depth += 1,
             Tok::Op(b")" | b"}" | b"]") => depth = depth.saturating_sub(1),
+            Tok::Name(name) if PATTERN_FIELDS.contains(&name) => return false,
             // A field (`string.rep`), not one of the globals below.
             Tok::Name(_) if after_dot => {}
             Tok::Name(name) if BANNED.contains(&name) => return false,
@@ -517,6 +555,20 @@ mod tests {
         assert!(!keyed("local c = redis.call return c('get', KEYS[1])"));
         assert!(!keyed("return pcall(redis.call, 'get', KEYS[1])"));
         assert!(!keyed("return redis['call']('get', KEYS[1])"));
+        // A pattern function, named or reached otherwise: its one C call
+        // backtracks unbounded.
+        assert!(!keyed("return string.find(KEYS[1], ARGV[1])"));
+        assert!(!keyed("return KEYS[1]:gsub('a', 'b')"));
+        assert!(!keyed("local m = string.match return m(ARGV[1], '.-.-b')"));
+        assert!(!keyed("return string['gmatch'](ARGV[1], 'a')"));
+        assert!(!keyed(
+            "local k = 'fi' .. 'nd' return string[k](ARGV[1], 'a')"
+        ));
+        assert!(!keyed("return KEYS[1][ARGV[1]](KEYS[1], '.-b')"));
+        assert!(!keyed("return redis.call('get', KEYS[KEYS[1]])"));
+        assert!(!keyed(
+            "local k, f = next(string, 'char') return f(ARGV[1], '.-b')"
+        ));
         assert!(!keyed("KEYS[1] = 'x' return redis.call('get', KEYS[1])"));
         assert!(!keyed(
             "KEYS[1], y = 'x', 1 return redis.call('get', KEYS[1])"
@@ -585,7 +637,11 @@ mod tests {
     #[test]
     fn the_analysis_is_linear_in_nesting() {
         let depth = 100_000;
-        let keys = format!("return {}1{}", "KEYS[".repeat(depth), "]".repeat(depth));
+        let keys = format!(
+            "return KEYS[{}1{}",
+            "#KEYS[".repeat(depth - 1),
+            "]".repeat(depth)
+        );
         let calls = format!(
             "return {}KEYS[1]{}",
             "redis.call('get',KEYS[1],".repeat(depth),

@@ -53,6 +53,34 @@ pub fn with_script_stack<R>(f: impl FnOnce() -> R) -> R {
 /// stalls the server: building 1 GiB one byte at a time takes seconds.
 pub const MEMORY_LIMIT: usize = 1 << 30;
 
+/// The event of a hook called by a C function as it runs (the pattern
+/// matcher of c/lpattern.c, `GOBLIN_HOOK_C_CALL` there) rather than by the
+/// virtual machine.
+pub const C_CALL_HOOK_EVENT: c_int = 16;
+
+/// For a hook that is about to stop the script (SCRIPT KILL, a FUNCTION
+/// LOAD timeout): when a C function called it as it runs, arms `hook` for
+/// the virtual machine's very next instruction and returns true; the C
+/// function sees the count of 1 and returns at once (c/lpattern.c), and
+/// the hook then stops the script from the machine, as for a loop in Lua
+/// (hooks off while the error handler runs, the error naming the script's
+/// line, a line hook against `pcall`). False when the machine called it:
+/// stop now.
+///
+/// # Safety
+/// `l` is a valid state; `ar` is the hook's argument.
+pub unsafe fn stop_at_next_instruction(
+    l: *mut lua_State,
+    ar: *const ffi::lua_Debug,
+    hook: ffi::lua_Hook,
+) -> bool {
+    if ar.is_null() || (*ar).event != C_CALL_HOOK_EVENT {
+        return false;
+    }
+    ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKCOUNT, 1);
+    true
+}
+
 /// What an interpreter's allocator keeps (its `ud`): the bytes the state
 /// holds and its bound. The state is only ever used by one thread at a
 /// time, so plain fields.

@@ -478,6 +478,61 @@ fn busy_script_answers_busy_and_script_kill_stops_it() {
     assert_eq!(err_text(r), "NOTBUSY No scripts in execution right now.");
 }
 
+/// A pattern that backtracks for hours runs inside one C call of the
+/// string library, where Lua runs no hook: Goblin's build of the matcher
+/// calls the script's hook, so such a script is busy like a loop in Lua
+/// (the other clients get BUSY, not silence) and SCRIPT KILL stops it
+/// wherever it matches: find (also under pcall, in a loop), gsub, gmatch.
+/// Without a loop or redis.call, the first was a keyed script, which runs
+/// without the hook: a pattern function makes a script unkeyed.
+#[test]
+fn a_backtracking_pattern_is_busy_and_script_kill_stops_it() {
+    let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
+    let subject = "string.rep('a', 70000)";
+    let pattern = "'.-.-.-.-b'";
+    for script in [
+        format!("return string.find({subject}, {pattern})"),
+        format!("return KEYS[1]:find({pattern}) or string.find({subject}, {pattern})"),
+        format!("while true do pcall(string.find, {subject}, {pattern}) end"),
+        format!("return string.gsub({subject}, {pattern}, 'x')"),
+        format!(
+            "local n = 0 for m in string.gmatch({subject}, {pattern}) do n = n + 1 end return n"
+        ),
+    ] {
+        let mut runner = s.client();
+        let run = script.clone();
+        let script_thread = std::thread::spawn(move || {
+            let r: RedisResult<redis::Value> = redis::cmd("EVAL")
+                .arg(&run)
+                .arg(1)
+                .arg("k")
+                .query(&mut runner);
+            err_text(r)
+        });
+        let mut other = s.client();
+        wait_until(
+            "the script to make the server busy",
+            Duration::from_secs(10),
+            || {
+                let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+                r.is_err_and(|e| e.to_string().contains("BUSY"))
+            },
+        );
+        let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
+        assert_eq!(ok, "OK", "{script}");
+        let pong: String = redis::cmd("PING").query(&mut other).unwrap();
+        assert_eq!(pong, "PONG");
+        let killed = script_thread.join().unwrap();
+        // Stopped from the virtual machine, as a loop in Lua is: the
+        // error names the script's line.
+        assert!(
+            killed.contains("Script killed by user with SCRIPT KILL... script: ")
+                && killed.ends_with(", on @user_script:1."),
+            "{script}: {killed}"
+        );
+    }
+}
+
 #[test]
 fn busy_script_that_wrote_is_unkillable() {
     let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);

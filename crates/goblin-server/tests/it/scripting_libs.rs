@@ -1,11 +1,63 @@
-//! The libraries scripts rely on (cjson, cmsgpack, bit, struct) answer as
-//! Redis's bundled versions do: each script below was run against Redis
-//! 7.0.15, and its reply is compared byte for byte.
+//! The libraries scripts rely on (cjson, cmsgpack, bit, struct, the string
+//! library's patterns) answer as Redis's bundled versions do: each script
+//! below was run against Redis 7.0.15, and its reply is compared byte for
+//! byte.
 
 use crate::common::{resp, TestServer};
 
 /// (script, Redis 7.0.15's reply to `EVAL script 0`).
 const CASES: &[(&[u8], &[u8])] = &[
+    // The string library's pattern functions (Goblin runs its own build of
+    // Lua's matcher, c/lpattern.c): replies, error texts and the position
+    // they name, the gfind alias, a pattern deep enough for a stack segment.
+    (
+        b"return string.find('a', '%')",
+        b"-ERR user_script:1: malformed pattern (ends with '%') script: 8f518f744e09ba576f84153be113127f6c82d998, on @user_script:1.\x0d\x0a",
+    ),
+    (
+        b"return {pcall(string.find, 'a', '%')}",
+        b"*2\x0d\x0a$-1\x0d\x0a$33\x0d\x0amalformed pattern (ends with '%')\x0d\x0a",
+    ),
+    (
+        b"return string.gsub('abc', '(b)', '%2')",
+        b"-ERR user_script:1: invalid capture index script: 24016ec2e06b31fa28df5f9591bd7b99be70bf29, on @user_script:1.\x0d\x0a",
+    ),
+    (
+        b"for w in string.gmatch('x', '[a') do end",
+        b"-ERR user_script:1: malformed pattern (missing ']') script: 586be56e617405bd94f5760d0548f97c2b834fcf, on @user_script:1.\x0d\x0a",
+    ),
+    (
+        b"return {string.find('hello world', 'o w'), string.match('key:123', '(%a+):(%d+)')}",
+        b"*3\x0d\x0a:5\x0d\x0a$3\x0d\x0akey\x0d\x0a$3\x0d\x0a123\x0d\x0a",
+    ),
+    (
+        b"return tostring(string.gfind == string.gmatch)",
+        b"$4\x0d\x0atrue\x0d\x0a",
+    ),
+    (
+        b"return string.find('x', string.rep('(', 100000))",
+        b"-ERR user_script:1: too many captures script: 6699fcd351cab8b3c69beb03992766a8fb93c053, on @user_script:1.\x0d\x0a",
+    ),
+    (
+        b"local t = {} for a, b in string.gmatch('k1=v1, k2=v2', '(%w+)=(%w+)') do t[#t+1] = a .. b end return t",
+        b"*2\x0d\x0a$4\x0d\x0ak1v1\x0d\x0a$4\x0d\x0ak2v2\x0d\x0a",
+    ),
+    (
+        b"return {string.gsub('hello world', '(%w+)', {hello='HI'})}",
+        b"*2\x0d\x0a$8\x0d\x0aHI world\x0d\x0a:2\x0d\x0a",
+    ),
+    (
+        b"return string.gsub('abc', '%w', {a=true})",
+        b"-ERR user_script:1: invalid replacement value (a boolean) script: 66daf9d0950d2226024b7f0b3159fd2d4a547c08, on @user_script:1.\x0d\x0a",
+    ),
+    (
+        b"return {string.gsub('abc', '%w', function(c) return c:upper() .. '.' end, 2)}",
+        b"*2\x0d\x0a$5\x0d\x0aA.B.c\x0d\x0a:2\x0d\x0a",
+    ),
+    (
+        b"return {string.find('a.b', '.', 1, true), string.find('abc', 'b', -1), string.match('  x', '()x')}",
+        b"*1\x0d\x0a:2\x0d\x0a",
+    ),
     (
         b"return cjson.encode({1,2,3,'a',{b='c'}})",
         b"$21\x0d\x0a[1,2,3,\"a\",{\"b\":\"c\"}]\x0d\x0a",
