@@ -9,6 +9,9 @@
 //!     cargo run --release --example pipeload -- --port 6379 --clients 50 \
 //!         --requests 1000000 --pipeline 16 --keyspace 100000 -- INCR key:__rand_int__
 //!
+//! With `--threads N` the connections are spread over N threads, for a
+//! server whose threads one load thread cannot keep busy.
+//!
 //! Prints `requests per second: N` (what scripts/bench reads). It speaks
 //! RESP2 and works against goblin-server and redis-server alike; with
 //! `--tracking`, each connection first turns client-side caching on (HELLO
@@ -39,6 +42,9 @@ struct Options {
     tracking: bool,
     /// Where to write each pipeline's send time and latency.
     latency_log: Option<String>,
+    /// Threads the connections are spread over (1: one, as redis-benchmark
+    /// runs by default).
+    threads: usize,
     command: Vec<Vec<u8>>,
 }
 
@@ -51,6 +57,7 @@ fn options() -> Options {
         keyspace: 100_000,
         tracking: false,
         latency_log: None,
+        threads: 1,
         command: Vec::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -81,11 +88,17 @@ fn options() -> Options {
             "--requests" => o.requests = number() as usize,
             "--pipeline" => o.pipeline = number() as usize,
             "--keyspace" => o.keyspace = number(),
+            "--threads" => o.threads = number() as usize,
             other => usage(other),
         }
         i += 2;
     }
-    if o.command.is_empty() || o.clients == 0 || o.pipeline == 0 || o.keyspace == 0 {
+    if o.command.is_empty()
+        || o.clients == 0
+        || o.pipeline == 0
+        || o.keyspace == 0
+        || o.threads == 0
+    {
         usage("(a command after --, and counts above zero)");
     }
     o
@@ -94,7 +107,8 @@ fn options() -> Options {
 fn usage(bad: &str) -> ! {
     eprintln!(
         "bad argument {bad}\nusage: pipeload [--port P] [--clients N] [--requests N] \
-         [--pipeline N] [--keyspace N] [--tracking] [--latency-log PATH] -- COMMAND [ARG...]"
+         [--pipeline N] [--keyspace N] [--threads N] [--tracking] [--latency-log PATH] \
+         -- COMMAND [ARG...]"
     );
     std::process::exit(2)
 }
@@ -297,11 +311,19 @@ async fn client(
 
 fn main() {
     let o = Arc::new(options());
-    // One thread, as redis-benchmark runs by default.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // One thread, as redis-benchmark runs by default, or the connections
+    // spread over `--threads` (a load that one core cannot generate).
+    let runtime = if o.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(o.threads)
+            .enable_all()
+            .build()
+    }
+    .expect("runtime");
     let remaining = Arc::new(AtomicUsize::new(o.requests));
     let started = Instant::now();
     let result = runtime.block_on(async {

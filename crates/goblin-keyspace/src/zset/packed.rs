@@ -226,8 +226,10 @@ impl Packed {
             .find(|e| cmp_entries(e.score, e.member, score, member) == Ordering::Greater)
             .map_or(self.buf.len(), |e| e.start);
         // Encoded at the end, then rotated into place: no temporary buffer.
+        // The buffer grows to the exact size, as Redis reallocates a
+        // listpack (see `Listpack::push`).
         let old_end = self.buf.len();
-        self.buf.reserve(entry_size(member.len()));
+        self.buf.reserve_exact(entry_size(member.len()));
         encode(&mut self.buf, member, score);
         let size = self.buf.len() - old_end;
         self.buf[at..].rotate_right(size);
@@ -237,6 +239,7 @@ impl Packed {
     /// Appends a member that sorts after every present one (building from
     /// sorted input).
     pub fn push_back(&mut self, member: &[u8], score: f64) {
+        self.buf.reserve_exact(entry_size(member.len()));
         encode(&mut self.buf, member, score);
         self.len += 1;
     }
