@@ -232,8 +232,10 @@ const BANNED: &[&[u8]] = &[
     b"getmetatable",
     b"coroutine",
     b"debug",
-    // next(string, k) walks to a field without naming it.
+    // next(string, k) walks to a field without naming it, and pairs
+    // hands out next.
     b"next",
+    b"pairs",
 ];
 
 /// Fields that run a pattern (the string library's, as `string.find` or
@@ -566,6 +568,9 @@ mod tests {
         ));
         assert!(!keyed("return KEYS[1][ARGV[1]](KEYS[1], '.-b')"));
         assert!(!keyed("return redis.call('get', KEYS[KEYS[1]])"));
+        assert!(!keyed(
+            "local f, t = pairs(string) local k, v = f(t, 'char') return v(ARGV[1], '.-b')"
+        ));
         assert!(!keyed(
             "local k, f = next(string, 'char') return f(ARGV[1], '.-b')"
         ));
