@@ -789,8 +789,9 @@ unsafe fn is_proxy(l: *mut lua_State, idx: c_int) -> bool {
     }
 }
 
-/// Calls the original builtin with the current arguments.
-unsafe fn call_original(l: *mut lua_State) -> c_int {
+/// Calls the original builtin (the first upvalue of a `wrap` wrapper)
+/// with the current arguments.
+pub(super) unsafe fn call_original(l: *mut lua_State) -> c_int {
     let n = ffi::lua_gettop(l);
     ffi::lua_pushvalue(l, UP_ORIG);
     ffi::lua_insert(l, 1);

@@ -36,7 +36,7 @@
 //! fails at once with Lua's memory error, where the original would copy
 //! byte after byte for seconds before failing the same way.
 
-use super::api::wrap;
+use super::api::{call_original, wrap};
 use super::lua::{
     lua_CFunction, may_allocate, pop, raise, raise_memory_error, raise_plain, rawget_str,
     rawset_str,
@@ -108,18 +108,6 @@ unsafe extern "C-unwind" fn guarded_rep(l: *mut lua_State) -> c_int {
         return raise_memory_error(l);
     }
     call_original(l)
-}
-
-/// The original function, the wrapper's first upvalue (`api::wrap`).
-const UP_ORIG: c_int = ffi::lua_upvalueindex(1);
-
-/// string.rep's original, with its arguments.
-unsafe fn call_original(l: *mut lua_State) -> c_int {
-    let n = ffi::lua_gettop(l);
-    ffi::lua_pushvalue(l, UP_ORIG);
-    ffi::lua_insert(l, 1);
-    ffi::lua_call(l, n, ffi::LUA_MULTRET);
-    ffi::lua_gettop(l)
 }
 
 unsafe extern "C-unwind" fn guarded_find(l: *mut lua_State) -> c_int {
