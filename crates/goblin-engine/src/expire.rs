@@ -111,19 +111,30 @@ pub fn active_expire_cycle(engine: &Engine) -> CycleReport {
 /// short whatever the machine, and a resize still ends within seconds of
 /// idleness: with the default hz of 10, 100k entries a second per shard).
 const REHASH_PER_TICK: usize = 10_000;
+/// Entries moved per hold of the shard's lock: about 50 to 100 us of
+/// work, so that a client thread that needs the shard meanwhile waits no
+/// longer than that.
+const REHASH_PER_HOLD: usize = 1000;
 
 /// Moves entries of the running table resizes (Redis's activerehashing),
 /// so that a resize ends even when few commands touch its shard, and its
 /// old bucket array is freed. One shard is held at a time, for a batch.
 pub fn active_rehash(engine: &Engine) {
     for idx in 0..engine.keyspace().shard_count() {
-        let mut shard = engine.keyspace().lock(idx);
         let mut budget = REHASH_PER_TICK;
-        for db in shard.dbs.iter_mut() {
-            // The batch is split so that an idle database costs nothing.
-            while budget > 0 && db.rehash_step(1000) {
-                budget = budget.saturating_sub(1000);
+        let mut db_idx = 0;
+        while budget > 0 {
+            let mut shard = engine.keyspace().lock(idx);
+            // An idle database costs nothing: the step ends at once.
+            while db_idx < shard.dbs.len() && !shard.dbs[db_idx].rehash_step(REHASH_PER_HOLD) {
+                db_idx += 1;
             }
+            if db_idx == shard.dbs.len() {
+                break;
+            }
+            budget = budget.saturating_sub(REHASH_PER_HOLD);
+            // Handed to a waiting client thread, if any.
+            parking_lot::MutexGuard::unlock_fair(shard);
         }
     }
 }

@@ -12,15 +12,26 @@
 //! so the compressor here need not produce liblzf's exact bytes; it uses
 //! liblzf's method (a hash of the next three bytes finds earlier matches).
 
+/// Bits of the largest hash table (liblzf's HLOG).
 const HLOG: u32 = 14;
+/// Bits of the smallest one.
+const MIN_HLOG: u32 = 6;
 const MAX_LIT: usize = 32;
 const MAX_OFF: usize = 1 << 13;
 const MAX_REF: usize = (1 << 8) + (1 << 3);
 
+/// The table's bits for an input of `n` bytes: about one slot per byte, up
+/// to liblzf's 2^14. Every call starts from a cleared table (the output is
+/// a function of the input alone), and clearing 2^14 slots for a 100-byte
+/// value cost a snapshot of small strings most of its time.
+fn table_bits(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros()).clamp(MIN_HLOG, HLOG)
+}
+
 #[inline]
-fn hash3(p: &[u8]) -> usize {
+fn hash3(p: &[u8], bits: u32) -> usize {
     let v = ((p[0] as u32) << 16) | ((p[1] as u32) << 8) | p[2] as u32;
-    ((v.wrapping_mul(0x9E37_79B1)) >> (32 - HLOG)) as usize
+    ((v.wrapping_mul(0x9E37_79B1)) >> (32 - bits)) as usize
 }
 
 /// Compresses `input`; `None` when the result would not fit in `max_out`
@@ -30,7 +41,8 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
     if n == 0 {
         return None;
     }
-    let mut table = vec![0usize; 1 << HLOG];
+    let bits = table_bits(n);
+    let mut table = vec![0usize; 1 << bits];
     let mut out: Vec<u8> = Vec::with_capacity(max_out.min(n + n / 16 + 64));
     // Position of the pending literal run's control byte in `out`.
     let mut lit_start = 0usize;
@@ -38,7 +50,7 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
     out.push(0);
     let mut i = 0usize;
     while i + 2 < n {
-        let h = hash3(&input[i..]);
+        let h = hash3(&input[i..], bits);
         let cand = table[h];
         table[h] = i + 1; // stored +1 so 0 means "empty"
         if cand > 0 {
@@ -78,7 +90,7 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
                 let end = i + len;
                 let mut j = i + 1;
                 while j < end && j + 2 < n {
-                    table[hash3(&input[j..])] = j + 1;
+                    table[hash3(&input[j..], bits)] = j + 1;
                     j += 1;
                 }
                 i = end;

@@ -9,9 +9,9 @@
 //!    the walk's cursor at bucket 0) and to count its keys. That instant is
 //!    the snapshot's point in time, the same for all shards.
 //! 2. **Walk.** The writer thread visits each database's key table bucket
-//!    by bucket, holding the shard only for a batch of buckets at a time,
-//!    and serializes the keys it finds. Clients keep running between
-//!    batches.
+//!    by bucket, holding the shard only for a batch of buckets at a time;
+//!    it copies the small values it finds and formats them once the shard
+//!    is released (see [`Copied`]). Clients keep running between batches.
 //! 3. **Copy on write, per key.** Before any change of a key whose bucket
 //!    the walk has not reached, the key's object as it was is copied into
 //!    the database's side list (or the side list notes that the key did not
@@ -29,7 +29,7 @@
 
 use super::rdb::{self, SaveOptions};
 use crate::engine::Engine;
-use crate::keyspace::{Object, ShardLocks};
+use crate::keyspace::{Object, ShardLocks, Value};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -209,6 +209,56 @@ fn delay_unless_cancelled(cancel: &AtomicBool, micros: u64) {
     }
 }
 
+/// The keys of one batch copied out under the shard's lock, to be
+/// formatted after it is released. Formatting (LZF compression above all)
+/// costs several times what copying does, and every client thread that
+/// needs the shard waits while the walker holds it; so small values are
+/// copied, and only the large ones are formatted in place.
+#[derive(Default)]
+struct Copied {
+    /// The keys' bytes, one after the other.
+    keys: Vec<u8>,
+    /// Each key's end in `keys`, and its object.
+    objects: Vec<(usize, Object)>,
+}
+
+impl Copied {
+    /// Elements up to which a collection is copied rather than formatted
+    /// under the lock (Redis's default listpack limit).
+    const MAX_ELEMENTS: usize = 128;
+    /// Bytes up to which a string is copied.
+    const MAX_STRING: usize = 64 * 1024;
+
+    /// Copies `key` and `obj` when that is cheap; otherwise hands `obj`
+    /// back, to be formatted now.
+    fn take<'o>(&mut self, key: &[u8], obj: &'o Object) -> Option<&'o Object> {
+        let small = match &obj.value {
+            Value::Str(s) => s.len() <= Self::MAX_STRING,
+            Value::Hash(h) => h.len() <= Self::MAX_ELEMENTS,
+            Value::Set(s) => s.len() <= Self::MAX_ELEMENTS,
+            Value::ZSet(z) => z.len() <= Self::MAX_ELEMENTS,
+            Value::List(l) => l.len() <= Self::MAX_ELEMENTS,
+            Value::Stream(_) => false,
+        };
+        if !small {
+            return Some(obj);
+        }
+        self.keys.extend_from_slice(key);
+        self.objects.push((self.keys.len(), obj.clone()));
+        None
+    }
+
+    /// Formats the copies with `f` and forgets them.
+    fn write(&mut self, mut f: impl FnMut(&[u8], &Object)) {
+        let mut start = 0;
+        for (end, obj) in self.objects.drain(..) {
+            f(&self.keys[start..end], &obj);
+            start = end;
+        }
+        self.keys.clear();
+    }
+}
+
 /// Walks a marked snapshot and writes it; each shard is held per batch.
 /// `key_delay_us` is rdb-key-save-delay (a test aid that slows the walk).
 pub fn write(
@@ -220,6 +270,7 @@ pub fn write(
 ) -> io::Result<()> {
     let cancelled = || io::Error::new(io::ErrorKind::Interrupted, "snapshot cancelled");
     let mut out = Vec::with_capacity(BATCH_BYTES * 2);
+    let mut copied = Copied::default();
     fmt.header(&mut out);
     fmt.functions(&mut out, &walk.functions);
     for (db, &(keys, expires)) in walk.sizes.iter().enumerate() {
@@ -255,11 +306,16 @@ pub fn write(
                 let batch = if key_delay_us > 0 { 1 } else { BATCH_BUCKETS };
                 let mut n = 0u64;
                 let done = d.snapshot_walk(batch, |k, o| {
-                    fmt.key(&mut out, k, o);
+                    if copied.take(k, o).is_some() {
+                        fmt.key(&mut out, k, o);
+                    }
                     n += 1;
                 });
                 let saved = if done { d.end_snapshot() } else { None };
-                drop(shard);
+                // Handed straight to a waiting client thread: released
+                // plainly, the walker would take it again at once.
+                parking_lot::MutexGuard::unlock_fair(shard);
+                copied.write(|k, o| fmt.key(&mut out, k, o));
                 walk.keys_processed.fetch_add(n, Ordering::Relaxed);
                 if key_delay_us > 0 && n > 0 {
                     delay_unless_cancelled(&walk.cancel, key_delay_us.saturating_mul(n));
@@ -358,4 +414,37 @@ pub fn write_locked(
     let trailer = fmt.trailer();
     sink.write_all(&trailer)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::AccessPolicy;
+
+    fn string(len: usize) -> Object {
+        Object::new(Value::str(&vec![b'v'; len]), AccessPolicy::default(), 0)
+    }
+
+    #[test]
+    fn small_values_are_copied_and_given_back_in_order() {
+        let mut copied = Copied::default();
+        let (a, b, big) = (
+            string(100),
+            string(Copied::MAX_STRING),
+            string(Copied::MAX_STRING + 1),
+        );
+        assert!(copied.take(b"a", &a).is_none());
+        assert!(copied.take(b"bb", &b).is_none());
+        assert!(std::ptr::eq(copied.take(b"big", &big).unwrap(), &big));
+        let mut seen = Vec::new();
+        copied.write(|k, o| match &o.value {
+            Value::Str(s) => seen.push((k.to_vec(), s.len())),
+            _ => unreachable!(),
+        });
+        assert_eq!(
+            seen,
+            [(b"a".to_vec(), 100), (b"bb".to_vec(), Copied::MAX_STRING)]
+        );
+        copied.write(|_, _| panic!("written twice"));
+    }
 }
