@@ -196,6 +196,8 @@ impl Pool {
 pub struct Evictor {
     policy: AtomicU8,
     pool: Mutex<Pool>,
+    /// Held by the thread that evicts: one eviction cycle at a time.
+    cycle: Mutex<()>,
     /// INFO evicted_keys.
     pub evicted_keys: AtomicU64,
     /// INFO total_eviction_exceeded_time, in microseconds.
@@ -223,6 +225,7 @@ impl Default for Evictor {
         Evictor {
             policy: AtomicU8::new(Policy::NoEviction as u8),
             pool: Mutex::new(Pool::default()),
+            cycle: Mutex::new(()),
             evicted_keys: AtomicU64::new(0),
             exceeded_total_us: AtomicU64::new(0),
             exceeded_since_us: AtomicU64::new(0),
@@ -454,6 +457,11 @@ impl Engine {
         if !self.evictions_allowed() {
             return Outcome::Ok;
         }
+        // One cycle at a time, as Redis's single thread runs them: two
+        // threads each freeing what was over the limit when they started
+        // would free it twice (a command's cycle beside the worker that
+        // CONFIG SET maxmemory starts). The one that waited measures anew.
+        let _one = self.evictor().cycle.lock();
         let outcome = self.evict_until_under();
         self.evictor().note(outcome);
         outcome
