@@ -461,9 +461,12 @@ impl Engine {
         // threads each freeing what was over the limit when they started
         // would free it twice (a command's cycle beside the worker that
         // CONFIG SET maxmemory starts). The one that waited measures anew.
-        let _one = self.evictor().cycle.lock();
+        let one = self.evictor().cycle.lock();
         let outcome = self.evict_until_under();
         self.evictor().note(outcome);
+        // Handed to a waiting command rather than taken again at once by
+        // the worker's next cycle.
+        parking_lot::MutexGuard::unlock_fair(one);
         outcome
     }
 

@@ -11,7 +11,7 @@
 //! 2. **Walk.** The writer thread visits each database's key table bucket
 //!    by bucket, holding the shard only for a batch of buckets at a time;
 //!    it copies the small values it finds and formats them once the shard
-//!    is released (see [`Copied`]). Clients keep running between batches.
+//!    is released (see `Copied`). Clients keep running between batches.
 //! 3. **Copy on write, per key.** Before any change of a key whose bucket
 //!    the walk has not reached, the key's object as it was is copied into
 //!    the database's side list (or the side list notes that the key did not
