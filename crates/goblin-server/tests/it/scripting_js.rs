@@ -512,6 +512,44 @@ fn js_busy_script_answers_busy_and_script_kill_stops_it() {
     assert_eq!(err_text(r), "NOTBUSY No scripts in execution right now.");
 }
 
+/// The builtins that walk an array-like index by index (join, reverse,
+/// copyWithin...) run as one call of the engine, not in the interpreter:
+/// over the holes of a sparse array or a plain object with a huge length
+/// they would run for minutes without marking the script busy or reading
+/// SCRIPT KILL. They poll the interrupt handler (vendor/README.md).
+#[test]
+fn js_builtins_walking_a_huge_array_like_are_busy_and_killable() {
+    let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
+    for script in [
+        "const a = []; a[2 ** 32 - 2] = 1; return String(a).length",
+        "return Array.prototype.join.call({length: 2 ** 53 - 1}).length",
+        "return Array.prototype.reverse.call({length: 2 ** 53 - 1}).length",
+        "return Array.prototype.copyWithin.call({length: 2 ** 53 - 1}, 0, 1).length",
+        "return [].concat({length: 2 ** 53 - 1, [Symbol.isConcatSpreadable]: true}).length",
+    ] {
+        let mut runner = s.client();
+        let run = script.to_string();
+        let script_thread = std::thread::spawn(move || err_text(eval(&mut runner, &run, &[], &[])));
+        let mut other = s.client();
+        wait_until(
+            "the script to make the server busy",
+            Duration::from_secs(10),
+            || {
+                let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
+                r.is_err_and(|e| e.to_string().contains("BUSY"))
+            },
+        );
+        let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
+        assert_eq!(ok, "OK", "{script}");
+        let killed = script_thread.join().unwrap();
+        assert!(
+            killed.contains("Script killed by user with SCRIPT KILL"),
+            "{script}: {killed}"
+        );
+        let pong: String = redis::cmd("PING").query(&mut other).unwrap();
+        assert_eq!(pong, "PONG");
+    }
+}
 #[test]
 fn js_busy_script_that_wrote_is_unkillable() {
     let s = TestServer::start_with(&[("busy-reply-threshold", "20")]);
