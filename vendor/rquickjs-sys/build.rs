@@ -55,6 +55,8 @@ fn main() {
 
     let source_files = ["libregexp.c", "libunicode.c", "quickjs.c", "dtoa.c"];
 
+    // Pushed to only under the disable-assertions feature.
+    #[allow(unused_mut)]
     let mut defines: Vec<(String, Option<&str>)> = vec![("_GNU_SOURCE".into(), None)];
 
     #[cfg(feature = "disable-assertions")]
