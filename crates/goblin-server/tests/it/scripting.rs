@@ -1,9 +1,8 @@
 //! Scripts and transactions under concurrent clients, busy scripts and
 //! SCRIPT KILL, through a real client (the `redis` crate).
 
-use crate::common::{self, err_text, info_field, wait_until, TestServer};
+use crate::common::{self, err_text, info_field, wait_busy, TestServer};
 use redis::{Commands, RedisResult};
-use std::time::Duration;
 
 const STOCK: i64 = 1000;
 const CLIENTS: usize = 20;
@@ -447,14 +446,7 @@ fn busy_script_answers_busy_and_script_kill_stops_it() {
         err_text(r)
     });
     let mut other = s.client();
-    wait_until(
-        "the script to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("GET").arg("k").query(&mut other);
     assert_eq!(
         err_text(r),
@@ -510,14 +502,7 @@ fn a_backtracking_pattern_is_busy_and_script_kill_stops_it() {
             err_text(r)
         });
         let mut other = s.client();
-        wait_until(
-            "the script to make the server busy",
-            Duration::from_secs(10),
-            || {
-                let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-                r.is_err_and(|e| e.to_string().contains("BUSY"))
-            },
-        );
+        wait_busy(&mut other);
         let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
         assert_eq!(ok, "OK", "{script}");
         let pong: String = redis::cmd("PING").query(&mut other).unwrap();
@@ -554,14 +539,7 @@ fn busy_script_that_wrote_is_unkillable() {
         r
     });
     let mut other = s.client();
-    wait_until(
-        "the script to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
     assert!(err_text(r).starts_with("UNKILLABLE Sorry the script already executed write commands"));
     assert_eq!(script.join().unwrap(), "done");
@@ -584,14 +562,7 @@ fn function_kill_stops_a_busy_function() {
         err_text(r)
     });
     let mut other = s.client();
-    wait_until(
-        "the function to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
     assert_eq!(
         err_text(r),

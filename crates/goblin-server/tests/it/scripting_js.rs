@@ -5,9 +5,8 @@
 //! racing clients.
 
 use crate::common::process::{temp_dir, Proc};
-use crate::common::{self, bulk, config_set, err_text, wait_until, TestServer};
+use crate::common::{self, bulk, config_set, err_text, wait_busy, TestServer};
 use redis::{RedisResult, Value};
-use std::time::Duration;
 
 fn eval(
     c: &mut redis::Connection,
@@ -484,14 +483,7 @@ fn js_busy_script_answers_busy_and_script_kill_stops_it() {
         ))
     });
     let mut other = s.client();
-    wait_until(
-        "the script to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("GET").arg("k").query(&mut other);
     assert_eq!(
         err_text(r),
@@ -531,14 +523,7 @@ fn js_builtins_walking_a_huge_array_like_are_busy_and_killable() {
         let run = script.to_string();
         let script_thread = std::thread::spawn(move || err_text(eval(&mut runner, &run, &[], &[])));
         let mut other = s.client();
-        wait_until(
-            "the script to make the server busy",
-            Duration::from_secs(10),
-            || {
-                let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-                r.is_err_and(|e| e.to_string().contains("BUSY"))
-            },
-        );
+        wait_busy(&mut other);
         let ok: String = redis::cmd("SCRIPT").arg("KILL").query(&mut other).unwrap();
         assert_eq!(ok, "OK", "{script}");
         let killed = script_thread.join().unwrap();
@@ -566,14 +551,7 @@ fn js_busy_script_that_wrote_is_unkillable() {
         .unwrap()
     });
     let mut other = s.client();
-    wait_until(
-        "the script to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("SCRIPT").arg("KILL").query(&mut other);
     assert!(err_text(r).starts_with("UNKILLABLE Sorry the script already executed write commands"));
     assert_eq!(script.join().unwrap(), bulk("done"));
@@ -596,14 +574,7 @@ fn js_function_kill_stops_a_busy_function() {
         err_text(r)
     });
     let mut other = s.client();
-    wait_until(
-        "the function to make the server busy",
-        Duration::from_secs(10),
-        || {
-            let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
-            r.is_err()
-        },
-    );
+    wait_busy(&mut other);
     let r: RedisResult<String> = redis::cmd("PING").query(&mut other);
     assert_eq!(
         err_text(r),

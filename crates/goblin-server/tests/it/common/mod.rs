@@ -207,6 +207,19 @@ pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Waits (up to 10 s) until a script or function running on another
+/// connection makes the server answer PING on `c` with BUSY.
+pub fn wait_busy(c: &mut redis::Connection) {
+    wait_until(
+        "a running script to make the server busy",
+        Duration::from_secs(10),
+        || {
+            let r: redis::RedisResult<String> = redis::cmd("PING").query(c);
+            r.is_err_and(|e| e.code() == Some("BUSY"))
+        },
+    );
+}
+
 /// A bulk string reply, as the `redis` crate gives it.
 pub fn bulk(s: &str) -> redis::Value {
     redis::Value::BulkString(s.as_bytes().to_vec())
