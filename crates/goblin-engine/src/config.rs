@@ -515,7 +515,7 @@ pub static PARAMS: &[ParamSpec] = &[
     },
     p("rdbcompression", BOOL, "yes"),
     imm("rdbchecksum", BOOL, "yes"),
-    inert("stop-writes-on-bgsave-error", BOOL, "yes", 0),
+    p("stop-writes-on-bgsave-error", BOOL, "yes"),
     hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     // How often Redis serves clients while it loads; Goblin's loading

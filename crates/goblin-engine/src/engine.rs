@@ -65,6 +65,8 @@ pub struct Engine {
     /// block, so they never share a cache line for it.
     dirty_base: AtomicU64,
     last_save_ms: AtomicU64,
+    /// When a replica last logged that it applies writes its disk refuses.
+    replica_disk_error_logged_ms: AtomicU64,
     /// Active expiry can be paused (DEBUG SET-ACTIVE-EXPIRE 0).
     active_expire_enabled: AtomicBool,
     /// Expired keys counted before the last CONFIG RESETSTAT.
@@ -185,6 +187,7 @@ impl Engine {
             run_id,
             dirty_base: AtomicU64::new(0),
             last_save_ms: AtomicU64::new(now_ms()),
+            replica_disk_error_logged_ms: AtomicU64::new(0),
             active_expire_enabled: AtomicBool::new(true),
             expired_baseline: AtomicU64::new(0),
             shutdown: tx,
@@ -730,6 +733,13 @@ impl Engine {
         self.keyspace
             .env()
             .set_access(crate::evict::access_policy(&self.config));
+        // Redis's writeCommandsDeniedByDiskError looks at a failed save
+        // only where save points exist.
+        self.persist.stop_writes_on_bgsave_error.store(
+            self.config.get_bool("stop-writes-on-bgsave-error")
+                && !self.config.get("save").trim().is_empty(),
+            Ordering::Relaxed,
+        );
     }
 
     /// INFO persistence.
@@ -963,6 +973,26 @@ impl Engine {
     /// Whether writes are allowed by min-replicas-to-write (Redis's
     /// checkGoodReplicasStatus): a replica always writes what its primary
     /// sends; a primary needs that many good replicas.
+    /// A replica applies its primary's writes though they cannot reach
+    /// its disk (Redis's replica-ignore-disk-write-errors yes: its log keeps
+    /// the records and retries, see persist::aof), and says so at most
+    /// every 10 seconds.
+    #[cold]
+    pub(crate) fn note_replica_disk_error(&self) {
+        let now = now_ms();
+        let last = self.replica_disk_error_logged_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 10_000
+            && self
+                .replica_disk_error_logged_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            crate::log::warning(
+                "Replica is applying a command even though it is unable to write to disk.",
+            );
+        }
+    }
+
     pub fn good_replicas_ok(&self) -> bool {
         let min = self.config.min_replicas_to_write.load(Ordering::Relaxed);
         if min <= 0 || self.repl.is_replica() {
@@ -1166,9 +1196,11 @@ impl Engine {
         let repl_only = effects.repl_only && client.pending_log.is_empty();
         let effects_unwrapped = effects.unwrapped;
         let mut records = std::mem::take(&mut client.pending_log);
+        let nested_records = records.len();
         for shard in locks.held_mut() {
             crate::persist::collect_expired(shard, &mut records);
         }
+        let expired = records.len() - nested_records;
         if effects.replaced {
             records.extend(
                 effects
@@ -1182,6 +1214,10 @@ impl Engine {
                 argv: argv.iter().map(|a| a.to_vec()).collect(),
             });
         }
+        // Only DELs of keys that expired as the command read them: the
+        // reply does not wait for them (a read is not refused while the
+        // log fails; a key whose DEL is lost expires again after loading).
+        let expiries_only = records.len() == expired;
         if nested {
             client.pending_log = records;
             return;
@@ -1214,7 +1250,10 @@ impl Engine {
         // A call for the replicas only (PUBLISH) stays out of the file when
         // it is all there is to log.
         if self.persist.aof.is_on() && !(repl_only && records.len() == 1) {
-            client.aof_offset = self.persist.aof.append(&records);
+            let end = self.persist.aof.append(&records);
+            if !expiries_only {
+                client.aof_offset = end;
+            }
         }
         if self.repl.stream.feeding() {
             self.feed_replicas(&records);
@@ -1740,11 +1779,17 @@ impl Session {
                 return Err(reject(err));
             }
         }
-        if (engine.config.maxmemory.load(Ordering::Relaxed) != 0
-            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0)
-            && !self.state.from_master
+        let disk_error = engine.persist.write_denial();
+        if self.state.from_master {
+            if disk_error.is_some() {
+                engine.note_replica_disk_error();
+            }
+        } else if engine.config.maxmemory.load(Ordering::Relaxed) != 0
+            || engine.config.min_replicas_to_write.load(Ordering::Relaxed) > 0
+            || disk_error.is_some()
         {
-            self.check_state(engine, spec, argv).map_err(reject)?;
+            self.check_state(engine, spec, argv, disk_error)
+                .map_err(reject)?;
         }
         // A RESP2 client that subscribes may only subscribe, leave, PING,
         // QUIT or RESET: its replies are messages.
@@ -1856,14 +1901,17 @@ struct Refusal {
 
 impl Session {
     /// The checks of Redis's processCommand that depend on the server's
-    /// state: out of memory (deny-oom commands, and anything queued inside
-    /// MULTI) and min-replicas-to-write (write commands), with the flags
-    /// of the call (a script's declared ones, EXEC's with its queue's).
+    /// state, in its order: out of memory (deny-oom commands, and anything
+    /// queued inside MULTI), data that cannot reach the disk (write
+    /// commands and PING get MISCONF) and min-replicas-to-write (write
+    /// commands), with the flags of the call (a script's declared ones,
+    /// EXEC's with its queue's).
     fn check_state(
         &mut self,
         engine: &Engine,
         spec: &CommandSpec,
         argv: &[&[u8]],
+        disk_error: Option<crate::persist::DiskError>,
     ) -> Result<(), Error> {
         let flags = spec.call_flags(engine, &self.state, argv);
         if engine.config.maxmemory.load(Ordering::Relaxed) != 0 {
@@ -1882,6 +1930,11 @@ impl Session {
             self.state.pre_command_oom = oom;
         } else {
             self.state.pre_command_oom = false;
+        }
+        if let Some(denied) = disk_error {
+            if flags & flag::WRITE != 0 || spec.has(flag::DISK_ERROR_REFUSED) {
+                return Err(Error::raw(denied.message()));
+            }
         }
         if flags & flag::WRITE != 0 && !engine.good_replicas_ok() {
             return Err(Error::constant(

@@ -931,16 +931,19 @@ impl Connection {
     /// Before replies leave, their writes must have reached the append-only
     /// file: on disk (synced) under appendfsync always, handed to the kernel
     /// otherwise, as Redis writes its AOF buffer before it sends replies.
-    async fn await_log(&self) {
+    /// When the log fails instead, no reply leaves: the held replies may
+    /// say OK for a write that is not in the file, so the connection
+    /// closes (the client sees its writes unacknowledged, as when Redis
+    /// exits on such an error) and later writes get MISCONF.
+    async fn await_log(&self) -> std::io::Result<()> {
         let logged = self.session.state.aof_offset;
         let aof = &self.engine.persist().aof;
-        if logged > aof.synced() {
-            if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
-                aof.wait_synced(logged).await;
-            } else {
-                aof.write_through(logged);
-            }
+        if logged <= aof.synced() {
+            return Ok(());
         }
+        aof.await_logged(logged)
+            .await
+            .map_err(|e| std::io::Error::other(e.misconf()))
     }
 
     /// The replies were all written: the buffer is reused, back at the
@@ -964,7 +967,7 @@ impl Connection {
         if self.session.out.buf.len() == self.written {
             return self.stream.send_buffered();
         }
-        self.await_log().await;
+        self.await_log().await?;
         // INFO's total_writes_processed.
         self.engine.stats().add_write();
         loop {
@@ -990,7 +993,7 @@ impl Connection {
         if self.session.out.buf.len() == self.written {
             return self.stream.write_all(&[]).await;
         }
-        self.await_log().await;
+        self.await_log().await?;
         let out = &self.session.out.buf[self.written..];
         self.engine.stats().add_net_output(out.len());
         self.engine.stats().add_write();

@@ -18,10 +18,12 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use goblin_engine::persist::aof::strerror;
 use goblin_engine::repl::{failover, LinkState, MasterAddr, Resume};
 use goblin_engine::util::time::now_ms;
 use goblin_engine::{log, ConnInfo, Engine, Flow};
@@ -39,12 +41,17 @@ pub fn start(engine: Arc<Engine>) {
 
 fn run(engine: Arc<Engine>) {
     let r = engine.repl();
+    let mut again = false;
     loop {
         let gen = r.master_generation();
+        let at_once = std::mem::take(&mut again);
         let Some(addr) = r.master() else {
             r.wait_master_change(gen, Duration::from_secs(1));
             continue;
         };
+        if !at_once {
+            log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
+        }
         // A bug met while following must not end replication for good.
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| follow(&engine, &addr, gen)))
@@ -63,12 +70,26 @@ fn run(engine: Arc<Engine>) {
         };
         if r.master_generation() == gen {
             match result {
-                Err(e) if was_up => log::notice(&format!("Connection with master lost. ({e})")),
-                Err(e) => log::warning(&format!("Error condition on socket for SYNC: {e}")),
-                Ok(()) => {}
+                Err(Stop::Error(e)) if was_up => {
+                    log::notice(&format!("Connection with master lost. ({e})"))
+                }
+                Err(Stop::Error(e)) => {
+                    log::warning(&format!("Error condition on socket for SYNC: {e}"))
+                }
+                Err(Stop::TransferFailed) => {
+                    log::notice(&format!(
+                        "Reconnecting to MASTER {}:{} after failure",
+                        addr.host, addr.port
+                    ));
+                    again = true;
+                }
+                Err(Stop::Logged) | Ok(()) => {}
             }
-            // Redis's replicationCron tries again once a second.
-            r.wait_master_change(gen, Duration::from_secs(1));
+            // Redis's replicationCron tries again once a second; a failed
+            // transfer at once (cancelReplicationHandshake).
+            if !again {
+                r.wait_master_change(gen, Duration::from_secs(1));
+            }
         }
     }
 }
@@ -80,14 +101,52 @@ struct Link {
     pos: usize,
 }
 
-/// Why following stopped: the primary changed, or an error.
-type Step<T> = Result<T, String>;
+/// Why following stopped.
+enum Stop {
+    /// The primary changed, or a failure that `run` reports (unless the
+    /// primary changed meanwhile).
+    Error(String),
+    /// A failure reported where it happened, in Redis's words for it (as
+    /// readSyncBulkPayload logs its own).
+    Logged,
+    /// The snapshot's transfer or load failed, reported where it happened:
+    /// the link connects again at once (Redis's
+    /// cancelReplicationHandshake(1), the data left as it was).
+    TransferFailed,
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+impl From<&str> for Stop {
+    fn from(e: &str) -> Stop {
+        Stop::Error(e.to_string())
+    }
+}
+
+/// Logs `line`, the report of a failure that ends the link.
+fn logged(line: String) -> Stop {
+    log::warning(&line);
+    Stop::Logged
+}
+
+/// Logs `line`, the report of a failed transfer of the primary's
+/// snapshot.
+fn transfer_failed(line: String) -> Stop {
+    log::warning(&line);
+    Stop::TransferFailed
+}
+
+type Step<T> = Result<T, Stop>;
 
 impl Link {
     fn send(&mut self, argv: &[&[u8]]) -> Step<()> {
         let mut out = Vec::new();
         goblin_engine::persist::aof::encode_command(&mut out, argv);
-        self.tcp.write_all(&out).map_err(|e| e.to_string())
+        self.tcp.write_all(&out).map_err(|e| strerror(&e).into())
     }
 
     /// Reads more into `buf`; Ok(false) when the read timed out.
@@ -98,7 +157,7 @@ impl Link {
         }
         let mut chunk = [0u8; 64 * 1024];
         match self.tcp.read(&mut chunk) {
-            Ok(0) => Err("connection closed by the primary".into()),
+            Ok(0) => Err("connection lost".into()),
             Ok(n) => {
                 self.buf.extend_from_slice(&chunk[..n]);
                 Ok(true)
@@ -113,7 +172,7 @@ impl Link {
             {
                 Ok(false)
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(strerror(&e).into()),
         }
     }
 
@@ -162,7 +221,6 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
     let config = engine.config();
     let timeout = Duration::from_secs(config.get_i64("repl-timeout").max(1) as u64);
     r.link.lock().state = LinkState::Connecting;
-    log::notice(&format!("Connecting to MASTER {}:{}", addr.host, addr.port));
     let sockaddr = (addr.host.as_str(), addr.port)
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
@@ -187,7 +245,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
         && !pong.starts_with("-NOPERM")
         && !pong.starts_with("-ERR operation not permitted")
     {
-        return Err(format!("Error reply to PING from master: '{pong}'"));
+        return Err(format!("Error reply to PING from master: '{pong}'").into());
     }
     log::notice("Master replied to PING, replication can continue...");
     let auth = config.get("masterauth");
@@ -204,7 +262,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             )?
         };
         if reply.starts_with('-') {
-            return Err(format!("Unable to AUTH to MASTER: {reply}"));
+            return Err(format!("Unable to AUTH to MASTER: {reply}").into());
         }
     }
     let port = match config.get_i64("replica-announce-port") {
@@ -305,63 +363,80 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             .and_then(|o| o.parse().ok())
             .ok_or_else(|| format!("Bad +FULLRESYNC reply: '{reply}'"))?;
         log::notice(&format!("Full resync from master: {replid}:{offset}"));
-        receive_snapshot(engine, &mut link, gen, timeout)?;
-        // The history and the stream are the primary's from here.
-        r.adopt_id(&replid, offset, false);
-        r.stream
-            .activate(config.get_i64("repl-backlog-size").max(1) as usize);
-        r.stream.reset(offset);
-        *r.resume.lock() = None;
+        let rdb = receive_snapshot(engine, &mut link, gen, timeout)?;
+        load_snapshot(engine, rdb, gen, &replid, offset)?;
         db = 0;
         log::notice("MASTER <-> REPLICA sync: Finished with success");
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let resume = resume.ok_or("+CONTINUE without a history")?;
         let new_id = rest.trim();
         log::notice("Successful partial resynchronization with master.");
-        if !new_id.is_empty() && new_id != resume.replid {
-            // The primary's history has a new id (a failover): ours too;
-            // our replicas must hear of it.
-            r.adopt_id(new_id, resume.offset, true);
-            log::notice(&format!("Master replication ID changed to {new_id}"));
-            for rep in r.replicas() {
-                rep.info.kill();
+        // Not once this engine was promoted meanwhile: its history is its
+        // own then.
+        r.apply_from_master(gen, || {
+            if !new_id.is_empty() && new_id != resume.replid {
+                // The primary's history has a new id (a failover): ours
+                // too; our replicas must hear of it.
+                r.adopt_id(new_id, resume.offset, true);
+                log::notice(&format!("Master replication ID changed to {new_id}"));
+                for rep in r.replicas() {
+                    rep.info.kill();
+                }
             }
-        }
-        if !r.stream.is_active() {
-            r.stream
-                .activate(config.get_i64("repl-backlog-size").max(1) as usize);
-            r.stream.reset(resume.offset);
-        }
-        *r.resume.lock() = None;
+            if !r.stream.is_active() {
+                r.stream
+                    .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+                r.stream.reset(resume.offset);
+            }
+            *r.resume.lock() = None;
+        })
+        .ok_or("the primary changed")?;
         log::notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
     } else if reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING") {
         return Err(format!(
             "Master is currently unable to PSYNC but should be in the future: {reply}"
-        ));
+        )
+        .into());
     } else {
-        return Err(format!("Unexpected reply to PSYNC from master: {reply}"));
+        return Err(format!("Unexpected reply to PSYNC from master: {reply}").into());
     }
     stream(engine, link, gen, db, timeout)
 }
 
-/// Receives the primary's snapshot into a temporary file, then replaces
-/// the data with it.
+/// The file a full synchronization's snapshot is received into: removed
+/// when the synchronization fails, however it fails (Redis's
+/// replicationAbortSyncTransfer unlinks it); once renamed into place it is
+/// gone already.
+struct TempRdb {
+    path: PathBuf,
+}
+
+impl Drop for TempRdb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Receives the primary's snapshot into a temporary file, synced to disk
+/// (Redis's disk-based load, readSyncBulkPayload). The data is untouched
+/// until then: a transfer that fails (a full disk, a lost link) leaves
+/// it as it was, and the link tries again.
 fn receive_snapshot(
     engine: &Arc<Engine>,
     link: &mut Link,
     gen: u64,
     timeout: Duration,
-) -> Step<()> {
+) -> Step<TempRdb> {
     let r = engine.repl();
     let header = link.line(engine, gen, timeout)?;
-    if header.starts_with('-') {
-        return Err(format!(
-            "MASTER aborted replication with an error: {header}"
-        ));
+    if let Some(error) = header.strip_prefix('-') {
+        return Err(transfer_failed(format!(
+            "MASTER aborted replication with an error: {error}"
+        )));
     }
-    let header = header
-        .strip_prefix('$')
-        .ok_or_else(|| format!("Bad protocol from MASTER, the first byte is not '$' (we received '{header}'), are you sure the host and port are right?"))?;
+    let Some(header) = header.strip_prefix('$') else {
+        return Err(transfer_failed(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{header}'), are you sure the host and port are right?")));
+    };
     let mark = header.strip_prefix("EOF:").map(|m| m.as_bytes().to_vec());
     let size: Option<u64> = match &mark {
         Some(m) if m.len() == 40 => None,
@@ -387,87 +462,137 @@ fn receive_snapshot(
         l.transfer_read = 0;
         l.transfer_last_io_ms = now_ms();
     }
-    let dir = std::path::PathBuf::from(engine.config().get("dir"));
-    let tmp = dir.join(format!(
-        "temp-{}.{}.rdb",
-        now_ms() / 1000,
-        std::process::id()
-    ));
-    let received = (|| -> Step<()> {
-        let mut file = std::fs::File::create(&tmp).map_err(|e| {
-            format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
-        })?;
-        let mut got: u64 = 0;
-        let mut tail: Vec<u8> = Vec::new();
-        let mut last_io = Instant::now();
-        loop {
-            if link.pos < link.buf.len() {
-                let data = &link.buf[link.pos..];
-                let take = match size {
-                    Some(n) => ((n - got) as usize).min(data.len()),
-                    None => data.len(),
-                };
-                let data = &data[..take];
-                got += take as u64;
-                match &mark {
-                    None => file.write_all(data).map_err(|e| e.to_string())?,
-                    Some(m) => {
-                        // The last 40 bytes may be the mark: held back.
-                        tail.extend_from_slice(data);
-                        if tail.len() > 40 {
-                            let keep = tail.len() - 40;
-                            file.write_all(&tail[..keep]).map_err(|e| e.to_string())?;
-                            tail.drain(..keep);
-                        }
-                        if tail.len() == 40 && tail == *m {
-                            link.pos += take;
-                            break;
-                        }
+    let rdb = TempRdb {
+        path: PathBuf::from(engine.config().get("dir")).join(format!(
+            "temp-{}.{}.rdb",
+            now_ms() / 1000,
+            std::process::id()
+        )),
+    };
+    let mut file = std::fs::File::create(&rdb.path).map_err(|e| {
+        logged(format!(
+            "Opening the temp file needed for MASTER <-> REPLICA synchronization: {}",
+            strerror(&e)
+        ))
+    })?;
+    let mut got: u64 = 0;
+    let mut tail: Vec<u8> = Vec::new();
+    let mut last_io = Instant::now();
+    loop {
+        if link.pos < link.buf.len() {
+            let data = &link.buf[link.pos..];
+            let take = match size {
+                Some(n) => ((n - got) as usize).min(data.len()),
+                None => data.len(),
+            };
+            let data = &data[..take];
+            got += take as u64;
+            match &mark {
+                None => write_payload(&mut file, data)?,
+                Some(m) => {
+                    // The last 40 bytes may be the mark: held back.
+                    tail.extend_from_slice(data);
+                    if tail.len() > 40 {
+                        let keep = tail.len() - 40;
+                        write_payload(&mut file, &tail[..keep])?;
+                        tail.drain(..keep);
+                    }
+                    if tail.len() == 40 && tail == *m {
+                        link.pos += take;
+                        break;
                     }
                 }
-                link.pos += take;
-                {
-                    let mut l = r.link.lock();
-                    l.transfer_read = got;
-                    l.transfer_last_io_ms = now_ms();
-                }
-                last_io = Instant::now();
-                if size == Some(got) {
-                    break;
-                }
             }
-            if r.master_generation() != gen {
-                return Err("the primary changed".into());
+            link.pos += take;
+            {
+                let mut l = r.link.lock();
+                l.transfer_read = got;
+                l.transfer_last_io_ms = now_ms();
             }
-            if last_io.elapsed() > timeout {
-                return Err("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.".into());
+            last_io = Instant::now();
+            if size == Some(got) {
+                break;
             }
-            link.fill()?;
         }
-        file.sync_all().map_err(|e| e.to_string())?;
-        Ok(())
-    })();
-    if let Err(e) = received {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+        if r.master_generation() != gen {
+            return Err("the primary changed".into());
+        }
+        if last_io.elapsed() > timeout {
+            return Err(transfer_failed("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.".into()));
+        }
+        if let Err(e) = link.fill() {
+            return Err(match e {
+                Stop::Error(e) => {
+                    transfer_failed(format!("I/O error trying to sync with MASTER: {e}"))
+                }
+                e => e,
+            });
+        }
     }
-    load_snapshot(engine, &tmp)
+    // Redis syncs the file after flushing its data, which a failure here
+    // then leaves empty; synced first, the data stays.
+    if let Err(e) = file.sync_all() {
+        return Err(transfer_failed(format!(
+            "Failed trying to sync the temp DB to disk in MASTER <-> REPLICA synchronization: {}",
+            strerror(&e)
+        )));
+    }
+    Ok(rdb)
 }
 
-/// Replaces the data with the snapshot in `path` (every shard held; other
-/// clients get LOADING), keeps it as dump.rdb.
-fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
+/// Writes a piece of the primary's snapshot with one write(2), as Redis
+/// does: a short write (a disk that filled up) fails the transfer too.
+fn write_payload(file: &mut std::fs::File, data: &[u8]) -> Step<()> {
+    let why = match file.write(data) {
+        Ok(n) if n == data.len() => return Ok(()),
+        Ok(_) => "short write".to_string(),
+        Err(e) => strerror(&e),
+    };
+    Err(transfer_failed(format!(
+        "Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA synchronization: {why}"
+    )))
+}
+
+/// Replaces the data with the snapshot in `rdb` and takes the primary's
+/// history, `replid` at `offset`: every shard held (other clients get
+/// LOADING), and before or after a change of primary, never across one.
+/// The file is kept as dump.rdb.
+fn load_snapshot(
+    engine: &Arc<Engine>,
+    rdb: TempRdb,
+    gen: u64,
+    replid: &str,
+    offset: u64,
+) -> Step<()> {
     let r = engine.repl();
-    // Our replicas follow a history that just ended.
-    for rep in r.replicas() {
-        rep.info.kill();
-    }
+    let config = engine.config();
     let p = engine.persist();
     let aof_on = p.aof.is_on();
-    log::notice("MASTER <-> REPLICA sync: Flushing old data");
+    let file = std::fs::File::open(&rdb.path).map_err(|e| {
+        transfer_failed(format!(
+            "Failed trying to load the MASTER synchronization DB from disk: {}",
+            strerror(&e)
+        ))
+    })?;
+    let size = file.metadata().ok().map(|m| m.len());
     p.loading.store(true, Ordering::Release);
-    let loaded = {
-        let mut locks = engine.keyspace().lock_all();
+    // Every shard, then the primary's stream without waiting for it: a
+    // REPLICAOF that holds the stream (Replication::hold_master_stream)
+    // may be waiting for shards, let go until it is done.
+    let (mut locks, stream) = loop {
+        let locks = engine.keyspace().lock_all();
+        if let Some(stream) = r.try_hold_master_stream() {
+            break (locks, stream);
+        }
+        drop(locks);
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let loaded = (r.master_generation() == gen).then(|| {
+        // Our replicas follow a history that just ended.
+        for rep in r.replicas() {
+            rep.info.kill();
+        }
+        log::notice("MASTER <-> REPLICA sync: Flushing old data");
         let now = now_ms();
         for shard in locks.held_mut() {
             for db in shard.dbs.iter_mut() {
@@ -479,42 +604,58 @@ fn load_snapshot(engine: &Arc<Engine>, path: &std::path::Path) -> Step<()> {
         // Client-side caching: whatever the replica's clients read is gone.
         engine.tracking_data_replaced();
         log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
-        let file = std::fs::File::open(path).map_err(|e| e.to_string());
-        match file {
-            Ok(file) => {
-                let size = file.metadata().ok().map(|m| m.len());
-                // A replica keeps the keys that expired: its primary sends
-                // their DELs.
-                goblin_engine::persist::load_rdb_stream(
-                    engine,
-                    &mut locks,
-                    goblin_engine::persist::rdb::Input::new(file, size),
-                    true,
-                    false,
-                )
-                .map_err(|e| {
-                    format!(
-                        "Failed trying to load the MASTER synchronization DB from disk: {}",
-                        e.message
-                    )
-                })
+        // A replica keeps the keys that expired: its primary sends their
+        // DELs.
+        let loaded = goblin_engine::persist::load_rdb_stream(
+            engine,
+            &mut locks,
+            goblin_engine::persist::rdb::Input::new(file, size),
+            true,
+            false,
+        );
+        if let Err(e) = loaded {
+            // Nothing half loaded stays.
+            for shard in locks.held_mut() {
+                for db in shard.dbs.iter_mut() {
+                    drop(db.clear());
+                }
             }
-            Err(e) => Err(e),
+            return Err(transfer_failed(format!(
+                "Failed trying to load the MASTER synchronization DB from disk: {}",
+                e.message
+            )));
         }
-    };
+        // The history and the stream are the primary's from here.
+        r.adopt_id(replid, offset, false);
+        r.stream
+            .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+        r.stream.reset(offset);
+        *r.resume.lock() = None;
+        Ok(())
+    });
+    drop(stream);
+    drop(locks);
     p.loading.store(false, Ordering::Release);
-    if let Err(e) = loaded {
-        let _ = std::fs::remove_file(path);
-        // Nothing half loaded stays.
-        let mut locks = engine.keyspace().lock_all();
-        for shard in locks.held_mut() {
-            for db in shard.dbs.iter_mut() {
-                drop(db.clear());
+    loaded.ok_or("the primary changed")??;
+    // Redis renames the file into place before it loads it, and gives the
+    // synchronization up when that fails; here the data is loaded
+    // already, and only the file is lost.
+    let dir = config.get("dir");
+    let name = config.get("dbfilename");
+    match std::fs::rename(&rdb.path, goblin_engine::persist::rdb_path(engine)) {
+        Err(e) => log::warning(&format!(
+            "Failed trying to rename the temp DB into {name} in MASTER <-> REPLICA synchronization: {}",
+            strerror(&e)
+        )),
+        Ok(()) => {
+            if let Err(e) = std::fs::File::open(&dir).and_then(|d| d.sync_all()) {
+                log::warning(&format!(
+                    "Failed trying to sync DB directory {name} in MASTER <-> REPLICA synchronization: {}",
+                    strerror(&e)
+                ));
             }
         }
-        return Err(e);
     }
-    let _ = std::fs::rename(path, goblin_engine::persist::rdb_path(engine));
     if aof_on {
         // The log must start again from this data (Redis restarts it).
         p.aof_rewrite_scheduled.store(true, Ordering::Relaxed);
@@ -577,7 +718,7 @@ fn stream(
                     return finish(
                         engine,
                         &info,
-                        Err(format!("Protocol error from the master: {e}")),
+                        Err(format!("Protocol error from the master: {e}").into()),
                     );
                 }
             };
@@ -611,25 +752,39 @@ fn stream(
                     return finish(engine, &info, Err("the link was closed".into()));
                 }
             }
-            while let Flow::Paused = session.execute(&argv) {
-                std::thread::sleep(Duration::from_millis(10));
-                if r.master_generation() != gen || info.is_killed() {
-                    return finish(engine, &info, Err("the link was closed".into()));
+            // Applied whole while this is still the primary to follow, or
+            // not at all: REPLICAOF waits for a command being applied,
+            // and once it has replied nothing more of this link is.
+            loop {
+                let applied = r.apply_from_master(gen, || {
+                    if info.is_killed() {
+                        return None;
+                    }
+                    if let Flow::Paused = session.execute(&argv) {
+                        return Some(false);
+                    }
+                    if session.out.buf.first() == Some(&b'-') {
+                        reply_error(engine, &session);
+                    }
+                    session.out.buf.clear();
+                    session.state.handoff = None;
+                    // Bytes of a command that changed nothing (or was
+                    // refused), outside a transaction: passed on now.
+                    if session.state.multi.is_none() && !session.state.master_bytes.is_empty() {
+                        r.stream
+                            .append_bytes(&std::mem::take(&mut session.state.master_bytes));
+                    }
+                    r.master_db
+                        .store(session.state.db as i64, Ordering::Relaxed);
+                    Some(true)
+                });
+                match applied.flatten() {
+                    Some(true) => break,
+                    // Paused: tried again, the lock released meanwhile.
+                    Some(false) => std::thread::sleep(Duration::from_millis(10)),
+                    None => return finish(engine, &info, Err("the link was closed".into())),
                 }
             }
-            if session.out.buf.first() == Some(&b'-') {
-                reply_error(engine, &session);
-            }
-            session.out.buf.clear();
-            session.state.handoff = None;
-            // Bytes of a command that changed nothing (or was refused),
-            // outside a transaction: passed on now.
-            if session.state.multi.is_none() && !session.state.master_bytes.is_empty() {
-                r.stream
-                    .append_bytes(&std::mem::take(&mut session.state.master_bytes));
-            }
-            r.master_db
-                .store(session.state.db as i64, Ordering::Relaxed);
             link.pos = end;
             if r.ack_wanted.swap(false, Ordering::AcqRel) {
                 let applied = r.stream.offset() - (end - start) as u64;
@@ -638,7 +793,7 @@ fn stream(
             }
         }
         if info.is_killed() {
-            break Err("the master client was killed".to_string());
+            break Err("the master client was killed".into());
         }
         if r.master_generation() != gen {
             break Ok(());
@@ -652,7 +807,7 @@ fn stream(
             last_ack = Instant::now();
         }
         if last_io.elapsed() > timeout {
-            break Err("MASTER timeout: no data nor PING received...".to_string());
+            break Err("MASTER timeout: no data nor PING received...".into());
         }
         match link.fill() {
             Ok(true) => {

@@ -101,8 +101,7 @@ impl Store {
     /// Closes this handle and saves, as [`crate::Store::close`], on the
     /// calling thread.
     pub fn close(self) -> Result<(), Error> {
-        let engine = self.store.release();
-        crate::store::shut_down(&engine).map_err(Error::Persistence)
+        self.store.release().save().map_err(Error::Persistence)
     }
 }
 

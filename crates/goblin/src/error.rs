@@ -28,6 +28,10 @@ pub enum Error {
     /// The data directory could not be created or read.
     #[error("data directory: {0}")]
     Io(#[from] std::io::Error),
+    /// Another store of this process or another one has the data
+    /// directory open (it holds the directory's `LOCK` file).
+    #[error("data directory {0} is in use by another store")]
+    DirectoryInUse(PathBuf),
     /// The data could not be loaded, or the store could not save it when
     /// it closed.
     #[error("persistence: {0}")]

@@ -75,7 +75,10 @@ impl ConnectionLike for Store {
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
             let commands = unpack(&pipeline.get_packed_pipeline())?;
-            let replies = self.call_many(&commands, values).await?;
+            let replies = self
+                .call_many(&commands, values)
+                .await
+                .map_err(transport)??;
             select(replies, pipeline.is_transaction(), offset, count)
         })
     }

@@ -136,7 +136,7 @@ impl Session {
         self.inner.cancel_block();
         self.take_pushes();
         let subscribed = self.inner.state.subscribed();
-        let flow = run(&mut self.inner, args).await;
+        let flow = run(&mut self.inner, args).await?;
         if flow == Flow::Close || self.inner.state.info.is_killed() {
             self.closed = true;
         }

@@ -70,6 +70,7 @@ use crate::error::PersistenceError;
 pub(crate) use crate::error::Error;
 use crate::session::Session;
 use goblin_engine::client::ReplyMode;
+use goblin_engine::persist::aof::{Fsync, LogError};
 use goblin_engine::protocol::Reply;
 use goblin_engine::{Config, ConnInfo, Engine, Flow, Session as EngineSession};
 use parking_lot::Mutex;
@@ -127,6 +128,36 @@ struct Inner {
     /// `close` saved the data; dropping the last handle has nothing left
     /// to do.
     closed: AtomicBool,
+    /// The data directory's lock, held until the last handle has saved.
+    lock: Mutex<Option<DirLock>>,
+}
+
+/// An exclusive lock on a store's data directory (its `LOCK` file), as
+/// embedded databases take one (RocksDB's `LOCK`, sled's and redb's
+/// locked files): two stores writing one directory would each replace the
+/// other's files. An advisory lock (flock(2) on Unix) that the system
+/// releases with the process, so a crash leaves nothing to clean up.
+struct DirLock {
+    _file: std::fs::File,
+}
+
+impl DirLock {
+    /// The file's name in the data directory.
+    const NAME: &'static str = "LOCK";
+
+    fn acquire(dir: &Path) -> Result<DirLock, Error> {
+        let path = dir.join(Self::NAME);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        match fs4::FileExt::try_lock(&file) {
+            Ok(()) => Ok(DirLock { _file: file }),
+            Err(fs4::TryLockError::WouldBlock) => Err(Error::DirectoryInUse(dir.to_path_buf())),
+            Err(fs4::TryLockError::Error(e)) => Err(Error::Io(e)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -156,8 +187,9 @@ impl Store {
     /// snapshot.
     ///
     /// Use [`StoreConfig`] for other settings (`appendfsync always`, no
-    /// snapshots...). Two stores, or a store and a server, must not share
-    /// a directory.
+    /// snapshots...). The directory is locked while the store is open: a
+    /// second store on it fails with [`Error::DirectoryInUse`]. A server
+    /// does not take that lock; do not run one on a store's directory.
     pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
         StoreConfig::new().dir(dir).open()
     }
@@ -174,14 +206,25 @@ impl Store {
     /// [`Config::set_initial`]), loading what its `dir` holds as the
     /// server does at startup: the append-only file when `appendonly` is
     /// yes and it exists, `dump.rdb` otherwise.
+    ///
+    /// The directory is locked while the store is open (a `LOCK` file in
+    /// it): a second store on it fails with [`Error::DirectoryInUse`]
+    /// until the first is closed or dropped.
     pub fn open_with_config(config: Config) -> Result<Store, Error> {
+        let dir = std::path::PathBuf::from(config.get("dir"));
+        std::fs::create_dir_all(&dir)?;
+        let lock = DirLock::acquire(&dir)?;
         let engine = Engine::new(config);
         goblin_engine::persist::load_on_start(&engine)
             .map_err(|text| Error::Persistence(PersistenceError::Load(text)))?;
-        Ok(Store::start(engine))
+        Ok(Store::start_locked(engine, Some(lock)))
     }
 
     pub(crate) fn start(engine: Arc<Engine>) -> Store {
+        Store::start_locked(engine, None)
+    }
+
+    fn start_locked(engine: Arc<Engine>, lock: Option<DirLock>) -> Store {
         forward_engine_log();
         start_cron(&engine);
         Store {
@@ -189,6 +232,7 @@ impl Store {
                 engine,
                 idle: Mutex::new(Vec::new()),
                 closed: AtomicBool::new(false),
+                lock: Mutex::new(lock),
             }),
         }
     }
@@ -243,7 +287,7 @@ impl Store {
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, Error> {
         let mut session = self.checkout();
-        run(&mut session, args).await;
+        run(&mut session, args).await?;
         if session.out.buf.is_empty() {
             return Err(Error::NoReply);
         }
@@ -259,14 +303,14 @@ impl Store {
         &self,
         commands: &[Vec<Vec<u8>>],
         read: impl FnOnce(&[u8]) -> R,
-    ) -> R {
+    ) -> Result<R, Error> {
         let mut session = self.checkout();
         for args in commands {
-            run(&mut session, args).await;
+            run(&mut session, args).await?;
         }
         let result = read(&session.out.buf);
         self.checkin(session);
-        result
+        Ok(result)
     }
 
     pub(crate) fn checkout(&self) -> EngineSession {
@@ -311,27 +355,57 @@ impl Store {
     /// write afterwards is saved again when the last of them is dropped.
     /// An in-memory store has nothing to save.
     pub async fn close(self) -> Result<(), Error> {
-        let engine = self.release();
+        let closing = self.release();
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => rt
-                .spawn_blocking(move || shut_down(&engine))
+                .spawn_blocking(move || closing.save())
                 .await
                 .map_err(|e| {
                     Error::Io(std::io::Error::other(format!("the final save failed: {e}")))
                 })?,
-            Err(_) => shut_down(&engine),
+            Err(_) => closing.save(),
         }
         .map_err(Error::Persistence)
     }
 
     /// Drops this handle for `close`: when it is the last one, the drop
-    /// saves nothing, since `close` is about to.
-    pub(crate) fn release(self) -> Arc<Engine> {
+    /// saves nothing, since `close` is about to, and the directory stays
+    /// locked until it has.
+    pub(crate) fn release(self) -> Closing {
         let engine = self.inner.engine.clone();
-        if Arc::strong_count(&self.inner) == 1 {
+        let last = Arc::strong_count(&self.inner) == 1;
+        let lock = if last {
             self.inner.closed.store(true, Ordering::Relaxed);
+            self.inner.lock.lock().take()
+        } else {
+            None
+        };
+        Closing {
+            engine,
+            last,
+            _lock: lock,
         }
-        engine
+    }
+}
+
+/// A handle being closed: what `close` saves, and for the last handle the
+/// directory's lock, released once that is done.
+pub(crate) struct Closing {
+    engine: Arc<Engine>,
+    last: bool,
+    _lock: Option<DirLock>,
+}
+
+impl Closing {
+    /// The last handle shuts the store down as SHUTDOWN does; another
+    /// saves what the store holds now and leaves the log running for the
+    /// handles still open.
+    pub(crate) fn save(self) -> Result<(), PersistenceError> {
+        if self.last {
+            shut_down(&self.engine)
+        } else {
+            save_now(&self.engine)
+        }
     }
 }
 
@@ -356,6 +430,21 @@ impl Drop for Inner {
             _ => save(),
         }
     }
+}
+
+/// What `close` saves while other handles stay open: the append-only file
+/// written and synced, and a snapshot when save rules exist.
+fn save_now(engine: &Arc<Engine>) -> Result<(), PersistenceError> {
+    let aof = &engine.persist().aof;
+    if aof.is_on() {
+        aof.flush_now().map_err(PersistenceError::AppendOnlyFile)?;
+    }
+    if !engine.config().get("save").trim().is_empty() {
+        let mut locks = engine.keyspace().lock_all();
+        goblin_engine::persist::save_locked(engine, &mut locks)
+            .map_err(PersistenceError::Snapshot)?;
+    }
+    Ok(())
 }
 
 /// SHUTDOWN's saving steps, with their errors kept: the append-only file
@@ -391,8 +480,14 @@ pub(crate) fn shut_down(engine: &Arc<Engine>) -> Result<(), PersistenceError> {
 /// Runs one command on `session` as a connection does: it waits while
 /// the command is blocked (BLPOP...) or held back by CLIENT PAUSE, and
 /// returns once its writes reached the append-only file. The reply is
-/// then in the session's output.
-pub(crate) async fn run<A: AsRef<[u8]>>(session: &mut EngineSession, args: &[A]) -> Flow {
+/// then in the session's output. When they cannot reach the file (the
+/// disk is full or failing) the reply is dropped, since it may say OK for
+/// a write the file does not hold, and the error is returned instead: the
+/// write is not acknowledged, as a connection to the server is closed.
+pub(crate) async fn run<A: AsRef<[u8]>>(
+    session: &mut EngineSession,
+    args: &[A],
+) -> Result<Flow, Error> {
     let flow = loop {
         match with_argv(args, |argv| session.execute(argv)) {
             Flow::Block => {
@@ -404,32 +499,32 @@ pub(crate) async fn run<A: AsRef<[u8]>>(session: &mut EngineSession, args: &[A])
             other => break other,
         }
     };
-    await_log(session).await;
-    flow
+    if let Err(e) = await_log(session).await {
+        session.out.buf.clear();
+        return Err(Error::Persistence(PersistenceError::AppendOnlyFile(
+            e.io_error(),
+        )));
+    }
+    Ok(flow)
 }
 
 /// No reply before its writes reached the append-only file, as the server
 /// does: on disk under appendfsync always, handed to the kernel otherwise.
-async fn await_log(session: &EngineSession) {
+async fn await_log(session: &EngineSession) -> Result<(), LogError> {
     let logged = session.state.aof_offset;
     let aof = &session.engine.persist().aof;
     if logged <= aof.synced() {
-        return;
+        return Ok(());
     }
-    if aof.policy() == goblin_engine::persist::aof::Fsync::Always {
-        aof.wait_synced(logged).await;
-    } else if aof.written() < logged {
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                let engine = session.engine.clone();
-                let write = rt.spawn_blocking(move || engine.persist().aof.write_through(logged));
-                // A write that failed is retried by the log's thread, as
-                // the server's is.
-                let _ = write.await;
-            }
-            Err(_) => aof.write_through(logged),
+    if aof.policy() != Fsync::Always && aof.written() < logged {
+        // The write runs on the blocking pool (see the module's doc).
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let engine = session.engine.clone();
+            let write = rt.spawn_blocking(move || engine.persist().aof.write_through(logged));
+            return write.await.unwrap_or_else(|_| aof.write_through(logged));
         }
     }
+    aof.await_logged(logged).await
 }
 
 /// Whether a session is in the state of a freshly opened one, so that the

@@ -86,6 +86,11 @@ pub mod flag {
     /// (the CLIENT subcommands: Redis's resetClient keeps the flag after
     /// clientCommand).
     pub const KEEPS_CACHING: u32 = 1 << 30;
+    /// Goblin-specific: refused with MISCONF while writes are (PING:
+    /// Redis's processCommand refuses pingCommand beside the write
+    /// commands, so that Sentinel and health checks see a server that
+    /// cannot persist).
+    pub const DISK_ERROR_REFUSED: u32 = 1 << 31;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),

@@ -1137,7 +1137,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "ping",
         arity: -1,
-        flags: flag::FAST | flag::SUBSCRIBED_OK,
+        flags: flag::FAST | flag::SUBSCRIBED_OK | flag::DISK_ERROR_REFUSED,
         group: Group::Connection,
         since: "1.0.0",
         summary: "Ping the server",

@@ -129,6 +129,10 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if !args[1].eq_ignore_ascii_case(r.ids().replid.as_bytes()) {
             return Err(Error::err("PSYNC FAILOVER replid must match my replid."));
         }
+        // Between two commands of the old primary's stream, as REPLICAOF
+        // NO ONE: the link ended at such a point before the shards were
+        // taken (failover::await_primary_stream).
+        let _stream = r.try_hold_master_stream();
         repl::unset_master(engine);
         crate::log::notice(&format!(
             "MASTER MODE enabled (failover request from '{}')",
@@ -330,6 +334,18 @@ fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let addr = repl::parse_master(args[1], args[2])?;
     let client = ctx.client.info.line(now_ms());
+    // Redis frees its master client, unread input and all, inside
+    // replicaofCommand: once this replies, a command of the old primary's
+    // stream was applied whole before, or is never applied. Inside a
+    // transaction that holds shards, a command being applied may be
+    // waiting for one of them: the change then holds the stream only if
+    // none is.
+    let r = engine.repl();
+    let _stream = if ctx.locks.held().next().is_some() {
+        r.try_hold_master_stream()
+    } else {
+        Some(r.hold_master_stream())
+    };
     match addr {
         None => {
             if engine.repl().is_replica() {

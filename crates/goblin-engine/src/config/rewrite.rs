@@ -154,7 +154,7 @@ fn format_memory(bytes: i64) -> String {
 
 fn repr(s: &str) -> String {
     let mut out = Vec::new();
-    crate::monitor::repr(&mut out, s.as_bytes());
+    crate::protocol::repr(&mut out, s.as_bytes());
     String::from_utf8_lossy(&out).into_owned()
 }
 

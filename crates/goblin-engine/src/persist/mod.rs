@@ -111,6 +111,17 @@ pub struct Persistence {
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and loading accept a
     /// payload whatever its CRC64.
     pub skip_checksum: AtomicBool,
+    /// `stop-writes-on-bgsave-error yes` with save points configured
+    /// (Engine::apply_config): a failed background save refuses writes.
+    pub stop_writes_on_bgsave_error: AtomicBool,
+    /// When the cron last started a rewrite to replace files an fsync
+    /// failed on.
+    last_recovery_try_ms: AtomicU64,
+    /// The final shutdown is under way (prepare_shutdown): no background
+    /// job starts, as none can in Redis, which exits in the same call
+    /// that kills its child. A replica that asks to sync meanwhile is
+    /// refused rather than given a snapshot the shutdown would wait for.
+    closing: AtomicBool,
 }
 
 impl Default for Persistence {
@@ -138,6 +149,9 @@ impl Default for Persistence {
             dirty_at_start: AtomicU64::new(0),
             serial: AtomicU64::new(0),
             skip_checksum: AtomicBool::new(false),
+            stop_writes_on_bgsave_error: AtomicBool::new(true),
+            last_recovery_try_ms: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
         }
     }
 }
@@ -147,12 +161,60 @@ impl Persistence {
         self.job.lock().as_ref().map(|j| j.kind)
     }
 
+    /// Why writes are refused because the data cannot reach the disk, in
+    /// the order of Redis's writeCommandsDeniedByDiskError: a failed
+    /// background save (when `stop-writes-on-bgsave-error` is yes and save
+    /// points exist) until a save succeeds, then an append-only file that
+    /// cannot be written or synced. Atomics only: admission asks it for
+    /// every command.
+    #[inline]
+    pub fn write_denial(&self) -> Option<DiskError> {
+        if !self.last_bgsave_ok.load(Ordering::Relaxed)
+            && self.stop_writes_on_bgsave_error.load(Ordering::Relaxed)
+        {
+            return Some(DiskError::Rdb);
+        }
+        self.aof.error().map(DiskError::Aof)
+    }
+
     /// Asks the running job to stop (FLUSHALL, SHUTDOWN, appendonly no).
     pub fn cancel(&self, kind: Option<JobKind>) {
         if let Some(j) = self.job.lock().as_ref() {
             if kind.is_none_or(|k| k == j.kind) {
                 j.walk.cancel.store(true, Ordering::Relaxed);
             }
+        }
+    }
+}
+
+/// What keeps writes from being accepted: see Persistence::write_denial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskError {
+    /// The last background save failed.
+    Rdb,
+    /// The append-only file cannot be written or synced.
+    Aof(aof::LogError),
+}
+
+impl DiskError {
+    /// The refusal of a command that writes (Redis's
+    /// writeCommandsGetDiskErrorMessage), without the leading '-'.
+    pub fn message(&self) -> String {
+        match self {
+            DiskError::Rdb => "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.".to_string(),
+            DiskError::Aof(e) => e.misconf(),
+        }
+    }
+
+    /// The refusal of a script declared as writing, before it runs
+    /// (Redis's scriptPrepareForRun).
+    pub fn script_message(&self) -> String {
+        match self {
+            DiskError::Rdb => "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.".to_string(),
+            DiskError::Aof(e) => format!(
+                "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: {}",
+                aof::strerror(&e.io_error())
+            ),
         }
     }
 }
@@ -307,6 +369,9 @@ fn start_job_with(
     if slot.is_some() {
         return Err(io::Error::other("a background job is running"));
     }
+    if p.closing.load(Ordering::Relaxed) {
+        return Err(io::Error::other("the server is shutting down"));
+    }
     // The incr file that pairs with the new base.
     let keep_incr = if kind == JobKind::AofRewrite {
         match opened_incr {
@@ -334,6 +399,12 @@ fn start_job_with(
         repl_info: engine.repl().save_info(),
     });
     *slot = Some(job.clone());
+    // INFO's rdb_saves and aof_rewrites count the jobs started, as Redis
+    // counts its forks, whatever their outcome.
+    match kind {
+        JobKind::Rdb => p.rdb_saves.fetch_add(1, Ordering::Relaxed),
+        JobKind::AofRewrite => p.aof_rewrites.fetch_add(1, Ordering::Relaxed),
+    };
     p.dirty_at_start.store(engine.dirty(), Ordering::Relaxed);
     if kind == JobKind::Rdb {
         p.last_bgsave_try_ms.store(now_ms(), Ordering::Relaxed);
@@ -422,7 +493,6 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
                     engine.discount_dirty(before);
                     engine.set_last_save_ms(now_ms());
                     p.last_bgsave_ok.store(true, Ordering::Relaxed);
-                    p.rdb_saves.fetch_add(1, Ordering::Relaxed);
                     log::notice("Background saving terminated with success");
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
@@ -440,7 +510,6 @@ fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
             match &result {
                 Ok(()) => {
                     p.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
-                    p.aof_rewrites.fetch_add(1, Ordering::Relaxed);
                     p.aof_rewrite_failures.store(0, Ordering::Relaxed);
                     p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                     log::notice("Background AOF rewrite finished successfully");
@@ -491,7 +560,7 @@ fn rewrite_job(
     let p = &engine.persist();
     let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
     let (dir, _) = aof::paths(engine);
-    std::fs::create_dir_all(&dir)?;
+    aof::create_dir(&dir)?;
     let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
     let written = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
@@ -532,7 +601,10 @@ fn rewrite_job(
                 "{name}.{seq}.base.{}",
                 if rdb_format { "rdb" } else { "aof" }
             );
-            std::fs::rename(&tmp, dir.join(&base))?;
+            if let Err(e) = std::fs::rename(&tmp, dir.join(&base)) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
             let old: Vec<String> = m
                 .base
                 .iter()
@@ -542,7 +614,7 @@ fn rewrite_job(
                 .collect();
             m = aof::Manifest {
                 base: Some(aof::ManifestFile {
-                    name: base,
+                    name: base.clone(),
                     seq,
                     kind: aof::FileKind::Base,
                 }),
@@ -550,7 +622,16 @@ fn rewrite_job(
                 incr_seq: m.incr_seq,
                 ..Default::default()
             };
-            aof::write_atomically(&dir, &format!("{name}.manifest"), m.render().as_bytes())?;
+            if let Err(e) =
+                aof::write_atomically(&dir, &format!("{name}.manifest"), m.render().as_bytes())
+            {
+                // The old manifest names the old files, which stay; the
+                // new base goes unless the new manifest is in place.
+                if !e.replaced {
+                    let _ = std::fs::remove_file(dir.join(&base));
+                }
+                return Err(e.error);
+            }
             for f in old {
                 let _ = std::fs::remove_file(dir.join(f));
             }
@@ -598,6 +679,21 @@ pub fn cron(engine: &Arc<Engine>) {
         // The next tick switches the AOF on, with the rewrite it waits for.
         return;
     }
+    // An fsync of the log failed: its files are not trusted, and a rewrite
+    // writes everything into new ones (aof::writer's overview); tried
+    // again every second while it fails.
+    if p.aof.needs_rewrite() {
+        if now.saturating_sub(p.last_recovery_try_ms.load(Ordering::Relaxed)) >= 1000 {
+            p.last_recovery_try_ms.store(now, Ordering::Relaxed);
+            log::warning("Rewriting the append only file into new files after an fsync error");
+            if let Err(e) = bgrewriteaof(engine) {
+                log::warning(&format!(
+                    "Can't rewrite append only file in background: {e}"
+                ));
+            }
+        }
+        return;
+    }
     if p.aof_rewrite_scheduled.swap(false, Ordering::Relaxed) {
         if let Err(e) = bgrewriteaof(engine) {
             log::warning(&format!(
@@ -633,8 +729,8 @@ pub fn cron(engine: &Arc<Engine>) {
             return;
         }
     }
-    // auto-aof-rewrite-percentage / min-size.
-    if p.aof.is_on() {
+    // auto-aof-rewrite-percentage / min-size, while the log can be written.
+    if p.aof.is_on() && p.aof.error().is_none() {
         let pct = engine.config().get_i64("auto-aof-rewrite-percentage");
         let min = engine.config().get_i64("auto-aof-rewrite-min-size").max(0) as u64;
         let size = p.aof.current_size.load(Ordering::Relaxed);
@@ -884,6 +980,7 @@ pub fn load_rdb_file(
 /// the snapshot otherwise) and opens the AOF. An error is fatal: the
 /// server must not start with less data than it was given.
 pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
+    remove_stale_temp_files(engine);
     let aof_on = engine.config().get_bool("appendonly");
     let started = std::time::Instant::now();
     let mut from_aof = false;
@@ -920,6 +1017,35 @@ pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
     }
     engine.reset_dirty();
     Ok(())
+}
+
+/// Removes the temporary files of saves, rewrites and manifest switches
+/// that an earlier process left when it was killed or lost power midway
+/// (`temp-*.rdb` in `dir`, `temp-*` in the append-only directory): no
+/// loaded file is ever one of them, and a crash loop would otherwise fill
+/// the disk with them. Redis leaves them.
+fn remove_stale_temp_files(engine: &Engine) {
+    let data_dir = PathBuf::from(engine.config().get("dir"));
+    let (aof_dir, _) = aof::paths(engine);
+    let stale = |dir: &Path, is_temp: &dyn Fn(&str) -> bool| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if is_temp(name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                log::notice(&format!(
+                    "Removing the temporary file {name} left by an earlier run"
+                ));
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    };
+    stale(&data_dir, &|n| {
+        n.starts_with("temp-") && n.ends_with(".rdb")
+    });
+    stale(&aof_dir, &|n| n.starts_with("temp-"));
 }
 
 /// CONFIG SET appendonly / appendfsync / aof-timestamp-enabled.
@@ -1100,12 +1226,19 @@ impl ShutdownFlags {
 /// snapshot when asked to or when save rules exist. An error leaves the
 /// server running.
 pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<(), String> {
+    let p = &engine.persist();
     let failed = || {
+        p.closing.store(false, Ordering::Relaxed);
         log::warning("Errors trying to shut down the server. Check the logs for more information.");
         Err("Errors trying to SHUTDOWN. Check logs.".to_string())
     };
     log_lagging_replicas(engine);
-    let p = &engine.persist();
+    // Taken under the job's lock: a job is either running now, and
+    // cancelled below, or never starts.
+    {
+        let _slot = p.job.lock();
+        p.closing.store(true, Ordering::Relaxed);
+    }
     if p.running() == Some(JobKind::Rdb) {
         log::warning("There is a child saving an .rdb. Killing it!");
         p.cancel(None);
@@ -1242,17 +1375,18 @@ pub fn info(engine: &Engine) -> String {
         ok(p.aof_last_rewrite_ok.load(Ordering::Relaxed)),
         p.aof_rewrites.load(Ordering::Relaxed),
         p.aof_rewrite_failures.load(Ordering::Relaxed),
-        ok(p.aof.last_write_ok.load(Ordering::Relaxed)),
+        ok(p.aof.last_write_ok()),
         p.last_aof_copied.load(Ordering::Relaxed),
     );
     if p.aof.is_on() {
         let _ = write!(
             out,
-            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:{}\r\n",
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{}\r\naof_pending_bio_fsync:{}\r\naof_delayed_fsync:{}\r\n",
             p.aof.current_size.load(Ordering::Relaxed),
             p.aof.base_size.load(Ordering::Relaxed),
             p.aof_rewrite_scheduled.load(Ordering::Relaxed) as u8,
             p.aof.buffer_len(),
+            p.aof.fsync_running() as u8,
             p.aof.delayed_fsync.load(Ordering::Relaxed),
         );
     }

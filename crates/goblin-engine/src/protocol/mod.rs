@@ -8,6 +8,6 @@ pub mod parser;
 pub mod reply;
 pub mod value;
 
-pub use parser::{split_args, Parsed, RequestParser};
+pub use parser::{repr, split_args, Parsed, RequestParser};
 pub use reply::{Deferred, ReplyWriter};
 pub use value::{DecodeError, ErrorText, Reply};

@@ -520,8 +520,37 @@ fn hex(c: u8) -> u8 {
     (c as char).to_digit(16).unwrap() as u8
 }
 
+/// Redis's sdscatrepr: a quoted string with C escapes (what
+/// `split_args` reads back).
+pub fn repr(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    for &c in s {
+        match c {
+            b'\\' | b'"' => {
+                out.push(b'\\');
+                out.push(c);
+            }
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            7 => out.extend_from_slice(b"\\a"),
+            8 => out.extend_from_slice(b"\\b"),
+            c if c.is_ascii_graphic() || c == b' ' => out.push(c),
+            c => out.extend_from_slice(format!("\\x{c:02x}").as_bytes()),
+        }
+    }
+    out.push(b'"');
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn repr_escapes_as_redis() {
+        let mut v = Vec::new();
+        super::repr(&mut v, b"a\"b\\\n\x01 z");
+        assert_eq!(v, b"\"a\\\"b\\\\\\n\\x01 z\"");
+    }
+
     use super::*;
 
     fn parse_all(input: &[u8]) -> (Vec<Vec<Vec<u8>>>, Option<String>) {

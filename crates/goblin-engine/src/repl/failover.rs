@@ -178,6 +178,13 @@ pub fn update(engine: &crate::Engine) {
 /// request waits, before it takes any lock, up to 100 ms for the link to
 /// apply the stream up to the offset asked for, so that the takeover
 /// continues the old primary partially rather than with a full sync.
+///
+/// Then the link ends, between two commands: the request goes on to take
+/// every shard and promote this engine, and holding them it cannot wait
+/// for a command of the stream being applied, which could be waiting for
+/// one of them (`Replication::try_hold_master_stream`). What the link has
+/// not applied yet is dropped, as Redis frees its master client with its
+/// unread input when PSYNC FAILOVER promotes it.
 pub fn await_primary_stream(engine: &crate::Engine, argv: &[&[u8]]) {
     let r = engine.repl();
     let Some(wanted) = crate::util::number::parse_i64(argv[2]).filter(|&o| o > 0) else {
@@ -192,6 +199,11 @@ pub fn await_primary_stream(engine: &crate::Engine, argv: &[&[u8]]) {
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let _stream = r.hold_master_stream();
+    let client = r.link.lock().client.clone();
+    if let Some(c) = client {
+        c.kill();
     }
 }
 

@@ -30,7 +30,7 @@ pub mod sync;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, ReentrantMutex, ReentrantMutexGuard};
 
 use crate::client::ClientInfo;
 use crate::util::time::now_ms;
@@ -238,6 +238,14 @@ pub struct Replication {
     /// Bumped when the primary changes; the link thread waits on it.
     master_gen: AtomicU64,
     master_changed: Condvar,
+    /// Held while the link thread applies what its primary sent (one
+    /// command of the stream, a snapshot and the history it starts), and
+    /// while REPLICAOF changes the primary: once REPLICAOF has replied, a
+    /// command of the old primary was applied whole before it or is never
+    /// applied (Redis applies the stream and runs REPLICAOF on one thread,
+    /// and frees the master client with its unread input). Reentrant: a
+    /// primary's stream may carry REPLICAOF itself.
+    applying: ReentrantMutex<()>,
     /// The history to resume after a lost link or a restart.
     pub resume: Mutex<Option<Resume>>,
     pub link: Mutex<Link>,
@@ -287,6 +295,7 @@ impl Default for Replication {
             master: Mutex::new(None),
             master_gen: AtomicU64::new(0),
             master_changed: Condvar::new(),
+            applying: ReentrantMutex::new(()),
             resume: Mutex::new(None),
             link: Mutex::new(Link::default()),
             replicas: Mutex::new(Vec::new()),
@@ -383,6 +392,34 @@ impl Replication {
         if self.master_gen.load(Ordering::Acquire) == gen {
             self.master_changed.wait_for(&mut m, timeout);
         }
+    }
+
+    /// Runs `apply`, the link thread applying what the primary of
+    /// generation `gen` sent (a command of its stream, the history it
+    /// continues), if that is still the primary to follow, and while no
+    /// change of primary holds the stream (`hold_master_stream`); None,
+    /// without running it, when the primary changed. A command waits here
+    /// for the shards it needs: whoever holds shards never waits for the
+    /// stream (`try_hold_master_stream`).
+    pub fn apply_from_master<T>(&self, gen: u64, apply: impl FnOnce() -> T) -> Option<T> {
+        let _applying = self.applying.lock();
+        (self.master_generation() == gen).then(apply)
+    }
+
+    /// Holds the primary's stream between two of its commands while the
+    /// guard lives, for a change of primary that must fall there
+    /// (REPLICAOF): waits for the command being applied, if any. The
+    /// caller must hold no shard, which that command may be waiting for.
+    pub fn hold_master_stream(&self) -> ReentrantMutexGuard<'_, ()> {
+        self.applying.lock()
+    }
+
+    /// `hold_master_stream` for a caller that holds shards (REPLICAOF
+    /// inside a transaction, PSYNC ... FAILOVER, the link loading a
+    /// snapshot): only while no command of the stream is being applied,
+    /// as one may be waiting for those shards; None otherwise.
+    pub fn try_hold_master_stream(&self) -> Option<ReentrantMutexGuard<'_, ()>> {
+        self.applying.try_lock()
     }
 
     /// Follows `addr` (REPLICAOF host port) or none (REPLICAOF NO ONE).

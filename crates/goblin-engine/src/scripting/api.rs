@@ -358,6 +358,13 @@ fn check_command(
             "Write commands are not allowed from read-only scripts.".to_string(),
         ));
     }
+    // Redis's scriptVerifyWriteCommandAllow: once the script wrote, its
+    // writes go on whatever happens meanwhile.
+    if spec.has(flag::WRITE) && !run.wrote && !run.obeyed {
+        if let Some(denied) = engine.persist().write_denial() {
+            return Err((Some(id), format!("-{}", denied.message())));
+        }
+    }
     if spec.has(flag::WRITE) && !run.wrote && !engine.good_replicas_ok() {
         return Err((
             Some(id),

@@ -313,6 +313,11 @@ fn check_flags(ctx: &Ctx, inv: &Invocation) -> Result<(), Error> {
         return Ok(());
     }
     if !inv.flags.has(ScriptFlags::NO_WRITES) {
+        if !ctx.client.from_master && !ctx.client.replaying {
+            if let Some(denied) = ctx.engine.persist().write_denial() {
+                return Err(Error::raw(denied.script_message()));
+            }
+        }
         if inv.ro {
             return Err(Error::err(
                 "Can not execute a script with write flag using *_ro command.",
@@ -386,6 +391,7 @@ unsafe fn run_here(
         start: Instant::now(),
         released: false,
         keyed: inv.keyed,
+        obeyed: ctx.client.from_master || ctx.client.replaying,
         caller: ctx.client.user.as_mut().and_then(|u| {
             let user = u.rules().clone();
             (!user.unrestricted).then(|| super::host::ScriptCaller {

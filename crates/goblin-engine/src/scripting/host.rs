@@ -49,6 +49,9 @@ pub struct RunCtx {
     pub released: bool,
     /// A keyed script (see `super::keyed`): it holds only its keys' shards.
     pub keyed: bool,
+    /// Run for the primary or a replay (Redis's mustObeyClient): its
+    /// writes are not refused for a disk error.
+    pub obeyed: bool,
     /// The calling client's ACL user when it may not run everything: each
     /// command the script runs is checked against it.
     pub caller: Option<ScriptCaller>,

@@ -20,6 +20,7 @@ mod blocking;
 mod client_eviction;
 mod command_metadata;
 mod config_params;
+mod durability;
 mod error_bytes;
 mod eviction;
 mod geo;

@@ -4,8 +4,11 @@
 //! a Goblin primary and a Goblin replica of a Redis primary (each with a
 //! disk-based and a diskless full sync), a Redis -> Goblin -> Redis chain, a link killed and
 //! resumed by partial resync, a primary restarted from its RDB file and
-//! resumed by partial resync, WAIT, ROLE, CLIENT LIST's S/M flags, and
-//! `redis-cli --rdb` / `--functions-rdb` against Goblin.
+//! resumed by partial resync, WAIT, ROLE, CLIENT LIST's S/M flags,
+//! `redis-cli --rdb` / `--functions-rdb` against Goblin, a replica promoted
+//! (REPLICAOF NO ONE) while its old primary goes on taking writes, and a
+//! full sync into a disk that fills up (a small tmpfs: those tests need
+//! root, as CI has).
 //!
 //! Each scenario runs while a client writes a mix of commands (strings,
 //! counters, lists, hashes, sets, sorted sets, streams, expiries short and
@@ -29,10 +32,11 @@
 //! (sentinel.rs follows the same variable.)
 
 use crate::common::process::{digest, temp_dir, Proc};
+use crate::common::tmpfs::Tmpfs;
 use crate::common::wait_until;
 use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -1710,6 +1714,91 @@ fn shutdown_gives_up_on_a_lagging_replica_after_the_timeout() {
     signal(&r, "-CONT");
 }
 
+/// A primary shut down while a replica's full sync waits for its snapshot:
+/// the snapshot is cancelled, and the replica, which reconnects at once
+/// after a failed transfer (as Redis's cancelReplicationHandshake does),
+/// is refused a new one. The shutdown does not wait for a snapshot it
+/// would then give the replica (Redis exits in the call that kills its
+/// child), and the replica keeps its data and its history
+/// (integration/replication's "Don't disconnect with replicas before
+/// loading transferred RDB when full sync").
+fn shutdown_during_a_full_sync(replica: Kind) {
+    let old = spawn(
+        Kind::Goblin,
+        "old-primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let _: () = redis::cmd("SET")
+        .arg("a")
+        .arg("b")
+        .query(&mut old.client())
+        .unwrap();
+    let r = spawn(replica, "replica", &[]);
+    r.replicaof(&old);
+    wait_synced(&old, &[&r]);
+    let replid = r.info("replication")["master_replid"].clone();
+
+    let mut p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let mut c = p.client();
+    let _: () = redis::cmd("DEBUG")
+        .arg(&["POPULATE", "3", "new", "10"])
+        .query(&mut c)
+        .unwrap();
+    // A second a key: the snapshot takes three seconds.
+    let _: () = redis::cmd("CONFIG")
+        .arg(&["SET", "rdb-key-save-delay", "1000000"])
+        .query(&mut c)
+        .unwrap();
+    r.replicaof(&p);
+    poll("the primary's snapshot for the replica", SYNC_LIMIT, || {
+        let saving = p.info("persistence")["rdb_bgsave_in_progress"] == "1";
+        let waiting = p
+            .info("replication")
+            .get("slave0")
+            .is_some_and(|s| s.contains("wait_bgsave"));
+        if saving && waiting {
+            Ok(())
+        } else {
+            Err(format!(
+                "rdb_bgsave_in_progress {saving}, wait_bgsave {waiting}"
+            ))
+        }
+    });
+    let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
+    let proc = exited(&mut p);
+    let log = std::fs::read_to_string(&proc.log).unwrap();
+    poll("the replica's sync ended", SYNC_LIMIT, || {
+        match r
+            .info("replication")
+            .get("master_sync_in_progress")
+            .map(String::as_str)
+        {
+            Some("0") => Ok(()),
+            other => Err(format!("master_sync_in_progress {other:?}")),
+        }
+    });
+    let mut rc = r.client();
+    let keys: i64 = redis::cmd("DBSIZE").query(&mut rc).unwrap();
+    assert_eq!(keys, 1, "the replica loaded the primary's snapshot:\n{log}");
+    let a: String = redis::cmd("GET").arg("a").query(&mut rc).unwrap();
+    assert_eq!(a, "b");
+    assert_eq!(r.info("replication")["master_replid"], replid, "{log}");
+}
+
+#[test]
+fn shutdown_during_a_full_sync_leaves_the_goblin_replica_as_it_was() {
+    shutdown_during_a_full_sync(Kind::Goblin);
+}
+
+#[test]
+fn shutdown_during_a_full_sync_leaves_the_redis_replica_as_it_was() {
+    shutdown_during_a_full_sync(Kind::Redis);
+}
+
 /// JavaScript scripts and functions replicate as their effects, as Lua's
 /// do: a Redis replica (which runs no JavaScript) of a Goblin primary, and
 /// a Goblin replica beside it, end up with the primary's data, though the
@@ -1772,4 +1861,284 @@ fn javascript_scripts_and_functions_replicate_as_their_effects() {
     }
     wait_synced(&p, &[&redis_replica, &goblin_replica]);
     assert_same_data(&p, &[&redis_replica, &goblin_replica]);
+}
+
+/// REPLICAOF NO ONE with the old primary alive, as on the other side of a
+/// partition: once it has replied, the promoted replica applies nothing
+/// more of its old primary, which goes on taking writes. Redis frees its
+/// master client, with whatever it has not read yet, inside
+/// replicaofCommand. A write after the reply that reached the promoted
+/// node would be a write of the old primary's history in the new one's.
+/// The link is idle when the promotion comes (the replica has applied
+/// everything), so the first write after it is the next thing the old
+/// link reads.
+fn replicaof_no_one_ends_the_old_stream_at_once(replica: Kind) {
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let r = spawn(replica, "replica", &[]);
+    r.replicaof(&p);
+    wait_link_up(&r);
+    let mut pc = p.client();
+    let mut set = |key: String| {
+        let _: () = redis::cmd("SET").arg(&key).arg(1).query(&mut pc).unwrap();
+        key
+    };
+    let before: Vec<String> = (0..100).map(|i| set(format!("before:{i}"))).collect();
+    wait_synced(&p, &[&r]);
+    let mut rc = r.client();
+    let ok: String = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut rc)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    let after: Vec<String> = (0..100).map(|i| set(format!("after:{i}"))).collect();
+    // Nothing more can reach the promoted node once its old primary has
+    // lost it as a replica.
+    poll(
+        "the old primary loses its replica",
+        SYNC_LIMIT,
+        || match p.info("replication")["connected_slaves"].as_str() {
+            "0" => Ok(()),
+            n => Err(format!("connected_slaves:{n}")),
+        },
+    );
+    let exists = |c: &mut Connection, keys: &[String]| -> Vec<String> {
+        let mut pipe = redis::pipe();
+        for k in keys {
+            pipe.cmd("EXISTS").arg(k);
+        }
+        let found: Vec<u64> = pipe.query(c).unwrap();
+        keys.iter()
+            .zip(found)
+            .filter(|&(_, n)| n == 1)
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    let leaked = exists(&mut rc, &after);
+    assert!(
+        leaked.is_empty(),
+        "writes the old primary took after REPLICAOF NO ONE replied reached the promoted node: {leaked:?}"
+    );
+    assert_eq!(
+        exists(&mut rc, &before),
+        before,
+        "the promoted node keeps what it had applied"
+    );
+    let role: Vec<Value> = redis::cmd("ROLE").query(&mut rc).unwrap();
+    assert_eq!(role[0], Value::BulkString(b"master".to_vec()));
+}
+
+#[test]
+fn replicaof_no_one_ends_the_old_stream_at_once_goblin_replica() {
+    replicaof_no_one_ends_the_old_stream_at_once(Kind::Goblin);
+}
+
+#[test]
+fn replicaof_no_one_ends_the_old_stream_at_once_redis_replica() {
+    replicaof_no_one_ends_the_old_stream_at_once(Kind::Redis);
+}
+
+/// REPLICAOF NO ONE inside a transaction that holds every shard (DBSIZE),
+/// on a replica busy applying its primary's stream: a command of the
+/// stream being applied then waits for those shards, so the change must
+/// not wait for it. Each time the transaction completes and the node is a
+/// primary; then it follows the primary again, a few times over.
+fn replicaof_no_one_in_a_transaction_holding_every_shard(replica: Kind) {
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0"],
+    );
+    let r = spawn(replica, "replica", &[]);
+    // Pipelined writes from a few clients: the replica always has some of
+    // them to apply.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<JoinHandle<()>> = (0..4)
+        .map(|w| {
+            let stop = stop.clone();
+            let mut c = p.client();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let mut pipe = redis::pipe();
+                    for i in 0..100 {
+                        pipe.cmd("SET").arg(format!("k:{w}:{i}")).arg(i).ignore();
+                    }
+                    let _: () = pipe.query(&mut c).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut rc = r.client();
+    for _ in 0..5 {
+        r.replicaof(&p);
+        wait_link_up(&r);
+        poll("the replica applies the writes", SYNC_LIMIT, || {
+            let n: u64 = redis::cmd("DBSIZE").query(&mut rc).unwrap();
+            if n == 400 {
+                Ok(())
+            } else {
+                Err(format!("DBSIZE {n}"))
+            }
+        });
+        let (size, ok): (u64, String) = redis::pipe()
+            .atomic()
+            .cmd("DBSIZE")
+            .cmd("REPLICAOF")
+            .arg("NO")
+            .arg("ONE")
+            .query(&mut rc)
+            .unwrap();
+        assert_eq!((size, ok.as_str()), (400, "OK"));
+        let role: Vec<Value> = redis::cmd("ROLE").query(&mut rc).unwrap();
+        assert_eq!(role[0], Value::BulkString(b"master".to_vec()));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+}
+
+#[test]
+fn replicaof_no_one_in_a_transaction_holding_every_shard_goblin_replica() {
+    replicaof_no_one_in_a_transaction_holding_every_shard(Kind::Goblin);
+}
+
+#[test]
+fn replicaof_no_one_in_a_transaction_holding_every_shard_redis_replica() {
+    replicaof_no_one_in_a_transaction_holding_every_shard(Kind::Redis);
+}
+
+/// What Redis's readSyncBulkPayload logs when writing the primary's
+/// snapshot to its temporary file fails, before the reason.
+const SYNC_WRITE_ERROR: &str = "Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA synchronization: ";
+
+/// The temporary files of a full sync in `dir` (temp-*.rdb).
+fn sync_temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("temp-") && name.ends_with(".rdb"))
+        .collect()
+}
+
+/// A full sync into a disk too small for the primary's snapshot, with the
+/// default disk-based load (repl-diskless-load disabled): writing the
+/// snapshot fails, the temporary file goes, and the replica keeps its own
+/// data (Redis flushes it only once the whole file is on disk) and tries
+/// again by itself; once the disk has room the sync completes.
+fn full_sync_into_a_full_disk(replica: Kind) {
+    let disk = Tmpfs::mount(&format!("full-sync-{replica:?}"), "1m");
+    // Uncompressed: DEBUG POPULATE's values compress to almost nothing.
+    let p = spawn(
+        Kind::Goblin,
+        "primary",
+        &["--repl-diskless-sync-delay", "0", "--rdbcompression", "no"],
+    );
+    let mut pc = p.client();
+    let _: () = redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(5000)
+        .arg("key")
+        .arg(1000)
+        .query(&mut pc)
+        .unwrap();
+    // Its log stays out of the small disk.
+    let r = spawn(
+        replica,
+        "replica",
+        &["--dir", disk.path().to_str().unwrap()],
+    );
+    let mut rc = r.client();
+    let own = [("own:a", "1"), ("own:b", "2"), ("own:c", "3")];
+    for (k, v) in own {
+        let _: () = redis::cmd("SET").arg(k).arg(v).query(&mut rc).unwrap();
+    }
+    r.replicaof(&p);
+
+    // The directory is listed between two readings of the failures logged
+    // and of master_sync_in_progress that agree, with no transfer running:
+    // a temporary file seen then belongs to a transfer that failed.
+    let log = r.proc.as_ref().unwrap().log.clone();
+    let log_text = || std::fs::read_to_string(&log).unwrap();
+    let attempts = || {
+        let failures = log_text()
+            .lines()
+            .filter(|l| l.contains(SYNC_WRITE_ERROR))
+            .count();
+        let syncing = r.info("replication")["master_sync_in_progress"].clone();
+        (failures, syncing)
+    };
+    let left = poll("a failed transfer, none running", SYNC_LIMIT, || {
+        let before = attempts();
+        let files = sync_temp_files(disk.path());
+        let after = attempts();
+        match before {
+            (0, _) => Err("no failed transfer yet".into()),
+            (_, ref syncing) if syncing != "0" => Err("a transfer runs".into()),
+            _ if after != before => Err("a transfer started meanwhile".into()),
+            _ => Ok(files),
+        }
+    });
+    assert!(
+        left.is_empty(),
+        "temporary files left by a failed transfer: {left:?}"
+    );
+    for line in log_text().lines().filter(|l| l.contains(SYNC_WRITE_ERROR)) {
+        let why = line.split(SYNC_WRITE_ERROR).nth(1).unwrap();
+        assert!(
+            why == "short write" || why == "No space left on device",
+            "{line}"
+        );
+    }
+    assert!(
+        !log_text().contains("Error condition on socket for SYNC"),
+        "the failure is logged once, in Redis's words"
+    );
+    // Redis's cancelReplicationHandshake connects again at once.
+    let again = format!(
+        "Reconnecting to MASTER 127.0.0.1:{} after failure",
+        p.port()
+    );
+    poll("the replica connects again", SYNC_LIMIT, || {
+        if log_text().contains(&again) {
+            Ok(())
+        } else {
+            Err(format!("no '{again}' in the log"))
+        }
+    });
+    for (k, v) in own {
+        let got: Option<String> = redis::cmd("GET").arg(k).query(&mut rc).unwrap();
+        assert_eq!(got.as_deref(), Some(v), "{k} after the failed sync");
+    }
+    assert_eq!(r.info("replication")["master_link_status"], "down");
+
+    disk.resize("64m");
+    wait_link_up(&r);
+    let size: u64 = redis::cmd("DBSIZE").query(&mut rc).unwrap();
+    assert_eq!(size, 5000);
+    for k in ["key:0", "key:4999"] {
+        let want: Vec<u8> = redis::cmd("GET").arg(k).query(&mut pc).unwrap();
+        let got: Vec<u8> = redis::cmd("GET").arg(k).query(&mut rc).unwrap();
+        assert!(got == want, "{k} differs from the primary's");
+    }
+    let own_left: u64 = redis::cmd("EXISTS")
+        .arg(own.map(|(k, _)| k).as_slice())
+        .query(&mut rc)
+        .unwrap();
+    assert_eq!(own_left, 0, "the full sync replaced the replica's data");
+    assert_eq!(sync_temp_files(disk.path()), Vec::<String>::new());
+}
+
+#[test]
+fn full_sync_into_a_full_disk_keeps_the_goblin_replicas_data() {
+    full_sync_into_a_full_disk(Kind::Goblin);
+}
+
+#[test]
+fn full_sync_into_a_full_disk_keeps_the_redis_replicas_data() {
+    full_sync_into_a_full_disk(Kind::Redis);
 }

@@ -225,17 +225,33 @@ async fn a_store_opened_on_a_directory_keeps_its_data_across_reopening() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A copy of a store's directory as a crash leaves it: what the files
+/// hold now, without the lock of the store still open on it (a process
+/// that dies releases its lock).
+fn copy_as_after_a_crash(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let copy = temp_dir(name);
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(dir)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cp -a {}", dir.display());
+    std::fs::remove_file(copy.join("LOCK")).unwrap();
+    copy
+}
+
 #[tokio::test]
 async fn a_store_under_appendfsync_always_has_every_write_in_its_log() {
     let dir = temp_dir("always");
-    let open = || {
+    let open = |dir: &std::path::Path| {
         let config = goblin::Config::new();
         config.set_initial("dir", dir.to_str().unwrap()).unwrap();
         config.set_initial("appendfsync", "always").unwrap();
         config.set_initial("save", "").unwrap();
         Store::open_with_config(config).unwrap()
     };
-    let store = open();
+    let store = open(&dir);
     for i in 0..100 {
         store
             .execute(["RPUSH", "log", &i.to_string()])
@@ -245,13 +261,14 @@ async fn a_store_under_appendfsync_always_has_every_write_in_its_log() {
     // Without the close (no snapshot, no final flush): the log alone has
     // them, as after a crash.
     std::mem::forget(store);
-    let store = open();
+    let crashed = copy_as_after_a_crash(&dir, "always-crashed");
+    let store = open(&crashed);
     assert_eq!(
         store.execute(["LLEN", "log"]).await.unwrap(),
         Reply::Int(100)
     );
     drop(store);
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&crashed).unwrap();
 }
 
 #[test]
@@ -353,6 +370,9 @@ async fn a_store_that_stops_its_log_leaves_another_stores_expiries_logged() {
     while a.execute(["PTTL", "k"]).await.unwrap() != Reply::Int(-2) {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    // A read's reply does not wait for the DEL it logged; a write's waits
+    // for everything logged before it to be on disk.
+    a.execute(["SET", "after", "v"]).await.unwrap();
     let mut log = Vec::new();
     for file in std::fs::read_dir(dir_a.join("appendonlydir")).unwrap() {
         let path = file.unwrap().path();
@@ -501,4 +521,137 @@ async fn info_u64(store: &Store, field: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// `close` on one handle saves, and the handles still open go on with
+/// the append-only file on: what they write is in the log, and there
+/// after a reopen (it was switched off, and those writes lost).
+#[tokio::test]
+async fn closing_one_handle_leaves_the_log_on_for_the_others() {
+    let dir = temp_dir("close-one-handle");
+    let store = Store::builder()
+        .dir(&dir)
+        .append_only(true)
+        .no_snapshots()
+        .open()
+        .unwrap();
+    let other = store.clone();
+    store.execute(["SET", "before", "close"]).await.unwrap();
+    store.close().await.unwrap();
+    other.execute(["SET", "after", "close"]).await.unwrap();
+    let info = match other.execute(["INFO", "persistence"]).await.unwrap() {
+        Reply::Verbatim { text, .. } | Reply::Bulk(text) => String::from_utf8(text).unwrap(),
+        reply => panic!("{reply:?}"),
+    };
+    assert!(info.contains("\r\naof_enabled:1\r\n"), "{info}");
+    drop(other);
+    let store = Store::open(&dir).unwrap();
+    assert_eq!(
+        store.execute(["GET", "before"]).await.unwrap(),
+        bulk("close")
+    );
+    assert_eq!(
+        store.execute(["GET", "after"]).await.unwrap(),
+        bulk("close")
+    );
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory is one store's: a second open is refused while the first
+/// is open (each would replace the other's files, the last to close
+/// winning), and succeeds once it is closed.
+#[tokio::test]
+async fn a_second_store_on_the_same_directory_is_refused() {
+    let dir = temp_dir("locked");
+    let first = Store::open(&dir).unwrap();
+    first.execute(["SET", "k", "first"]).await.unwrap();
+    match Store::open(&dir) {
+        Err(Error::DirectoryInUse(path)) => {
+            assert_eq!(path.canonicalize().unwrap(), dir.canonicalize().unwrap())
+        }
+        other => panic!("a second store opened the directory: {other:?}"),
+    }
+    // Nor through the blocking API.
+    assert!(matches!(
+        goblin::blocking::Store::open(&dir),
+        Err(Error::DirectoryInUse(_))
+    ));
+    first.close().await.unwrap();
+    let second = Store::open(&dir).unwrap();
+    assert_eq!(second.execute(["GET", "k"]).await.unwrap(), bulk("first"));
+    drop(second);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The disk fills up: a write whose record cannot reach the append-only
+/// file is an error, never Ok (its reply may not be trusted); later writes
+/// are refused with Redis's MISCONF while reads go on; every write that
+/// returned Ok is there after a reopen with room again.
+#[tokio::test]
+async fn a_write_that_cannot_reach_the_log_is_an_error() {
+    use crate::support::tmpfs::Tmpfs;
+    for fsync in [goblin::AppendFsync::Always, goblin::AppendFsync::EverySec] {
+        let disk = Tmpfs::mount(&format!("store-{fsync:?}"), "2m");
+        let open = || {
+            Store::builder()
+                .dir(disk.path())
+                .append_only(true)
+                .append_fsync(fsync)
+                .no_snapshots()
+                .open()
+                .unwrap()
+        };
+        let store = open();
+        let value = "v".repeat(1000);
+        let mut acked = Vec::new();
+        let (mut log_errors, mut refused) = (0, 0);
+        for i in 0..10_000 {
+            let key = format!("k{i}");
+            match store.execute(["SET", &key, &value]).await {
+                Ok(_) => acked.push(key),
+                Err(Error::Persistence(goblin::PersistenceError::AppendOnlyFile(e))) => {
+                    assert_eq!(e.raw_os_error(), Some(28), "{fsync:?}: {e}");
+                    log_errors += 1;
+                }
+                Err(Error::Reply(text)) => {
+                    assert_eq!(
+                        text.to_string(),
+                        "MISCONF Errors writing to the AOF file: No space left on device"
+                    );
+                    refused += 1;
+                    if refused == 20 {
+                        break;
+                    }
+                }
+                Err(e) => panic!("{fsync:?}: {e}"),
+            }
+        }
+        assert!(log_errors >= 1, "{fsync:?}: no write failed on a full disk");
+        assert_eq!(refused, 20, "{fsync:?}: writes were not refused");
+        assert_eq!(
+            store.execute(["GET", &acked[0]]).await.unwrap(),
+            bulk(&value),
+            "{fsync:?}: reads go on"
+        );
+        // Left as a crash leaves it: no final flush.
+        std::mem::forget(store);
+        disk.resize("64m");
+        let copy = copy_as_after_a_crash(disk.path(), &format!("store-{fsync:?}-copy"));
+        let store = Store::builder()
+            .dir(&copy)
+            .append_only(true)
+            .no_snapshots()
+            .open()
+            .unwrap();
+        for key in &acked {
+            assert_eq!(
+                store.execute(["GET", key]).await.unwrap(),
+                bulk(&value),
+                "{fsync:?}: {key} was acknowledged"
+            );
+        }
+        drop(store);
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
 }

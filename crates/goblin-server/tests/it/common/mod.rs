@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod process;
+pub mod tmpfs;
 
 use goblin_engine::{Config, Engine};
 use goblin_server::Server;

@@ -13,6 +13,8 @@ use goblin::{Reply, Store};
 pub mod cluster;
 #[path = "../../../../goblin-server/tests/it/goblin_support/mod.rs"]
 pub mod goblin_support;
+#[path = "../../../../goblin-server/tests/it/common/tmpfs.rs"]
+pub mod tmpfs;
 use goblin_support::RedisProcess;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

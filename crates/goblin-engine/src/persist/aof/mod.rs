@@ -1,0 +1,785 @@
+//! The append-only file, as Redis 7.0 keeps it: a directory
+//! (`appenddirname`) holding a manifest, one base file (an RDB snapshot or
+//! commands) and incremental files of commands in RESP.
+//!
+//! **Logging.** After a command that changed data, `Engine::call` hands
+//! its records (the call itself, or the replacement commands it chose, see
+//! `Ctx::log_as`) to [`Aof::append`] while the command still holds its
+//! shard locks: two writes to one key are logged in the order they ran.
+//! The records go into an in-memory buffer, prefixed with SELECT when the
+//! database differs from the last one logged.
+//!
+//! **Writing.** One writer thread moves the buffer to the current incr
+//! file as soon as it has data, then syncs as `appendfsync` says:
+//! `always` syncs every batch (all the records that arrived while the
+//! previous batch was being synced: group commit), `everysec` once a
+//! second, `no` never. The offset up to which records are written (and
+//! synced, under `always`) is published; under `always` a connection holds
+//! its replies until that offset passes the last record its commands
+//! produced, so no client sees a reply for a write that is not on disk.
+//! When the disk fails, the log refuses writes and recovers by itself
+//! (the overview of writer.rs).
+//!
+//! **Rewriting.** BGREWRITEAOF opens a new incr file (while every shard is
+//! held, so the switch is a clean cut in the command stream), takes a
+//! point-in-time snapshot (persist/snapshot.rs) into a new base file, then
+//! makes the new base and the new incr file the manifest's content and
+//! deletes the old files.
+//!
+//! **Loading.** The base, then each incr file in order, replayed through
+//! the command table with the clock stopped (nothing expires while the log
+//! replays; expiries were logged as DELs when they happened). A last file
+//! cut short by a crash is truncated at its last complete command when
+//! `aof-load-truncated` is yes; anything else malformed stops the server
+//! with the file name and offset.
+
+use super::rdb::{self, LoadLimits};
+use crate::command::table;
+use crate::engine::Engine;
+use crate::keyspace::{Object, ShardLocks, Value};
+use crate::log;
+use crate::protocol::ReplyWriter;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+mod manifest;
+mod writer;
+pub use crate::util::strerror;
+pub use manifest::{
+    create_dir, read_manifest, sync_dir, write_atomically, FileKind, Manifest, ManifestFile,
+    ReplaceError,
+};
+pub use writer::{encode_command, Aof, Fsync, LogError, Record};
+
+/// Where the log lives: `dir/appenddirname`, files named after
+/// `appendfilename`.
+pub fn paths(engine: &Engine) -> (PathBuf, String) {
+    let dir = PathBuf::from(engine.config().get("dir")).join(engine.config().get("appenddirname"));
+    (dir, engine.config().get("appendfilename"))
+}
+
+// ---------------------------------------------------------------------------
+// Opening at startup / when enabled
+
+/// Writes a new base file holding the current data through a temp file,
+/// removed when a step fails.
+fn create_base(engine: &Arc<Engine>, dir: &Path, base: &str, rdb_format: bool) -> io::Result<()> {
+    let tmp = dir.join(format!("temp-{base}"));
+    let written = (|| {
+        let mut locks = engine.keyspace().lock_all();
+        let mut file = io::BufWriter::new(File::create(&tmp)?);
+        crate::persist::write_base(engine, &mut locks, &mut file, rdb_format)?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, dir.join(base))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Opens the log after loading (aofOpenIfNeededOnServerStart): creates
+/// the directory, a base file holding the current data when there is none,
+/// an incr file when there is none, and starts appending.
+pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
+    let (dir, name) = paths(engine);
+    create_dir(&dir)?;
+    let mut manifest = read_manifest(&dir, &name).map_err(io::Error::other)?;
+    let aof = &engine.persist().aof;
+    // Files this function creates, removed again when it fails: the
+    // directory is left as it was found.
+    let mut created: Vec<PathBuf> = Vec::new();
+    let opened = (|| {
+        // A base is created only for a log that has no file at all (Redis
+        // does the same: a log of incr files alone stays as it is).
+        if manifest.base.is_none() && manifest.incrs.is_empty() {
+            let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
+            let seq = manifest.base_seq + 1;
+            let base = format!(
+                "{name}.{seq}.base.{}",
+                if rdb_format { "rdb" } else { "aof" }
+            );
+            log::notice(&format!("Creating AOF base file {base} on server start"));
+            create_base(engine, &dir, &base, rdb_format)?;
+            created.push(dir.join(&base));
+            manifest.base = Some(ManifestFile {
+                name: base,
+                seq,
+                kind: FileKind::Base,
+            });
+            manifest.base_seq = seq;
+        }
+        let incr_name = match manifest.incrs.last() {
+            Some(i) => {
+                log::notice(&format!("Opening AOF incr file {} on server start", i.name));
+                i.name.clone()
+            }
+            None => {
+                let seq = manifest.incr_seq + 1;
+                let n = format!("{name}.{seq}.incr.aof");
+                log::notice(&format!("Creating AOF incr file {n} on server start"));
+                manifest.incr_seq = seq;
+                manifest.incrs.push(ManifestFile {
+                    name: n.clone(),
+                    seq,
+                    kind: FileKind::Incr,
+                });
+                created.push(dir.join(&n));
+                n
+            }
+        };
+        let incr = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(&incr_name))?;
+        write_atomically(
+            &dir,
+            &format!("{name}.manifest"),
+            manifest.render().as_bytes(),
+        )?;
+        Ok(incr)
+    })();
+    let incr = match opened {
+        Ok(incr) => incr,
+        Err(e) => {
+            for path in created {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+    };
+    let size_of = |n: &str| std::fs::metadata(dir.join(n)).map(|m| m.len()).unwrap_or(0);
+    let base_size = manifest.base.as_ref().map_or(0, |b| size_of(&b.name));
+    let total = base_size + manifest.incrs.iter().map(|i| size_of(&i.name)).sum::<u64>();
+    aof.base_size.store(base_size, Ordering::Relaxed);
+    aof.current_size.store(total, Ordering::Relaxed);
+    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
+    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
+    let started = aof.open(dir, name, manifest, incr);
+    engine.update_expiry_logging();
+    started
+}
+
+/// Starts appending to a fresh incr file that a rewrite about to run will
+/// pair with its base (CONFIG SET appendonly yes). The caller holds every
+/// shard; the manifest is written when the rewrite installs the base.
+pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
+    let (dir, name) = paths(engine);
+    create_dir(&dir)?;
+    let mut manifest = read_manifest(&dir, &name).map_err(io::Error::other)?;
+    let seq = manifest.incr_seq + 1;
+    let incr_name = format!("{name}.{seq}.incr.aof");
+    // Files of an earlier log are superseded by the rewrite's base.
+    let mut old: Vec<ManifestFile> = manifest.incrs.drain(..).collect();
+    old.append(&mut manifest.history);
+    manifest.history = old
+        .into_iter()
+        .map(|f| ManifestFile {
+            kind: FileKind::History,
+            ..f
+        })
+        .collect();
+    manifest.incr_seq = seq;
+    manifest.incrs.push(ManifestFile {
+        name: incr_name.clone(),
+        seq,
+        kind: FileKind::Incr,
+    });
+    // Appending (a short write is cut back with ftruncate), from empty.
+    let incr = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(&incr_name))?;
+    incr.set_len(0)?;
+    let aof = &engine.persist().aof;
+    aof.current_size.store(0, Ordering::Relaxed);
+    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
+    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
+    let started = aof.open(dir, name, manifest, incr);
+    engine.update_expiry_logging();
+    started?;
+    Ok(incr_name)
+}
+
+// ---------------------------------------------------------------------------
+// The base file in command form (aof-use-rdb-preamble no)
+
+/// Items per command when a collection is rewritten (Redis's
+/// AOF_REWRITE_ITEMS_PER_CMD).
+const ITEMS_PER_CMD: usize = 64;
+
+pub struct AofFormat {
+    pub timestamp: bool,
+}
+
+fn emit_batches(
+    out: &mut Vec<u8>,
+    cmd: &[u8],
+    key: &[u8],
+    items: impl Iterator<Item = Vec<Vec<u8>>>,
+) {
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    let mut n = 0;
+    for item in items {
+        if argv.is_empty() {
+            argv.push(cmd.to_vec());
+            argv.push(key.to_vec());
+        }
+        argv.extend(item);
+        n += 1;
+        if n == ITEMS_PER_CMD {
+            encode_command(out, &argv);
+            argv.clear();
+            n = 0;
+        }
+    }
+    if !argv.is_empty() {
+        encode_command(out, &argv);
+    }
+}
+
+/// The commands that rebuild a stream (Redis's rewriteStreamObject): an
+/// XADD per entry (or the XADD MAXLEN 0 trick for an empty stream), XSETID
+/// for the last ID and counters, then per group XGROUP CREATE, an XCLAIM
+/// per pending entry and XGROUP CREATECONSUMER for consumers owning none.
+fn rewrite_stream(out: &mut Vec<u8>, key: &[u8], s: &crate::keyspace::Stream) {
+    let e = &s.entries;
+    if e.length > 0 {
+        for entry in e.iter() {
+            let mut argv: Vec<Vec<u8>> = vec![b"XADD".to_vec(), key.to_vec(), entry.id.to_bytes()];
+            for (f, v) in entry.fields() {
+                argv.push(f.to_vec());
+                argv.push(v.to_vec());
+            }
+            encode_command(out, &argv);
+        }
+    } else {
+        encode_command(
+            out,
+            &[&b"XADD"[..], key, b"MAXLEN", b"0", b"0-1", b"x", b"y"],
+        );
+    }
+    encode_command(
+        out,
+        &[
+            b"XSETID".to_vec(),
+            key.to_vec(),
+            e.last_id.to_bytes(),
+            b"ENTRIESADDED".to_vec(),
+            e.entries_added.to_string().into_bytes(),
+            b"MAXDELETEDID".to_vec(),
+            e.max_deleted_entry_id.to_bytes(),
+        ],
+    );
+    for (name, g) in &s.groups {
+        encode_command(
+            out,
+            &[
+                b"XGROUP".to_vec(),
+                b"CREATE".to_vec(),
+                key.to_vec(),
+                name.to_vec(),
+                g.last_id.to_bytes(),
+                b"ENTRIESREAD".to_vec(),
+                g.entries_read.unwrap_or(-1).to_string().into_bytes(),
+            ],
+        );
+        for (cname, c) in &g.consumers {
+            if c.pel.is_empty() {
+                encode_command(out, &[&b"XGROUP"[..], b"CREATECONSUMER", key, name, cname]);
+                continue;
+            }
+            for id in &c.pel {
+                let Some(nack) = g.pel.get(id) else { continue };
+                encode_command(
+                    out,
+                    &[
+                        b"XCLAIM".to_vec(),
+                        key.to_vec(),
+                        name.to_vec(),
+                        cname.to_vec(),
+                        b"0".to_vec(),
+                        id.to_bytes(),
+                        b"TIME".to_vec(),
+                        nack.delivery_time.to_string().into_bytes(),
+                        b"RETRYCOUNT".to_vec(),
+                        nack.delivery_count.to_string().into_bytes(),
+                        b"JUSTID".to_vec(),
+                        b"FORCE".to_vec(),
+                    ],
+                );
+            }
+        }
+    }
+}
+
+impl super::snapshot::Format for AofFormat {
+    fn header(&mut self, out: &mut Vec<u8>) {
+        if self.timestamp {
+            let now = crate::util::time::now_ms() / 1000;
+            out.extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
+        }
+    }
+
+    fn functions(&mut self, out: &mut Vec<u8>, codes: &[Vec<u8>]) {
+        for code in codes {
+            encode_command(out, &[b"FUNCTION".as_slice(), b"LOAD", code]);
+        }
+    }
+
+    fn begin_db(&mut self, out: &mut Vec<u8>, db: usize, _keys: u64, _expires: u64) {
+        encode_command(out, &[b"SELECT".to_vec(), db.to_string().into_bytes()]);
+    }
+
+    fn key(&mut self, out: &mut Vec<u8>, key: &[u8], obj: &Object) {
+        match &obj.value {
+            Value::Str(s) => encode_command(out, &[b"SET".as_slice(), key, s]),
+            Value::Hash(h) => {
+                emit_batches(
+                    out,
+                    b"HMSET",
+                    key,
+                    h.iter().map(|(f, v)| vec![f.to_vec(), v.to_vec()]),
+                );
+                if h.has_field_ttls() {
+                    for (f, _) in h.iter() {
+                        if let Some(Some(at)) = h.field_expiry(f) {
+                            let at = at.to_string();
+                            encode_command(
+                                out,
+                                &[
+                                    b"HPEXPIREAT".as_slice(),
+                                    key,
+                                    at.as_bytes(),
+                                    b"FIELDS",
+                                    b"1",
+                                    f,
+                                ],
+                            );
+                        }
+                    }
+                }
+            }
+            Value::Set(s) => emit_batches(
+                out,
+                b"SADD",
+                key,
+                s.iter().map(|m| vec![m.to_bytes().into_owned()]),
+            ),
+            Value::ZSet(z) => emit_batches(
+                out,
+                b"ZADD",
+                key,
+                z.iter().map(|(m, s)| {
+                    let mut score = Vec::new();
+                    crate::util::number::format_g17(s, &mut score);
+                    vec![score, m.to_vec()]
+                }),
+            ),
+            Value::List(l) => emit_batches(out, b"RPUSH", key, l.iter().map(|e| vec![e.to_vec()])),
+            Value::Stream(s) => rewrite_stream(out, key, s),
+        }
+        if let Some(at) = obj.expire_at() {
+            encode_command(
+                out,
+                &[b"PEXPIREAT".as_slice(), key, at.to_string().as_bytes()],
+            );
+        }
+    }
+
+    fn footer(&mut self, _out: &mut Vec<u8>) {}
+}
+
+impl super::snapshot::FormatCrc for AofFormat {}
+
+// ---------------------------------------------------------------------------
+// Loading
+
+/// Why loading a file stopped.
+pub enum LoadOutcome {
+    Ok,
+    /// Cut short at `valid_up_to`; the caller decides whether to truncate.
+    Truncated {
+        valid_up_to: u64,
+    },
+}
+
+#[derive(Debug)]
+pub struct LoadFailure(pub String);
+
+/// Replays commands with every shard held by the caller.
+pub struct Replayer<'e> {
+    engine: &'e Engine,
+    session: crate::engine::Session,
+    now_ms: u64,
+}
+
+impl<'e> Replayer<'e> {
+    pub fn new(engine: &'e Arc<Engine>) -> Replayer<'e> {
+        let mut session = engine.session(crate::client::ConnInfo::embedded());
+        session.state.replaying = true;
+        Replayer {
+            engine,
+            session,
+            now_ms: 0,
+        }
+    }
+
+    /// Runs one command; Err(name) for an unknown command.
+    pub fn run(&mut self, locks: &mut ShardLocks<'_>, argv: &[&[u8]]) -> Result<(), String> {
+        let t = table();
+        let Some(mut id) = t.lookup(argv[0]) else {
+            return Err(String::from_utf8_lossy(argv[0]).into_owned());
+        };
+        let spec = t.get(id).spec;
+        if !spec.subcommands.is_empty() && argv.len() >= 2 {
+            if let Some(sub) = t.subcommand(id, argv[1]) {
+                id = sub;
+            }
+        }
+        if !t.get(id).spec.arity_ok(argv.len()) {
+            return Err(String::from_utf8_lossy(argv[0]).into_owned());
+        }
+        let stats = self.engine.stats().local();
+        self.engine.call(
+            &mut self.session.state,
+            &mut self.session.out,
+            locks,
+            &stats,
+            id,
+            argv,
+            self.now_ms,
+            false,
+            false,
+        );
+        // Replies of the replay are not wanted.
+        if self.session.out.len() > 1 << 16 {
+            self.session.out = ReplyWriter::new(2);
+        }
+        Ok(())
+    }
+}
+
+/// Reads one line (up to and including "\n"); None at a clean EOF.
+fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+    buf.clear();
+    let n = r.read_until(b'\n', buf)?;
+    Ok(if n == 0 { None } else { Some(n) })
+}
+
+enum Step {
+    Eof,
+    Command(Vec<Vec<u8>>),
+    Truncated,
+    Format,
+}
+
+fn parse_int(line: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(line)
+        .ok()?
+        .trim_end_matches(['\r', '\n']);
+    s.parse().ok()
+}
+
+fn next_command(r: &mut impl BufRead, line: &mut Vec<u8>, pos: &mut u64) -> io::Result<Step> {
+    loop {
+        let Some(n) = read_line(r, line)? else {
+            return Ok(Step::Eof);
+        };
+        *pos += n as u64;
+        if line.last() != Some(&b'\n') {
+            return Ok(Step::Truncated);
+        }
+        if line[0] == b'#' {
+            continue;
+        }
+        if line[0] != b'*' {
+            return Ok(Step::Format);
+        }
+        let Some(argc) = parse_int(&line[1..]).filter(|&n| n >= 1) else {
+            return Ok(Step::Format);
+        };
+        let mut argv = Vec::with_capacity((argc as usize).min(1024));
+        for _ in 0..argc {
+            let Some(n) = read_line(r, line)? else {
+                return Ok(Step::Truncated);
+            };
+            *pos += n as u64;
+            if line.last() != Some(&b'\n') {
+                return Ok(Step::Truncated);
+            }
+            if line[0] != b'$' {
+                return Ok(Step::Format);
+            }
+            let Some(len) = parse_int(&line[1..]).filter(|&n| n >= 0) else {
+                return Ok(Step::Format);
+            };
+            let len = len as usize;
+            let mut arg = Vec::new();
+            let got = r.by_ref().take(len as u64 + 2).read_to_end(&mut arg)?;
+            *pos += got as u64;
+            if got < len + 2 {
+                return Ok(Step::Truncated);
+            }
+            if &arg[len..] != b"\r\n" {
+                return Ok(Step::Format);
+            }
+            arg.truncate(len);
+            argv.push(arg);
+        }
+        return Ok(Step::Command(argv));
+    }
+}
+
+/// Loads one file of the log: an RDB base (or RDB preamble) then commands.
+pub fn load_file(
+    engine: &Arc<Engine>,
+    locks: &mut ShardLocks<'_>,
+    replayer: &mut Replayer<'_>,
+    path: &Path,
+    display_name: &str,
+) -> Result<LoadOutcome, LoadFailure> {
+    let file = File::open(path).map_err(|e| {
+        LoadFailure(format!(
+            "Fatal error: can't open the append log file {display_name} for reading: {e}"
+        ))
+    })?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut start = 0u64;
+    {
+        let mut sig = [0u8; 5];
+        let is_rdb = (&file).read_exact(&mut sig).is_ok() && &sig == b"REDIS";
+        (&file)
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| LoadFailure(e.to_string()))?;
+        if is_rdb {
+            log::notice("Reading RDB base file on AOF loading...");
+            let input = rdb::Input::new(&file, Some(size));
+            let consumed =
+                super::load_rdb_stream(engine, locks, input, true, false).map_err(|e| {
+                    LoadFailure(format!(
+                        "Error reading the RDB base file {display_name}, AOF loading aborted: {e}"
+                    ))
+                })?;
+            start = consumed.offset;
+        }
+    }
+    let mut f = &file;
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| LoadFailure(e.to_string()))?;
+    let mut r = BufReader::with_capacity(256 * 1024, f);
+    let mut pos = start;
+    let mut valid_up_to = start;
+    let mut line = Vec::new();
+    let mut multi: Option<(u64, Vec<Vec<Vec<u8>>>)> = None;
+    loop {
+        let step = next_command(&mut r, &mut line, &mut pos).map_err(|e| {
+            LoadFailure(format!(
+                "Unrecoverable error reading the append only file {display_name}: {e}"
+            ))
+        })?;
+        match step {
+            Step::Eof => break,
+            Step::Truncated => return Ok(LoadOutcome::Truncated { valid_up_to: multi.map_or(valid_up_to, |m| m.0) }),
+            Step::Format => {
+                return Err(LoadFailure(format!(
+                    "Bad file format reading the append only file {display_name} (at offset {valid_up_to}): make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>"
+                )))
+            }
+            Step::Command(argv) => {
+                let name = argv[0].to_ascii_lowercase();
+                if name == b"multi" {
+                    multi = Some((valid_up_to, Vec::new()));
+                } else if name == b"exec" {
+                    if let Some((_, queued)) = multi.take() {
+                        for q in queued {
+                            let a: Vec<&[u8]> = q.iter().map(|x| x.as_slice()).collect();
+                            replay_one(replayer, locks, &a, display_name)?;
+                        }
+                    }
+                } else if let Some((_, queued)) = multi.as_mut() {
+                    if table().lookup(&argv[0]).is_none() {
+                        return Err(unknown(&argv[0], display_name));
+                    }
+                    queued.push(argv);
+                } else {
+                    let a: Vec<&[u8]> = argv.iter().map(|x| x.as_slice()).collect();
+                    replay_one(replayer, locks, &a, display_name)?;
+                }
+                valid_up_to = pos;
+            }
+        }
+    }
+    if let Some((before, _)) = multi {
+        log::warning(&format!(
+            "Revert incomplete MULTI/EXEC transaction in AOF file {display_name}"
+        ));
+        return Ok(LoadOutcome::Truncated {
+            valid_up_to: before,
+        });
+    }
+    Ok(LoadOutcome::Ok)
+}
+
+fn unknown(name: &[u8], file: &str) -> LoadFailure {
+    LoadFailure(format!(
+        "Unknown command '{}' reading the append only file {file}",
+        String::from_utf8_lossy(name)
+    ))
+}
+
+fn replay_one(
+    replayer: &mut Replayer<'_>,
+    locks: &mut ShardLocks<'_>,
+    argv: &[&[u8]],
+    file: &str,
+) -> Result<(), LoadFailure> {
+    replayer
+        .run(locks, argv)
+        .map_err(|_| unknown(argv[0], file))
+}
+
+/// Loads base and incr files in order (loadAppendOnlyFiles). Returns
+/// false when there was nothing to load.
+pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool, LoadFailure> {
+    let (dir, name) = paths(engine);
+    let mut manifest = read_manifest(&dir, &name).map_err(LoadFailure)?;
+    // An AOF from Redis 6 or older: one file in `dir`, no directory. Redis
+    // upgrades (aofUpgradePrepare) when that file exists and there is no
+    // directory, or no manifest, or a manifest left by an upgrade that
+    // stopped before its move: the old file as the only base, not yet in
+    // the directory. The manifest is written first, then the file moved.
+    let old_style = PathBuf::from(engine.config().get("dir")).join(&name);
+    if old_style.is_file()
+        && (manifest.is_empty()
+            || (manifest.incrs.is_empty()
+                && manifest.base.as_ref().is_some_and(|b| b.name == name)
+                && !dir.join(&name).is_file()))
+    {
+        create_dir(&dir).map_err(|e| {
+            LoadFailure(format!(
+                "Can't open or create append-only dir {}: {}",
+                dir.display(),
+                strerror(&e)
+            ))
+        })?;
+        manifest.base = Some(ManifestFile {
+            name: name.clone(),
+            seq: 1,
+            kind: FileKind::Base,
+        });
+        manifest.base_seq = 1;
+        write_atomically(
+            &dir,
+            &format!("{name}.manifest"),
+            manifest.render().as_bytes(),
+        )
+        .map_err(|e| LoadFailure(e.error.to_string()))?;
+        std::fs::rename(&old_style, dir.join(&name)).map_err(|e| {
+            LoadFailure(format!(
+                "Error trying to move the old AOF file {name} into dir {}: {}",
+                dir.display(),
+                strerror(&e)
+            ))
+        })?;
+        log::notice(&format!(
+            "Successfully migrated an old-style AOF file ({name}) into the AOF directory ({}).",
+            dir.display()
+        ));
+    }
+    if manifest.is_empty() {
+        return Ok(false);
+    }
+    let mut files: Vec<&ManifestFile> = manifest.base.iter().collect();
+    files.extend(manifest.incrs.iter());
+    // Every file the manifest names must be there (getAppendOnlyFileSize).
+    for f in &files {
+        if let Err(e) = std::fs::metadata(dir.join(&f.name)) {
+            return Err(LoadFailure(format!(
+                "Unable to obtain the AOF file {} length. stat: {}",
+                f.name,
+                strerror(&e)
+            )));
+        }
+    }
+    let truncate_ok = engine.config().get_bool("aof-load-truncated");
+    let mut replayer = Replayer::new(engine);
+    let count = files.len();
+    for (i, f) in files.iter().enumerate() {
+        let path = dir.join(&f.name);
+        if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
+            continue;
+        }
+        let started = Instant::now();
+        let last = i + 1 == count;
+        match load_file(engine, locks, &mut replayer, &path, &f.name)? {
+            LoadOutcome::Ok => {}
+            LoadOutcome::Truncated { valid_up_to } => {
+                if !last {
+                    return Err(LoadFailure(format!(
+                        "Fatal error: the truncated file is not the last file ({} at offset {valid_up_to})",
+                        f.name
+                    )));
+                }
+                if !truncate_ok {
+                    return Err(LoadFailure(format!(
+                        "Unexpected end of file reading the append only file {} (last complete command ends at offset {valid_up_to}). You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.",
+                        f.name
+                    )));
+                }
+                log::warning(&format!(
+                    "!!! Warning: short read while loading the AOF file {}!!!",
+                    f.name
+                ));
+                log::warning(&format!(
+                    "!!! Truncating the AOF {} at offset {valid_up_to} !!!",
+                    f.name
+                ));
+                let file = OpenOptions::new().write(true).open(&path).map_err(|e| {
+                    LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name))
+                })?;
+                file.set_len(valid_up_to)
+                    .and_then(|_| file.sync_all())
+                    .map_err(|e| {
+                        LoadFailure(format!("Error truncating the AOF file {}: {e}", f.name))
+                    })?;
+                log::warning(&format!(
+                    "AOF {} loaded anyway because aof-load-truncated is enabled",
+                    f.name
+                ));
+            }
+        }
+        let kind = if f.kind == FileKind::Base {
+            "base"
+        } else {
+            "incr"
+        };
+        log::notice(&format!(
+            "DB loaded from {kind} file {}: {:.3} seconds",
+            f.name,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    // The replay ran without a clock: give every key the current access time.
+    let word = engine
+        .keyspace()
+        .env()
+        .access()
+        .initial(crate::util::time::now_ms());
+    for shard in locks.held_mut() {
+        for db in shard.dbs.iter_mut() {
+            db.touch_all(word);
+        }
+    }
+    Ok(true)
+}
+
+/// Limits used when a base file holds RDB data.
+pub fn limits(engine: &Engine) -> LoadLimits {
+    LoadLimits::from_config(engine.config())
+}
