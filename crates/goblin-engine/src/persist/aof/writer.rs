@@ -449,13 +449,7 @@ impl Aof {
         let Some(f) = files.as_mut() else {
             return Ok(());
         };
-        let (data, end) = {
-            let mut p = self.pending.lock();
-            (std::mem::take(&mut p.data), p.appended)
-        };
-        if let Err((e, kept)) = self.write_out(f, &data) {
-            self.unwrite(&data[kept..]);
-            self.write_failed(&e);
+        if let Err(e) = self.write_buffered(f) {
             return Err(LogError {
                 errno: errno_of(&e),
             });
@@ -464,10 +458,27 @@ impl Aof {
         if since != 0 && crate::util::time::now_ms().saturating_sub(since) >= 2000 {
             self.delayed_fsync.fetch_add(1, Ordering::Relaxed);
         }
-        self.written.store(end, Ordering::Release);
         drop(files);
         self.write_succeeded();
         Ok(())
+    }
+
+    /// Writes everything buffered to the current file (held by the
+    /// caller) and returns the offset now written. On failure the records
+    /// that did not reach the file go back to the buffer and the log is
+    /// marked failing.
+    fn write_buffered(&self, f: &mut Files) -> io::Result<u64> {
+        let (data, end) = {
+            let mut p = self.pending.lock();
+            (std::mem::take(&mut p.data), p.appended)
+        };
+        if let Err((e, kept)) = self.write_out(f, &data) {
+            self.unwrite(&data[kept..]);
+            self.write_failed(&e);
+            return Err(e);
+        }
+        self.written.fetch_max(end, Ordering::Release);
+        Ok(end)
     }
 
     /// Puts records that could not be written back at the head of the
@@ -645,16 +656,7 @@ impl Aof {
         let Some(f) = files.as_mut() else {
             return Ok(());
         };
-        let (data, end) = {
-            let mut p = self.pending.lock();
-            (std::mem::take(&mut p.data), p.appended)
-        };
-        if let Err((e, kept)) = self.write_out(f, &data) {
-            self.unwrite(&data[kept..]);
-            self.write_failed(&e);
-            return Err(e);
-        }
-        self.written.fetch_max(end, Ordering::Release);
+        let end = self.write_buffered(f)?;
         self.write_succeeded();
         if f.poisoned {
             return Err(LogError {
