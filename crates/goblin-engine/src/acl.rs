@@ -1305,6 +1305,11 @@ pub fn random_hex(bits: usize) -> String {
 mod tests {
     use super::*;
 
+    /// The command families, registered as building an engine does.
+    fn registered() {
+        crate::command::table::register(crate::commands::FAMILIES);
+    }
+
     fn user(rules: &[&str]) -> User {
         let mut u = User::new(false);
         for r in rules {
@@ -1319,6 +1324,7 @@ mod tests {
 
     #[test]
     fn new_users_may_do_nothing() {
+        registered();
         let u = user(&[]);
         assert_eq!(u.check(id("get"), &[b"get", b"k"]), Err(Denied::Command));
         assert_eq!(u.describe(), b"off resetchannels -@all");
@@ -1326,6 +1332,7 @@ mod tests {
 
     #[test]
     fn channels_match_as_globs_and_patterns_literally() {
+        registered();
         let u = user(&["+@all", "~*", "resetchannels", "&news.*", "&exact"]);
         assert_eq!(
             u.check(id("publish"), &[b"publish", b"news.1", b"m"]),
@@ -1358,6 +1365,7 @@ mod tests {
 
     #[test]
     fn revoking_channels_is_told_from_keeping_them() {
+        registered();
         let old = user(&["&a", "&b*"]);
         assert!(revoked_channels(&user(&["&a", "&b*", "&c"]), &old).is_none());
         assert!(revoked_channels(&user(&["allchannels"]), &old).is_none());
@@ -1371,6 +1379,7 @@ mod tests {
 
     #[test]
     fn keys_are_checked_for_read_and_write() {
+        registered();
         let u = user(&["+@all", "%R~r*", "%W~w*", "~rw*"]);
         assert_eq!(u.check(id("get"), &[b"get", b"r1"]), Ok(()));
         assert_eq!(
@@ -1389,6 +1398,7 @@ mod tests {
 
     #[test]
     fn descriptions_rebuild_the_same_bitmap() {
+        registered();
         for rules in [
             &["+@all", "-@string", "+incr", "-debug", "+debug|digest"][..],
             &["-@all", "+@string", "-incr", "+acl", "+client|id"],
@@ -1409,6 +1419,7 @@ mod tests {
 
     #[test]
     fn selectors_allow_what_the_root_does_not() {
+        registered();
         let u = user(&["+get", "~a*", "(+set ~b*)"]);
         assert_eq!(u.check(id("get"), &[b"get", b"a1"]), Ok(()));
         assert_eq!(u.check(id("set"), &[b"set", b"b1", b"v"]), Ok(()));
@@ -1421,6 +1432,7 @@ mod tests {
 
     #[test]
     fn bad_rules_are_refused() {
+        registered();
         let mut u = User::new(false);
         assert_eq!(u.apply(b"+nosuch", false), Err(RuleError::UnknownCommand));
         assert_eq!(u.apply(b"+@nosuch", false), Err(RuleError::UnknownCommand));
@@ -1437,6 +1449,7 @@ mod tests {
 
     #[test]
     fn passwords_are_kept_hashed() {
+        registered();
         let u = user(&[">secret", "on"]);
         assert!(u.password_ok(b"secret"));
         assert!(!u.password_ok(b"other"));
@@ -1448,6 +1461,7 @@ mod tests {
 
     #[test]
     fn random_hex_has_the_asked_length() {
+        registered();
         assert_eq!(random_hex(256).len(), 64);
         assert_eq!(random_hex(5).len(), 2);
         assert!(random_hex(4096).bytes().all(|c| c.is_ascii_hexdigit()));

@@ -152,3 +152,22 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
     }
     SpecKeys::Keys(first as usize, last as usize, step.max(1) as usize)
 }
+
+/// For a command whose only key is at a fixed position (most commands),
+/// that key (None when the arguments stop short of it); None for any other
+/// command.
+pub fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
+    let [ks_spec] = spec.keys else {
+        return None;
+    };
+    match (
+        ks_spec.begin,
+        ks_spec.find,
+        spec.keys_fn.is_none() && ks_spec.flags & kflag::NOT_KEY == 0,
+    ) {
+        (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }, true) => {
+            Some(argv.get(pos as usize).copied())
+        }
+        _ => None,
+    }
+}

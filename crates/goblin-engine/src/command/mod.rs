@@ -516,7 +516,7 @@ impl<'a, 'l> Ctx<'a, 'l> {
             return;
         }
         // Most reads name one key at a fixed place: no list to build.
-        if let Some(key) = crate::engine::sole_key(spec, argv) {
+        if let Some(key) = crate::command::keys::sole_key(spec, argv) {
             if let Some(key) = key {
                 self.engine.remember_keys(self.client, &[key]);
             }

@@ -21,7 +21,6 @@
 
 use super::args::record_keywords;
 use super::syntax::{self, ArgDoc};
-use super::table;
 use crate::{Config, ConnInfo, Engine};
 use std::collections::BTreeSet;
 
@@ -161,7 +160,7 @@ fn probes(call: &[Vec<u8>], words: usize) -> Vec<Vec<Vec<u8>>> {
 
 #[test]
 fn every_parser_accepts_the_options_its_synopsis_names() {
-    let t = table();
+    let t = super::table::register(crate::commands::FAMILIES);
     let dir = std::env::temp_dir().join(format!("goblin-options-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut mismatches = Vec::new();

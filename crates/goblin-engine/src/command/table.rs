@@ -118,8 +118,23 @@ impl CommandTable {
     }
 }
 
-/// The process-wide table of every command family.
+static TABLE: OnceLock<CommandTable> = OnceLock::new();
+
+/// Registers the command families into the table: the command layer
+/// (`crate::commands`) does so when it builds an engine. The table is
+/// data drawn from static specs, the same for every engine of the
+/// process, so the first registration builds it and later ones (the same
+/// families) find it built.
+pub fn register(families: &'static [&'static [CommandSpec]]) -> &'static CommandTable {
+    TABLE.get_or_init(|| CommandTable::build(families))
+}
+
+/// The table of every registered command family.
+///
+/// # Panics
+/// Before the families are registered, that is before any engine is built.
 pub fn table() -> &'static CommandTable {
-    static TABLE: OnceLock<CommandTable> = OnceLock::new();
-    TABLE.get_or_init(|| CommandTable::build(crate::commands::FAMILIES))
+    TABLE
+        .get()
+        .expect("the command families are registered when an engine is built")
 }

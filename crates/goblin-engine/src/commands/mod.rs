@@ -32,6 +32,17 @@ pub mod zsets;
 
 use crate::command::spec::CommandSpec;
 use crate::command::Ctx;
+use crate::{Config, Engine};
+use std::sync::Arc;
+
+impl Engine {
+    /// An engine with every family of this module registered into its
+    /// command table, as each family's `COMMANDS` lists them.
+    pub fn new(config: Config) -> Arc<Engine> {
+        crate::command::table::register(FAMILIES);
+        Engine::build(config)
+    }
+}
 
 /// Every family's table, in the order COMMAND lists them.
 pub static FAMILIES: &[&[CommandSpec]] = &[
