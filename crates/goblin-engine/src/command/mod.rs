@@ -2,7 +2,9 @@
 //! execution context (`Ctx`) every command implementation receives.
 
 pub mod args;
+pub mod flags;
 pub mod keys;
+pub mod keyspec;
 pub mod spec;
 pub mod syntax;
 pub mod table;

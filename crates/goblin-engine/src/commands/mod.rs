@@ -39,8 +39,8 @@ impl Engine {
     /// An engine with every family of this module registered into its
     /// command table, as each family's `COMMANDS` lists them.
     pub fn new(config: Config) -> Arc<Engine> {
-        crate::command::table::register(FAMILIES);
-        Engine::build(config)
+        let table = crate::command::table::register(FAMILIES);
+        Engine::build(config, table.len())
     }
 }
 

@@ -4,6 +4,8 @@
 //! the slow log.
 
 use super::*;
+use crate::command::spec::flag;
+use crate::command::{table, Ctx};
 
 impl Engine {
 

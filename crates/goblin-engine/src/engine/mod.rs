@@ -7,15 +7,13 @@
 //! every command takes, from any transport).
 
 mod call;
+mod keys;
 mod cron;
 pub mod session;
 
 pub use session::{Flow, Pipeline, Session};
 
 use crate::client::{ClientInfo, ClientRegistry, ClientState, ConnInfo, ReplyMode};
-use crate::command::keys::key_positions;
-use crate::command::spec::{flag, CommandSpec};
-use crate::command::{table, Ctx};
 use crate::config::Config;
 use crate::error::printf_s;
 use crate::keyspace::{Keyspace, OwnedShard, ShardLocks};
@@ -160,10 +158,10 @@ struct OpsSampler {
 }
 
 impl Engine {
-    /// Builds an engine over the registered command table (see
-    /// `crate::command::table::register`; `Engine::new`, in the command
-    /// layer, registers every family first).
-    pub(crate) fn build(config: Config) -> Arc<Engine> {
+    /// Builds an engine for a command table of `commands` entries (one
+    /// statistics slot each); `Engine::new`, in the command layer,
+    /// registers the families into the table first.
+    pub(crate) fn build(config: Config, commands: usize) -> Arc<Engine> {
         let net_before = crate::memory::allocator().map(|a| (a.thread_net)());
         let databases = config.get_i64("databases").max(1) as usize;
         let mut shards = config.get_i64("shards") as usize;
@@ -186,7 +184,7 @@ impl Engine {
                 shards,
                 crate::keyspace::KeyspaceEnv::new(crate::util::blocking::release_worker),
             ),
-            stats: Stats::new(table().len()),
+            stats: Stats::new(commands),
             config,
             clients,
             scripting,
@@ -711,87 +709,6 @@ impl Engine {
 
     pub fn cron_paused(&self) -> bool {
         self.cron_paused.load(Ordering::Relaxed)
-    }
-
-    /// The shards a command must hold, from its keys.
-    pub fn locks_for<'e>(
-        &'e self,
-        spec: &CommandSpec,
-        argv: &[&[u8]],
-        db_all: bool,
-    ) -> ShardLocks<'e> {
-        self.lock_keys(spec, argv, db_all, None)
-            .expect("locking without a give-up condition always succeeds")
-    }
-
-    /// `locks_for`, giving up (None) when `give_up` turns true while it
-    /// waits for a shard.
-    pub fn lock_keys<'e>(
-        &'e self,
-        spec: &CommandSpec,
-        argv: &[&[u8]],
-        db_all: bool,
-        give_up: Option<&dyn Fn() -> bool>,
-    ) -> Option<ShardLocks<'e>> {
-        let ks = &self.keyspace;
-        let lock_set = |set: Option<Vec<usize>>| match (give_up, set) {
-            (None, None) => Some(ks.lock_all()),
-            (None, Some(v)) => Some(ks.lock_set(v)),
-            (Some(g), set) => ks.lock_polling(set, g),
-        };
-        // A keyed EVAL script (see scripting::keyed) holds only the shards
-        // of its KEYS, found below from EVAL's key spec.
-        if db_all || spec.needs_all_shards(self, argv) {
-            return lock_set(None);
-        }
-        // Fast path: a single key at a fixed position.
-        if let Some(key) = crate::command::keys::sole_key(spec, argv) {
-            return match key {
-                Some(key) => {
-                    let idx = ks.shard_of_key(key);
-                    match give_up {
-                        None => Some(ks.lock_one(idx)),
-                        Some(g) => ks.lock_one_polling(idx, g),
-                    }
-                }
-                None => Some(ShardLocks::None),
-            };
-        }
-        if spec.keys.is_empty() && spec.keys_fn.is_none() {
-            return Some(ShardLocks::None);
-        }
-        match key_positions(spec, argv) {
-            Some(keys) => lock_set(Some(
-                keys.iter()
-                    .map(|(i, _)| ks.shard_of_key(argv[*i]))
-                    .collect(),
-            )),
-            // Arguments that do not fit the key specs: hold everything; the
-            // command will reject them itself.
-            None => lock_set(None),
-        }
-    }
-
-    /// Records a refused command in the ACL log (Redis's addACLLogEntry).
-    pub fn acl_log_denied(
-        &self,
-        client: &ClientState,
-        denied: crate::acl::Denied,
-        context: crate::acl::LogContext,
-        cmd_id: usize,
-        argv: &[&[u8]],
-    ) {
-        use crate::acl::{Denied, LogReason};
-        let (reason, object) = match denied {
-            Denied::Command => (LogReason::Command, table().get(cmd_id).fullname.as_bytes()),
-            Denied::Key(i) => (LogReason::Key, argv[i]),
-            Denied::Channel(i) => (LogReason::Channel, argv[i]),
-        };
-        let username = client
-            .user
-            .as_ref()
-            .map_or(b"default".to_vec(), |u| u.name().to_vec());
-        self.acl_log(&client.info, reason, context, object, username);
     }
 
     /// Adds an ACL log entry about the client `info`.

@@ -4,6 +4,8 @@
 //! order), find its keys, lock their shards in order, call it, unlock.
 
 use super::*;
+use crate::command::spec::{flag, CommandSpec};
+use crate::command::table;
 
 impl Engine {
     /// Opens a session for a new client.
