@@ -18,7 +18,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARIES = {
-    "goblin": os.path.join(ROOT, "target", "release", "goblin-server"),
+    # $GOBLIN_SERVER names another build (./scripts/test's profile).
+    "goblin": os.environ.get("GOBLIN_SERVER") or os.path.join(ROOT, "target", "release", "goblin-server"),
     "redis": "/usr/bin/redis-server",
 }
 SENTINEL = "/usr/bin/redis-sentinel"
