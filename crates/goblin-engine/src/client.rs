@@ -195,8 +195,10 @@ impl ClientInfo {
         &*self.addr == UNIX_ADDR
     }
 
-    /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format.
-    pub fn line(&self, now: u64) -> String {
+    /// One line of CLIENT LIST / CLIENT INFO, in Redis 7.0's format;
+    /// `names` gives each command id's full name (see
+    /// `ClientRegistry::command_names`).
+    pub fn line(&self, now: u64, names: &[&str]) -> String {
         let info = self;
         let name = info
             .name()
@@ -242,10 +244,10 @@ impl ClientInfo {
         if flags.is_empty() {
             flags.push('N');
         }
-        let cmd = match info.last_cmd.load(Ordering::Relaxed) {
-            usize::MAX => "NULL".to_string(),
-            id => crate::command::table().get(id).fullname.clone(),
-        };
+        let cmd = names
+            .get(info.last_cmd.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or("NULL");
         let multi = if info.in_multi.load(Ordering::Relaxed) {
             info.multi_len.load(Ordering::Relaxed) as i64
         } else {
@@ -970,7 +972,15 @@ pub struct ClientRegistry {
     pub blocked_with_timeout: AtomicUsize,
     /// The largest buffers of the last seconds (INFO clients).
     recent_peaks: RecentPeaks,
+    /// Each command id's full name ("config|get"), for CLIENT LIST's
+    /// cmd= field: given by the command layer when the engine is built.
+    command_names: CommandNames,
 }
+
+/// Each command id's full name ("config|get"), for CLIENT LIST's cmd=
+/// field and the log lines that describe a client: given by the command
+/// layer when the engine is built, shared by the registry and Pub/Sub.
+pub type CommandNames = Arc<std::sync::OnceLock<Vec<&'static str>>>;
 
 /// How many seconds the recent largest buffers cover (Redis's
 /// CLIENTS_PEAK_MEM_USAGE_SLOTS).
@@ -1014,6 +1024,22 @@ impl RecentPeaks {
 }
 
 impl ClientRegistry {
+    /// Names the command ids (see `ClientInfo::line`); the first call
+    /// stands.
+    pub fn set_command_names(&self, names: Vec<&'static str>) {
+        let _ = self.command_names.set(names);
+    }
+
+    /// Each command id's full name (empty before `set_command_names`).
+    pub fn command_names(&self) -> &[&'static str] {
+        self.command_names.get().map_or(&[], |n| n.as_slice())
+    }
+
+    /// The names `set_command_names` gives, shared (Pub/Sub's log lines).
+    pub fn command_names_shared(&self) -> CommandNames {
+        self.command_names.clone()
+    }
+
     pub fn register(&self, conn: &ConnInfo, now_ms: u64) -> Arc<ClientInfo> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let info = Arc::new(ClientInfo {
@@ -1138,7 +1164,7 @@ impl ClientRegistry {
             };
             crate::log::notice(&format!(
                 "Evicting client: {}",
-                c.line(crate::util::time::now_ms())
+                c.line(crate::util::time::now_ms(), self.command_names())
             ));
             self.kill(&c);
             memory.evicted.fetch_add(1, Ordering::Relaxed);

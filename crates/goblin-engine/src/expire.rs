@@ -150,7 +150,7 @@ fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
             if !events.is_empty() {
                 // Client-side caching: the readers of expired keys are told.
                 if engine.tracking().active() {
-                    crate::tracking::expired_outside_commands(engine, &events);
+                    engine.expired_outside_commands(&events);
                 }
                 engine.pubsub().db_events(i, events, None);
             }

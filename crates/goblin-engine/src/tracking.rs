@@ -31,8 +31,7 @@
 //!
 //! While no client tracks, a write pays one relaxed load.
 
-use crate::client::{ClientInfo, ClientState};
-use crate::engine::Engine;
+use crate::client::ClientInfo;
 use crate::keyspace::{CompactBytes, Dict};
 use crate::protocol::ReplyWriter;
 use parking_lot::{Mutex, RwLock};
@@ -101,7 +100,7 @@ pub struct Pending {
 /// The clients that read a key: usually one.
 // The Vec is boxed so that an entry keeps one reader inline in 16 bytes.
 #[allow(clippy::box_collection)]
-enum Readers {
+pub(crate) enum Readers {
     One(u64),
     Many(Box<Vec<u64>>),
 }
@@ -114,14 +113,14 @@ impl Readers {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Readers::One(_) => 1,
             Readers::Many(v) => v.len(),
         }
     }
 
-    fn ids(&self) -> &[u64] {
+    pub(crate) fn ids(&self) -> &[u64] {
         match self {
             Readers::One(x) => std::slice::from_ref(x),
             Readers::Many(v) => v,
@@ -150,15 +149,15 @@ const ENTRY: usize = 48 + 8;
 /// One engine's tracking state.
 pub struct Tracking {
     /// The tracking table, one part per keyspace shard.
-    tables: Box<[Mutex<Dict<Readers>>]>,
+    pub(crate) tables: Box<[Mutex<Dict<Readers>>]>,
     /// BCAST: prefix -> ids of the clients subscribed to it.
-    prefixes: RwLock<BTreeMap<Box<[u8]>, Vec<u64>>>,
-    prefix_count: AtomicUsize,
+    pub(crate) prefixes: RwLock<BTreeMap<Box<[u8]>, Vec<u64>>>,
+    pub(crate) prefix_count: AtomicUsize,
     /// The tracking clients, by id (the table holds ids).
-    clients: RwLock<HashMap<u64, Arc<ClientInfo>>>,
+    pub(crate) clients: RwLock<HashMap<u64, Arc<ClientInfo>>>,
     /// Clients with tracking on (INFO's tracking_clients): while zero,
     /// nothing here is looked at.
-    count: AtomicUsize,
+    pub(crate) count: AtomicUsize,
     keys: AtomicU64,
     items: AtomicU64,
     bytes: AtomicU64,
@@ -166,7 +165,7 @@ pub struct Tracking {
     max_keys: AtomicU64,
     /// Rounds in a row that could not bring the table under the limit
     /// (Redis's timeout_counter: each one tries harder).
-    effort_rounds: AtomicU32,
+    pub(crate) effort_rounds: AtomicU32,
 }
 
 impl Tracking {
@@ -227,7 +226,7 @@ impl Tracking {
         max != 0 && self.keys.load(Relaxed) > max
     }
 
-    fn has_prefixes(&self) -> bool {
+    pub(crate) fn has_prefixes(&self) -> bool {
         self.prefix_count.load(Relaxed) != 0
     }
 
@@ -257,25 +256,25 @@ impl Tracking {
     }
 
     /// Takes the readers of `key` out of the table.
-    fn take(&self, shard: usize, hash: u64, key: &[u8]) -> Option<Readers> {
+    pub(crate) fn take(&self, shard: usize, hash: u64, key: &[u8]) -> Option<Readers> {
         let mut table = self.tables[shard].lock();
         let (_, readers) = table.remove(hash, key)?;
         self.forget_entry(key.len(), readers.len());
         Some(readers)
     }
 
-    fn forget_entry(&self, key_len: usize, items: usize) {
+    pub(crate) fn forget_entry(&self, key_len: usize, items: usize) {
         self.keys.fetch_sub(1, Relaxed);
         self.items.fetch_sub(items as u64, Relaxed);
         self.bytes.fetch_sub(entry_bytes(key_len) as u64, Relaxed);
     }
 
-    fn target(&self, id: u64) -> Option<Arc<ClientInfo>> {
+    pub(crate) fn target(&self, id: u64) -> Option<Arc<ClientInfo>> {
         self.clients.read().get(&id).cloned()
     }
 
     /// Removes client `id` from every entry of the table.
-    fn sweep(&self, id: u64) {
+    pub(crate) fn sweep(&self, id: u64) {
         for table in self.tables.iter() {
             let mut table = table.lock();
             let mut emptied = Vec::new();
@@ -300,7 +299,7 @@ impl Tracking {
     }
 
     /// Empties the table (FLUSHALL, FLUSHDB, SWAPDB).
-    fn clear(&self) {
+    pub(crate) fn clear(&self) {
         for table in self.tables.iter() {
             let mut table = table.lock();
             if table.is_empty() {
@@ -320,7 +319,7 @@ fn entry_bytes(key_len: usize) -> usize {
 }
 
 /// What an invalidation message says.
-enum Payload<'a> {
+pub(crate) enum Payload<'a> {
     /// One key.
     Key(&'a [u8]),
     /// An array of keys, already encoded (BCAST).
@@ -330,7 +329,7 @@ enum Payload<'a> {
 }
 
 /// An array of bulk strings.
-fn encode_keys<'k>(keys: impl Iterator<Item = &'k [u8]> + Clone) -> Vec<u8> {
+pub(crate) fn encode_keys<'k>(keys: impl Iterator<Item = &'k [u8]> + Clone) -> Vec<u8> {
     let n = keys.clone().count();
     let mut out = Vec::with_capacity(16 + keys.clone().map(|k| k.len() + 16).sum::<usize>());
     let mut b = itoa::Buffer::new();
@@ -345,335 +344,6 @@ fn encode_keys<'k>(keys: impl Iterator<Item = &'k [u8]> + Clone) -> Vec<u8> {
         out.extend_from_slice(b"\r\n");
     }
     out
-}
-
-impl Engine {
-    /// CLIENT TRACKING ON, once the options were checked (Redis's
-    /// enableTracking).
-    pub fn enable_tracking(&self, client: &mut ClientState, opts: &Options) {
-        let t = self.tracking();
-        let info = &client.info;
-        let before = info.tracking.load(Relaxed);
-        if before & bits::ON == 0 {
-            t.clients.write().insert(info.id, info.clone());
-            if t.count.fetch_add(1, Relaxed) == 0 {
-                self.keyspace().env().want_events_for_tracking(true);
-            }
-        }
-        let mut word = bits::ON | (opts.redirect & bits::REDIRECT);
-        if opts.bcast {
-            word |= bits::BCAST;
-        }
-        if opts.optin {
-            word |= bits::OPTIN;
-        }
-        if opts.optout {
-            word |= bits::OPTOUT;
-        }
-        if opts.noloop {
-            word |= bits::NOLOOP;
-        }
-        info.tracking.store(word, Relaxed);
-        let state = client.tracking.get_or_insert_with(Default::default);
-        if opts.bcast {
-            let empty = [Vec::new()];
-            let wanted: &[Vec<u8>] = if opts.prefixes.is_empty() {
-                &empty
-            } else {
-                &opts.prefixes
-            };
-            let mut table = t.prefixes.write();
-            for p in wanted {
-                let ids = table.entry(p.as_slice().into()).or_insert_with(|| {
-                    t.prefix_count.fetch_add(1, Relaxed);
-                    Vec::new()
-                });
-                if !ids.contains(&info.id) {
-                    ids.push(info.id);
-                    state.prefixes.push(p.clone());
-                }
-            }
-            state.prefixes.sort();
-        }
-    }
-
-    /// CLIENT TRACKING OFF, RESET and a disconnect (Redis's
-    /// disableTracking): its prefixes and its entries in the table go.
-    pub fn disable_tracking(&self, client: &mut ClientState) {
-        let info = &client.info;
-        let word = info.tracking.swap(0, Relaxed);
-        let Some(state) = client.tracking.as_mut() else {
-            return;
-        };
-        if word & bits::ON == 0 {
-            return;
-        }
-        let t = self.tracking();
-        if !state.prefixes.is_empty() {
-            let mut table = t.prefixes.write();
-            for p in state.prefixes.drain(..) {
-                if let Some(ids) = table.get_mut(p.as_slice()) {
-                    ids.retain(|x| *x != info.id);
-                    if ids.is_empty() {
-                        table.remove(p.as_slice());
-                        t.prefix_count.fetch_sub(1, Relaxed);
-                    }
-                }
-            }
-        }
-        if std::mem::take(&mut state.remembered) {
-            t.sweep(info.id);
-        }
-        state.caching = false;
-        t.clients.write().remove(&info.id);
-        if t.count.fetch_sub(1, Relaxed) == 1 {
-            self.keyspace().env().want_events_for_tracking(false);
-        }
-    }
-
-    /// After a read-only command of a tracking client in default mode:
-    /// remembers the keys it read (Redis's trackingRememberKeys), while
-    /// the command still holds their shards.
-    pub(crate) fn remember_keys(&self, client: &mut ClientState, keys: &[&[u8]]) {
-        let Some(state) = client.tracking.as_mut() else {
-            return;
-        };
-        let word = client.info.tracking.load(Relaxed);
-        if !may_cache(word, state.caching) {
-            return;
-        }
-        self.remember_for(client.info.id, keys);
-        state.remembered = true;
-    }
-
-    /// Remembers `keys` for client `id`.
-    pub(crate) fn remember_for(&self, id: u64, keys: &[&[u8]]) {
-        let t = self.tracking();
-        for key in keys {
-            let hash = crate::keyspace::hash_key(key);
-            let shard = self.keyspace().shard_of(hash);
-            t.remember(shard, hash, key, id);
-        }
-    }
-
-    /// `key` changed (Redis's trackingInvalidateKey): the clients that
-    /// read it are told, and it is collected for the BCAST clients.
-    /// `by_writer`: the change is the writer's own (not an expiry).
-    pub(crate) fn invalidate_key(&self, key: &[u8], pending: &mut Pending, by_writer: bool) {
-        let t = self.tracking();
-        if t.has_prefixes() {
-            pending
-                .bcast
-                .push((CompactBytes::from_slice(key), by_writer));
-        }
-        let hash = crate::keyspace::hash_key(key);
-        let shard = self.keyspace().shard_of(hash);
-        let Some(readers) = t.take(shard, hash, key) else {
-            return;
-        };
-        self.send_to_readers(&readers, key, pending);
-    }
-
-    fn send_to_readers(&self, readers: &Readers, key: &[u8], pending: &mut Pending) {
-        let t = self.tracking();
-        for &id in readers.ids() {
-            let Some(target) = t.target(id) else {
-                continue;
-            };
-            let word = target.tracking.load(Relaxed);
-            // A client that switched to BCAST since it read the key is not
-            // told of it.
-            if word & bits::ON == 0 || word & bits::BCAST != 0 {
-                continue;
-            }
-            if word & bits::NOLOOP != 0 && id == pending.id {
-                continue;
-            }
-            self.send_tracking(&target, word, Payload::Key(key), pending);
-        }
-    }
-
-    /// Sends the BCAST messages for the keys `pending` collected (Redis's
-    /// trackingBroadcastInvalidationMessages, for one writer).
-    pub(crate) fn flush_bcast(&self, pending: &mut Pending) {
-        if pending.bcast.is_empty() {
-            return;
-        }
-        let mut keys = std::mem::take(&mut pending.bcast);
-        // Sorted as Redis's radix tree keeps them; a key changed twice
-        // counts as its last change (`sort_by` is stable).
-        keys.sort_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
-        let mut dedup: Vec<(CompactBytes, bool)> = Vec::with_capacity(keys.len());
-        for (k, by) in keys {
-            match dedup.last_mut() {
-                Some(last) if last.0.as_slice() == k.as_slice() => last.1 = by,
-                _ => dedup.push((k, by)),
-            }
-        }
-        let t = self.tracking();
-        let prefixes = t.prefixes.read();
-        for (prefix, ids) in prefixes.iter() {
-            let matching: Vec<&(CompactBytes, bool)> = dedup
-                .iter()
-                .filter(|(k, _)| k.as_slice().starts_with(prefix))
-                .collect();
-            if matching.is_empty() {
-                continue;
-            }
-            let all = encode_keys(matching.iter().map(|(k, _)| k.as_slice()));
-            for &id in ids {
-                let Some(target) = t.target(id) else {
-                    continue;
-                };
-                let word = target.tracking.load(Relaxed);
-                if word & bits::NOLOOP != 0 && id == pending.id {
-                    let others: Vec<&[u8]> = matching
-                        .iter()
-                        .filter(|(_, by)| !by)
-                        .map(|(k, _)| k.as_slice())
-                        .collect();
-                    if others.is_empty() {
-                        continue;
-                    }
-                    let adhoc = encode_keys(others.iter().copied());
-                    self.send_tracking(&target, word, Payload::Encoded(&adhoc), pending);
-                } else {
-                    self.send_tracking(&target, word, Payload::Encoded(&all), pending);
-                }
-            }
-        }
-    }
-
-    /// FLUSHDB, FLUSHALL (and SWAPDB): every tracking client is told that
-    /// every key changed, and the table empties (Redis's
-    /// trackingInvalidateKeysOnFlush).
-    pub(crate) fn invalidate_all(&self, pending: &mut Pending) {
-        let t = self.tracking();
-        if !t.active() {
-            return;
-        }
-        let targets: Vec<Arc<ClientInfo>> = t.clients.read().values().cloned().collect();
-        for target in targets {
-            let word = target.tracking.load(Relaxed);
-            if word & bits::ON != 0 {
-                self.send_tracking(&target, word, Payload::Null, pending);
-            }
-        }
-        t.clear();
-    }
-
-    /// The data was replaced outside any client's command (a replica's
-    /// full synchronization, DEBUG RELOAD): every tracking client is told
-    /// that every key changed, as Redis's emptyData does.
-    pub fn tracking_data_replaced(&self) {
-        self.invalidate_all(&mut Pending::default());
-    }
-
-    /// Redis's sendTrackingMessage: to `target`'s redirection client, or
-    /// to `target` itself in RESP3; a redirection whose client is gone
-    /// marks `target` and tells it (RESP3).
-    fn send_tracking(
-        &self,
-        target: &ClientInfo,
-        word: u64,
-        payload: Payload<'_>,
-        pending: &mut Pending,
-    ) {
-        let redirect = word & bits::REDIRECT;
-        let resp3 = |c: &ClientInfo| c.resp.load(Relaxed) == 3;
-        let dest: Arc<ClientInfo>;
-        let (to, redirected): (&ClientInfo, bool) = if redirect != 0 {
-            match self.clients().get(redirect) {
-                Some(c) if !c.is_gone() => {
-                    dest = c;
-                    (&dest, true)
-                }
-                _ => {
-                    target.tracking.fetch_or(bits::BROKEN_REDIR, Relaxed);
-                    if resp3(target) {
-                        let mut frame = b">2\r\n$21\r\ntracking-redir-broken\r\n:".to_vec();
-                        frame.extend_from_slice(itoa::Buffer::new().format(redirect).as_bytes());
-                        frame.extend_from_slice(b"\r\n");
-                        self.deliver_tracking(target, &frame, pending);
-                    }
-                    return;
-                }
-            }
-        } else {
-            (target, false)
-        };
-        let mut frame = if resp3(to) {
-            b">2\r\n$10\r\ninvalidate\r\n".to_vec()
-        } else if redirected && to.subscriptions.any() {
-            b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n".to_vec()
-        } else {
-            // A RESP2 client cannot receive pushes on its own connection.
-            return;
-        };
-        match payload {
-            Payload::Key(key) => frame.extend_from_slice(&encode_keys(std::iter::once(key))),
-            Payload::Encoded(bytes) => frame.extend_from_slice(bytes),
-            // The null of the tracking client's own protocol, as Redis.
-            Payload::Null if resp3(target) => frame.extend_from_slice(b"_\r\n"),
-            Payload::Null => frame.extend_from_slice(b"$-1\r\n"),
-        }
-        self.deliver_tracking(to, &frame, pending);
-    }
-
-    /// A message for the writer itself waits for its reply; any other
-    /// goes to the client's mailbox.
-    fn deliver_tracking(&self, to: &ClientInfo, frame: &[u8], pending: &mut Pending) {
-        if to.id == pending.id {
-            pending.own.extend_from_slice(frame);
-        } else {
-            self.pubsub().push_to(to, frame);
-        }
-    }
-
-    /// Keeps the tracking table within tracking-table-max-keys (Redis's
-    /// trackingLimitUsedSlots): random keys are dropped from it, their
-    /// readers told as if the keys changed. Each call that cannot get
-    /// under the limit tries harder the next time.
-    pub fn limit_tracking_table(&self) {
-        let t = self.tracking();
-        if !t.over_limit() {
-            t.effort_rounds.store(0, Relaxed);
-            return;
-        }
-        let mut effort = 100 * (t.effort_rounds.load(Relaxed) as usize + 1);
-        let mut rng = fastrand::Rng::new();
-        let n = t.tables.len();
-        let mut pending = Pending::default();
-        while effort > 0 {
-            effort -= 1;
-            let start = rng.usize(..n);
-            let mut taken = None;
-            for i in 0..n {
-                let idx = (start + i) % n;
-                let mut table = t.tables[idx].lock();
-                let Some((key, _)) = table.random(&mut rng) else {
-                    continue;
-                };
-                let key = key.clone();
-                let hash = crate::keyspace::hash_key(&key);
-                if let Some((_, readers)) = table.remove(hash, &key) {
-                    drop(table);
-                    t.forget_entry(key.len(), readers.len());
-                    taken = Some((key, readers));
-                }
-                break;
-            }
-            let Some((key, readers)) = taken else {
-                break;
-            };
-            self.send_to_readers(&readers, &key, &mut pending);
-            if !t.over_limit() {
-                t.effort_rounds.store(0, Relaxed);
-                return;
-            }
-        }
-        t.effort_rounds.fetch_add(1, Relaxed);
-    }
 }
 
 /// Whether a client in tracking mode `word` keeps what it reads now: not
@@ -709,21 +379,6 @@ pub(crate) fn expired_keys(events: &[crate::keyspace::db::DbEvent], out: &mut Ve
             DbEvent::New(_) => {}
         }
     }
-}
-
-/// Invalidations for what expired outside any command (the active expiry
-/// cycle): sent at once, BCAST included.
-pub(crate) fn expired_outside_commands(engine: &Engine, events: &[crate::keyspace::db::DbEvent]) {
-    let mut keys = Vec::new();
-    expired_keys(events, &mut keys);
-    if keys.is_empty() {
-        return;
-    }
-    let mut pending = Pending::default();
-    for key in &keys {
-        engine.invalidate_key(key, &mut pending, false);
-    }
-    engine.flush_bcast(&mut pending);
 }
 
 #[cfg(test)]

@@ -31,7 +31,6 @@ pub type FlagsFn = fn(&crate::engine::Engine, &crate::client::ClientState, &[&[u
 /// `scripting::keyed`).
 pub type KeyedFn = fn(&crate::engine::Engine, &[&[u8]]) -> bool;
 
-
 /// The command groups of COMMAND DOCS (and of Redis's documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {

@@ -190,7 +190,7 @@ fn acl_cat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 ctx.out.bulk(table().get(id).fullname.as_bytes());
             }
         }
-        _ => return Err(super::subcommand_syntax_error(args, "ACL")),
+        _ => return Err(super::help::subcommand_syntax_error(args, "ACL")),
     }
     Ok(())
 }
@@ -203,7 +203,7 @@ fn acl_genpass(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => 256,
     };
     if args.len() > 3 {
-        return Err(super::subcommand_syntax_error(args, "ACL"));
+        return Err(super::help::subcommand_syntax_error(args, "ACL"));
     }
     if bits <= 0 || bits > GENPASS_MAX_BITS {
         return Err(Error::err(format_args!(
@@ -224,7 +224,7 @@ enum AclLogRequest {
 
 fn parse_acl_log(args: &[&[u8]]) -> Result<AclLogRequest, Error> {
     if args.len() > 3 {
-        return Err(super::subcommand_syntax_error(args, "ACL"));
+        return Err(super::help::subcommand_syntax_error(args, "ACL"));
     }
     let mut a = Args::new(&args[2..]);
     if a.flag("RESET") {
@@ -486,7 +486,7 @@ fn acl_save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn acl_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "ACL",
         &[

@@ -363,7 +363,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         {
             continue;
         }
-        text.push_str(&info.line(now));
+        text.push_str(&info.line(now, ctx.engine.clients().command_names()));
         text.push('\n');
     }
     ctx.out.verbatim(text.as_bytes(), "txt");
@@ -371,7 +371,10 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let mut line = ctx.client.info.line(now_ms());
+    let mut line = ctx
+        .client
+        .info
+        .line(now_ms(), ctx.engine.clients().command_names());
     line.push('\n');
     ctx.out.verbatim(line.as_bytes(), "txt");
     Ok(())
@@ -580,7 +583,7 @@ fn client_setinfo(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// end the target's wait on the spot, exclusively of serving and timeout.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 4 {
-        return Err(super::subcommand_syntax_error(args, "CLIENT"));
+        return Err(super::help::subcommand_syntax_error(args, "CLIENT"));
     }
     // The reason is checked before the id, as Redis does.
     let mut a = Args::new(&args[3..]);
@@ -853,7 +856,7 @@ fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "CLIENT",
         &[

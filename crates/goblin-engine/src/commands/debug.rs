@@ -43,7 +43,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         (b"help", 2) => {
             // Redis's text, the jemalloc entries included (goblin-server
             // runs on jemalloc).
-            super::reply_help(
+            super::help::reply_help(
                 ctx,
                 "DEBUG",
                 &[
@@ -313,7 +313,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         (b"mallctl", n) if n >= 3 => {
             let Some(alloc) = crate::memory::allocator() else {
-                return Err(super::subcommand_syntax_error(args, "DEBUG"));
+                return Err(super::help::subcommand_syntax_error(args, "DEBUG"));
             };
             let value = match args.get(3) {
                 Some(v) => Some(arg_i64(v)?),
@@ -328,7 +328,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         (b"mallctl-str", n) if n >= 3 => {
             let Some(alloc) = crate::memory::allocator() else {
-                return Err(super::subcommand_syntax_error(args, "DEBUG"));
+                return Err(super::help::subcommand_syntax_error(args, "DEBUG"));
             };
             let name = String::from_utf8_lossy(args[2]);
             let value = args.get(3).map(|v| String::from_utf8_lossy(v));
@@ -355,7 +355,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     .reply_buffer_resizing
                     .store(atoi(args[3]) != 0, Ordering::Relaxed);
             } else {
-                return Err(super::subcommand_syntax_error(args, "DEBUG"));
+                return Err(super::help::subcommand_syntax_error(args, "DEBUG"));
             }
             ctx.out.ok();
         }
@@ -458,7 +458,7 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .debug_reload(ctx.locks, crate::persist::Reload::Aof)?;
             ctx.out.ok();
         }
-        _ => return Err(super::subcommand_syntax_error(args, "DEBUG")),
+        _ => return Err(super::help::subcommand_syntax_error(args, "DEBUG")),
     }
     Ok(())
 }

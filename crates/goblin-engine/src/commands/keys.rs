@@ -622,7 +622,7 @@ fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "OBJECT",
         &[

@@ -118,7 +118,7 @@ fn latency_histogram(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "LATENCY",
         &[

@@ -11,6 +11,7 @@ pub mod debug;
 pub mod geo;
 pub mod goblin;
 pub mod hashes;
+pub mod help;
 pub mod hyperloglog;
 pub mod keys;
 pub mod latency;
@@ -31,7 +32,6 @@ pub mod transactions;
 pub mod zsets;
 
 use crate::command::spec::CommandSpec;
-use crate::command::Ctx;
 use crate::{Config, Engine};
 use std::sync::Arc;
 
@@ -40,7 +40,11 @@ impl Engine {
     /// command table, as each family's `COMMANDS` lists them.
     pub fn new(config: Config) -> Arc<Engine> {
         let table = crate::command::table::register(FAMILIES);
-        Engine::build(config, table.len())
+        let engine = Engine::build(config, table.len());
+        engine
+            .clients()
+            .set_command_names(table.entries.iter().map(|e| e.fullname.as_str()).collect());
+        engine
     }
 }
 
@@ -74,27 +78,3 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     module::COMMANDS,
     lolwut::COMMANDS,
 ];
-
-/// Redis's addReplySubcommandSyntaxError.
-pub fn subcommand_syntax_error(args: &[&[u8]], container: &str) -> crate::Error {
-    crate::Error::concat(&[
-        b"ERR unknown subcommand or wrong number of arguments for '",
-        crate::error::printf_s(args[1], 128),
-        b"'. Try ",
-        container.as_bytes(),
-        b" HELP.",
-    ])
-}
-
-/// Redis's addReplyHelp: a header line, the given lines, and HELP.
-pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
-    ctx.out.array(lines.len() + 3);
-    ctx.out.simple(format!(
-        "{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ));
-    for l in lines {
-        ctx.out.simple(l);
-    }
-    ctx.out.simple("HELP");
-    ctx.out.simple("    Prints this help.");
-}

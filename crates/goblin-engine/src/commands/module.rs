@@ -105,7 +105,7 @@ fn module_list(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn module_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "MODULE",
         &[

@@ -158,7 +158,7 @@ fn spublish_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// PUBSUB CHANNELS / SHARDCHANNELS [pattern].
 fn channel_list(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
     if args.len() > 3 {
-        return Err(super::subcommand_syntax_error(args, "PUBSUB"));
+        return Err(super::help::subcommand_syntax_error(args, "PUBSUB"));
     }
     let names = ctx.engine.pubsub().channels(kind, args.get(2).copied());
     ctx.out.array(names.len());
@@ -200,7 +200,7 @@ fn pubsub_numpat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn pubsub_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "PUBSUB",
         &[

@@ -136,7 +136,9 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         repl::unset_master(engine);
         crate::log::notice(&format!(
             "MASTER MODE enabled (failover request from '{}')",
-            ctx.client.info.line(now_ms())
+            ctx.client
+                .info
+                .line(now_ms(), ctx.engine.clients().command_names())
         ));
     }
     // Our history is about to change hands.
@@ -333,7 +335,10 @@ fn replicaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(Error::err("Command is not valid when client is a replica."));
     }
     let addr = repl::parse_master(args[1], args[2])?;
-    let client = ctx.client.info.line(now_ms());
+    let client = ctx
+        .client
+        .info
+        .line(now_ms(), ctx.engine.clients().command_names());
     // Redis frees its master client, unread input and all, inside
     // replicaofCommand: once this replies, a command of the old primary's
     // stream was applied whole before, or is never applied. Inside a

@@ -24,7 +24,7 @@ fn not_from_script() -> Error {
     Error::err("This Redis command is not allowed from script")
 }
 
-use super::subcommand_syntax_error;
+use super::help::subcommand_syntax_error;
 
 // ---------------------------------------------------------------------------
 // EVAL and friends
@@ -273,7 +273,7 @@ fn script_debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "SCRIPT",
         &[
@@ -539,7 +539,7 @@ fn function_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "FUNCTION",
         &[

@@ -736,7 +736,7 @@ pub(super) fn rewrite_config_file(
 }
 
 fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "CONFIG",
         &[
@@ -1180,7 +1180,7 @@ fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "COMMAND",
         &[
@@ -1395,7 +1395,7 @@ fn memory_purge(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "MEMORY",
         &[

@@ -52,7 +52,7 @@ fn slowlog_reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn slowlog_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "SLOWLOG",
         &[

@@ -1295,7 +1295,7 @@ fn parse_group_args<'a>(
             }
             g.entries_read = (v >= 0).then_some(v);
         } else {
-            return Err(super::subcommand_syntax_error(args, "XGROUP"));
+            return Err(super::help::subcommand_syntax_error(args, "XGROUP"));
         }
     }
     Ok(g)
@@ -1403,13 +1403,13 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         ctx.out.int(pending.unwrap_or(0) as i64);
     } else {
-        return Err(super::subcommand_syntax_error(args, "XGROUP"));
+        return Err(super::help::subcommand_syntax_error(args, "XGROUP"));
     }
     Ok(())
 }
 
 fn xgroup_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "XGROUP",
         &[
@@ -1926,7 +1926,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let full = a.flag("FULL");
     let count = if full { a.option("COUNT") } else { None };
     if !a.is_empty() {
-        return Err(super::subcommand_syntax_error(args, "XINFO"));
+        return Err(super::help::subcommand_syntax_error(args, "XINFO"));
     }
     let count = match count {
         Some(n) => arg_i64(n)?,
@@ -2071,7 +2071,7 @@ fn xinfo_consumers(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn xinfo_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    super::reply_help(
+    super::help::reply_help(
         ctx,
         "XINFO",
         &[

@@ -8,7 +8,6 @@ use crate::command::spec::flag;
 use crate::command::{table, Ctx};
 
 impl Engine {
-
     /// Runs a resolved command with the given locks held, recording its
     /// statistics. Used by sessions, transactions and scripts alike.
     #[allow(clippy::too_many_arguments)]

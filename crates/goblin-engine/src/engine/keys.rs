@@ -87,5 +87,4 @@ impl Engine {
             .map_or(b"default".to_vec(), |u| u.name().to_vec());
         self.acl_log(&client.info, reason, context, object, username);
     }
-
 }

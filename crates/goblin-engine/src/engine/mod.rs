@@ -6,10 +6,12 @@
 //! its shards held) and `session` (one client's connection: the pipeline
 //! every command takes, from any transport).
 
+mod blocking;
 mod call;
-mod keys;
 mod cron;
+mod keys;
 pub mod session;
+mod tracking;
 
 pub use session::{Flow, Pipeline, Session};
 
@@ -177,7 +179,8 @@ impl Engine {
         let (tx, _) = tokio::sync::watch::channel(None);
         let clients = ClientRegistry::default();
         let scripting = crate::scripting::Scripting::new(&clients);
-        let pubsub = crate::pubsub::PubSub::new(clients.memory().clone());
+        let pubsub =
+            crate::pubsub::PubSub::new(clients.memory().clone(), clients.command_names_shared());
         let engine = Arc::new(Engine {
             keyspace: Keyspace::new(
                 databases,
@@ -243,7 +246,6 @@ impl Engine {
         }
         engine
     }
-
 
     pub fn instantaneous_ops(&self) -> u64 {
         let s = self.ops_samples.lock();
@@ -728,7 +730,7 @@ impl Engine {
             object: object.to_vec(),
             username,
             ctime_ms: now,
-            client_info: info.line(now),
+            client_info: info.line(now, self.clients.command_names()),
         };
         let max = self.config.get_i64("acllog-max-len").max(0) as usize;
         self.acl.log(entry, max);

@@ -737,4 +737,3 @@ fn unknown_command(argv: &[&[u8]]) -> Error {
     }
     Error::from_bytes(text)
 }
-

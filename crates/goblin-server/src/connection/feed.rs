@@ -367,7 +367,8 @@ impl Connection {
         }
         goblin_engine::log::warning(&format!(
             "Replica generated a reply to command '{cmd}', disconnecting it: {}",
-            self.info.line(now_ms())
+            self.info
+                .line(now_ms(), self.engine.clients().command_names())
         ));
     }
 

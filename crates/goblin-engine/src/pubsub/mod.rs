@@ -182,13 +182,16 @@ pub struct PubSub {
     /// mailbox counts at once (Redis updates a subscriber's memory as it
     /// publishes to it).
     memory: Arc<crate::client::ClientMemory>,
+    /// The command names CLIENT LIST shows, for the line logged about a
+    /// client closed for its output limit.
+    command_names: crate::client::CommandNames,
     /// `notify-keyspace-events` as Redis's NOTIFY_* bits (see [`notify`]).
     pub notify_flags: AtomicU32,
 }
 
 impl Default for PubSub {
     fn default() -> Self {
-        PubSub::new(Default::default())
+        PubSub::new(Default::default(), Default::default())
     }
 }
 
@@ -200,9 +203,13 @@ pub struct Publisher<'a> {
 }
 
 impl PubSub {
-    pub fn new(memory: Arc<crate::client::ClientMemory>) -> PubSub {
+    pub fn new(
+        memory: Arc<crate::client::ClientMemory>,
+        command_names: crate::client::CommandNames,
+    ) -> PubSub {
         PubSub {
             memory,
+            command_names,
             channels: ChannelTable::new(),
             shard_channels: ChannelTable::new(),
             patterns: RwLock::new(Map::default()),
@@ -477,7 +484,10 @@ impl PubSub {
     /// client's mailbox, as a publish does: client-side caching's
     /// invalidation messages travel this way.
     pub fn push_to(&self, client: &ClientInfo, frame: &[u8]) {
-        if client.mailbox.append(client, frame, &self.limits) {
+        if client
+            .mailbox
+            .append(client, frame, &self.limits, &self.command_names)
+        {
             self.memory.grow(client, frame.len());
         }
     }
@@ -494,7 +504,10 @@ impl PubSub {
                 return;
             }
         }
-        if client.mailbox.append(client, frame, &self.limits) {
+        if client
+            .mailbox
+            .append(client, frame, &self.limits, &self.command_names)
+        {
             self.memory.grow(client, frame.len());
         }
     }
@@ -708,7 +721,13 @@ impl Mailbox {
 
     /// Appends a message; false when it was not kept (the client is going,
     /// or is closed now for its output limit).
-    fn append(&self, client: &ClientInfo, frame: &[u8], limits: &OutputLimits) -> bool {
+    fn append(
+        &self,
+        client: &ClientInfo,
+        frame: &[u8],
+        limits: &OutputLimits,
+        names: &crate::client::CommandNames,
+    ) -> bool {
         if client.is_killed() {
             return false;
         }
@@ -723,7 +742,10 @@ impl Mailbox {
             drop(inner);
             crate::log::warning(&format!(
                 "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                client.line(crate::util::time::now_ms())
+                client.line(
+                    crate::util::time::now_ms(),
+                    names.get().map_or(&[], |n| n.as_slice())
+                )
             ));
             client.kill();
             return false;
@@ -796,96 +818,7 @@ fn over_limit(inner: &mut MailboxInner, limits: &OutputLimits) -> bool {
 
 /// Keyspace notifications (Redis's notify.c): the classes of
 /// `notify-keyspace-events` and their letters.
-pub mod notify {
-    /// Whether flags want the events the databases record: a key's
-    /// creation ('n'), and its expiry ('x') or the expiry of hash fields
-    /// ('h', and 'g' for the hash it empties), each needing 'K' or 'E' to
-    /// be published at all. (new, expired).
-    pub fn wants_db_events(flags: u32) -> (bool, bool) {
-        let published = flags & (KEYSPACE | KEYEVENT) != 0;
-        (
-            published && flags & NEW != 0,
-            published && flags & (EXPIRED | HASH | GENERIC) != 0,
-        )
-    }
-
-    pub const KEYSPACE: u32 = 1 << 0; // K
-    pub const KEYEVENT: u32 = 1 << 1; // E
-    pub const GENERIC: u32 = 1 << 2; // g
-    pub const STRING: u32 = 1 << 3; // $
-    pub const LIST: u32 = 1 << 4; // l
-    pub const SET: u32 = 1 << 5; // s
-    pub const HASH: u32 = 1 << 6; // h
-    pub const ZSET: u32 = 1 << 7; // z
-    pub const EXPIRED: u32 = 1 << 8; // x
-    pub const EVICTED: u32 = 1 << 9; // e
-    pub const STREAM: u32 = 1 << 10; // t
-    /// Excluded from `A` on purpose, as in Redis.
-    pub const KEY_MISS: u32 = 1 << 11; // m
-    pub const MODULE: u32 = 1 << 13; // d
-    pub const NEW: u32 = 1 << 14; // n
-    pub const ALL: u32 =
-        GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
-
-    /// Redis's keyspaceEventsStringToFlags; None for a character that is
-    /// no class.
-    pub fn parse(classes: &str) -> Option<u32> {
-        let mut flags = 0;
-        for c in classes.chars() {
-            flags |= match c {
-                'A' => ALL,
-                'g' => GENERIC,
-                '$' => STRING,
-                'l' => LIST,
-                's' => SET,
-                'h' => HASH,
-                'z' => ZSET,
-                'x' => EXPIRED,
-                'e' => EVICTED,
-                'K' => KEYSPACE,
-                'E' => KEYEVENT,
-                't' => STREAM,
-                'm' => KEY_MISS,
-                'd' => MODULE,
-                'n' => NEW,
-                _ => return None,
-            };
-        }
-        Some(flags)
-    }
-
-    /// Redis's keyspaceEventsFlagsToString: what CONFIG GET shows.
-    pub fn describe(flags: u32) -> String {
-        let mut s = String::new();
-        if flags & ALL == ALL {
-            s.push('A');
-        } else {
-            for (bit, c) in [
-                (GENERIC, 'g'),
-                (STRING, '$'),
-                (LIST, 'l'),
-                (SET, 's'),
-                (HASH, 'h'),
-                (ZSET, 'z'),
-                (EXPIRED, 'x'),
-                (EVICTED, 'e'),
-                (STREAM, 't'),
-                (MODULE, 'd'),
-                (NEW, 'n'),
-            ] {
-                if flags & bit != 0 {
-                    s.push(c);
-                }
-            }
-        }
-        for (bit, c) in [(KEYSPACE, 'K'), (KEYEVENT, 'E'), (KEY_MISS, 'm')] {
-            if flags & bit != 0 {
-                s.push(c);
-            }
-        }
-        s
-    }
-}
+pub mod notify;
 
 #[cfg(test)]
 mod tests {
