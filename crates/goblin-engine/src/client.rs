@@ -629,7 +629,7 @@ pub struct ClientState {
     pub handoff: Option<Handoff>,
     /// Records of commands run inside a transaction or a script, logged
     /// together when the outermost command ends.
-    pub pending_log: Vec<crate::persist::aof::Record>,
+    pub pending_propagation: Vec<crate::propagate::Record>,
     /// Keys that this client's commands made ready for blocked clients;
     /// served once the top-level command has released its locks.
     pub ready_keys: Vec<(usize, crate::keyspace::CompactBytes)>,
@@ -695,7 +695,7 @@ impl ClientState {
             repl_conf: None,
             replica: None,
             handoff: None,
-            pending_log: Vec::new(),
+            pending_propagation: Vec::new(),
             lent: Vec::new(),
             tracking: None,
         }

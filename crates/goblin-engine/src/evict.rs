@@ -655,7 +655,7 @@ impl Engine {
         }
         self.evictor().evicted_keys.fetch_add(1, Ordering::Relaxed);
         let records = if self.persist().aof.is_on() || self.repl().stream.feeding() {
-            vec![crate::persist::aof::Record {
+            vec![crate::propagate::Record {
                 db,
                 argv: vec![
                     if lazy {
@@ -669,12 +669,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        if !records.is_empty() {
-            if self.persist().aof.is_on() {
-                self.persist().aof.append(&records);
-            }
-            self.feed_replicas(&records);
-        }
+        self.emit(&records, true);
         drop(shard);
         let flags = self.pubsub().notify_flags.load(Ordering::Relaxed);
         if flags & crate::pubsub::notify::EVICTED != 0 {

@@ -143,7 +143,7 @@ pub fn active_rehash(engine: &Engine) {
 /// append-only file, published as keyspace notifications, and invalidated
 /// for client-side caching.
 fn expired_in(engine: &Engine, shard: &mut crate::keyspace::Shard) {
-    crate::persist::log_expired(engine, shard);
+    engine.propagate_expired(shard);
     if engine.keyspace().env().events_pending() {
         for (i, db) in shard.dbs.iter_mut().enumerate() {
             let events = db.take_events();

@@ -48,6 +48,7 @@ pub mod monitor;
 pub mod oom;
 pub mod pause;
 pub mod persist;
+pub mod propagate;
 pub mod protocol;
 pub mod pubsub;
 pub mod repl;

@@ -137,7 +137,7 @@ pub struct Db<W = ()> {
     pub snapshot: Option<Box<DbSnapshot>>,
     /// Keys (and hash fields) that expired since the last command or
     /// cycle logged them, when the append-only file is on.
-    pub expired_log: Vec<Expired>,
+    pub expired_records: Vec<Expired>,
     /// Clients blocked on keys of this database (BLPOP...); like
     /// `watchers`, it stays with the index on SWAPDB.
     pub waiters: W,
@@ -201,7 +201,7 @@ impl<W: Waiters> Db<W> {
             expired_fields: 0,
             watchers: WatchRegistry::default(),
             snapshot: None,
-            expired_log: Vec::new(),
+            expired_records: Vec::new(),
             waiters: W::default(),
             events: Vec::new(),
             env,
@@ -697,11 +697,11 @@ impl<W: Waiters> Db<W> {
 
     /// Deletes a hash's expired fields, recording them for the log.
     fn reap_fields_of(&mut self, h: &mut crate::Hash, key: &[u8], now_ms: u64) -> usize {
-        if self.env.log_expired() {
+        if self.env.record_expired() {
             let fields = h.reap_fields(now_ms, usize::MAX);
             let n = fields.len();
             if n > 0 {
-                self.expired_log
+                self.expired_records
                     .push(Expired::Fields(CompactBytes::from_slice(key), fields));
             }
             n
@@ -720,8 +720,8 @@ impl<W: Waiters> Db<W> {
             self.unindex_field_expiry(hash, key);
         }
         self.expired_keys += 1;
-        if self.env.log_expired() {
-            self.expired_log
+        if self.env.record_expired() {
+            self.expired_records
                 .push(Expired::Key(CompactBytes::from_slice(key)));
         }
         if self.env.wants_expired() {

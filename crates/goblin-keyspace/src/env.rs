@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// One keyspace's settings and counters, shared by its databases.
 pub struct KeyspaceEnv {
-    /// Expired keys (and hash fields) are recorded in `Db::expired_log`,
+    /// Expired keys (and hash fields) are recorded in `Db::expired_records`,
     /// for the append-only file, which logs each expiry as a DEL, as Redis
     /// propagates them.
-    log_expired: AtomicBool,
+    record_expired: AtomicBool,
     /// Which [`DbEvent`](crate::db::DbEvent)s keyspace notifications want
     /// (`WANTS_NEW`, `WANTS_EXPIRED`): while none, a `Db` records nothing.
     wants: AtomicU8,
@@ -63,7 +63,7 @@ impl KeyspaceEnv {
     /// `long_wait` as described on the field.
     pub fn new(long_wait: fn()) -> KeyspaceEnv {
         KeyspaceEnv {
-            log_expired: AtomicBool::new(false),
+            record_expired: AtomicBool::new(false),
             wants: AtomicU8::new(0),
             pending: AtomicU64::new(0),
             snapshot_copied: AtomicU64::new(0),
@@ -77,13 +77,13 @@ impl KeyspaceEnv {
     /// Turns the recording of expired keys on or off (for the
     /// append-only file and the replication stream, which log each expiry
     /// as a DEL).
-    pub fn set_log_expired(&self, on: bool) {
-        self.log_expired.store(on, Relaxed);
+    pub fn set_record_expired(&self, on: bool) {
+        self.record_expired.store(on, Relaxed);
     }
 
     #[inline]
-    pub(crate) fn log_expired(&self) -> bool {
-        self.log_expired.load(Relaxed)
+    pub(crate) fn record_expired(&self) -> bool {
+        self.record_expired.load(Relaxed)
     }
 
     /// Which events keyspace notifications want: key creations ("new")

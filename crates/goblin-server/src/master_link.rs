@@ -145,7 +145,7 @@ type Step<T> = Result<T, Stop>;
 impl Link {
     fn send(&mut self, argv: &[&[u8]]) -> Step<()> {
         let mut out = Vec::new();
-        goblin_engine::persist::aof::encode_command(&mut out, argv);
+        goblin_engine::propagate::encode_command(&mut out, argv);
         self.tcp.write_all(&out).map_err(|e| strerror(&e).into())
     }
 

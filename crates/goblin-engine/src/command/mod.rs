@@ -56,7 +56,8 @@ pub struct Ctx<'a, 'l> {
     /// The command may change keys (its spec has the WRITE flag): keys it
     /// locates are copied aside for a running snapshot first.
     pub writes: bool,
-    /// What the command logs to the append-only file, when not the call.
+    /// What the command propagates (see `crate::propagate`), when not the
+    /// call itself.
     pub effects: Effects,
     /// Set while the command runs on behalf of a blocked client being
     /// served: the key that became ready. A blocking command then takes its
@@ -64,27 +65,27 @@ pub struct Ctx<'a, 'l> {
     pub serving: Option<&'a [u8]>,
 }
 
-/// What a command leaves in the append-only file (and any other log of
-/// changes) when that is not simply the call itself.
+/// What a command propagates to the append-only file and the replicas
+/// when that is not simply the call itself.
 ///
 /// A command whose replay could turn out differently (it reads the clock
 /// or randomness) describes its effect as deterministic commands instead:
-/// `SET k v EX 10` is logged as `SET k v PXAT <ms>`, SPOP as the SREM of
-/// what it popped. Scripts log the commands they ran: `Engine::call`
+/// `SET k v EX 10` is propagated as `SET k v PXAT <ms>`, SPOP as the SREM
+/// of what it popped. Scripts propagate the commands they ran: `Engine::call`
 /// gathers the records of commands run inside a script or a transaction
-/// and logs them together when the outermost command ends.
+/// and propagates them together when the outermost command ends.
 #[derive(Default, Debug)]
 pub struct Effects {
-    /// Log `commands` (database, argv) instead of the call.
+    /// Propagate `commands` (database, argv) instead of the call.
     pub replaced: bool,
     pub commands: Vec<(usize, Vec<Vec<u8>>)>,
-    /// Log the call even though it changed nothing (FLUSHDB on an empty
+    /// Propagate the call even though it changed nothing (FLUSHDB on an empty
     /// database, as Redis's forceCommandPropagation).
     pub forced: bool,
     /// With `forced`: to the replicas only, not to the append-only file
     /// (PUBLISH, as Redis's PROPAGATE_REPL).
     pub repl_only: bool,
-    /// Log several records one by one, not wrapped in MULTI/EXEC: the
+    /// Propagate several records one by one, not wrapped in MULTI/EXEC: the
     /// expired keys a command that touches arbitrary keys met (SCAN,
     /// RANDOMKEY), as Redis's CMD_TOUCHES_ARBITRARY_KEYS.
     pub unwrapped: bool,
@@ -150,18 +151,18 @@ impl<'a, 'l> Ctx<'a, 'l> {
         (slice, h)
     }
 
-    /// Whether this command's changes are being logged (to the
+    /// Whether this command's changes are being propagated (to the
     /// append-only file or the replication stream).
     #[inline]
-    pub fn logging(&self) -> bool {
+    pub fn propagating(&self) -> bool {
         (self.engine.persist().aof.is_on() || self.engine.repl().stream.feeding())
             && !self.client.replaying
     }
 
-    /// Logs `argv` (in the current database) in place of this call; may be
+    /// Propagates `argv` (in the current database) in place of this call; may be
     /// called several times. See [`Effects`].
-    pub fn log_as(&mut self, argv: &[&[u8]]) {
-        if !self.logging() {
+    pub fn propagate_as(&mut self, argv: &[&[u8]]) {
+        if !self.propagating() {
             return;
         }
         self.effects.replaced = true;
@@ -170,13 +171,13 @@ impl<'a, 'l> Ctx<'a, 'l> {
             .push((self.client.db, argv.iter().map(|a| a.to_vec()).collect()));
     }
 
-    /// Logs nothing for this call even though it counted changes.
-    pub fn log_nothing(&mut self) {
+    /// Propagates nothing for this call even though it counted changes.
+    pub fn propagate_nothing(&mut self) {
         self.effects.replaced = true;
     }
 
-    /// Logs this call even if it changed nothing.
-    pub fn force_log(&mut self) {
+    /// Propagates this call even if it changed nothing.
+    pub fn force_propagation(&mut self) {
         self.effects.forced = true;
     }
 

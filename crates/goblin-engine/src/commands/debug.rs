@@ -36,8 +36,8 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // A command into the replication stream, as it is (a test aid).
         (b"replicate", n) if n >= 3 => {
             let mut out = Vec::new();
-            crate::persist::aof::encode_command(&mut out, &args[2..]);
-            ctx.engine.repl().stream.append_bytes(&out);
+            crate::propagate::encode_command(&mut out, &args[2..]);
+            crate::propagate::emit_encoded(ctx.engine.repl(), &out);
             ctx.out.ok();
         }
         (b"help", 2) => {

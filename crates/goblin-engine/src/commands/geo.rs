@@ -194,9 +194,9 @@ fn geoadd_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             argv.push(score.as_bytes());
             argv.push(member);
         }
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     } else {
-        ctx.log_nothing();
+        ctx.propagate_nothing();
     }
     let n = if req.opts.ch {
         r.added + r.updated

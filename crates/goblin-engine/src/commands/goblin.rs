@@ -42,7 +42,7 @@ impl<'c, 'a, 'l> CtxStore<'c, 'a, 'l> {
 
     /// Records the effect of a write (nothing while nothing is logged).
     fn wrote(&mut self, argv: &[&[u8]]) {
-        if self.ctx.logging() {
+        if self.ctx.propagating() {
             self.writes.push(argv.iter().map(|a| a.to_vec()).collect());
         }
     }
@@ -54,7 +54,7 @@ impl<'c, 'a, 'l> CtxStore<'c, 'a, 'l> {
         }
         for argv in &self.writes {
             let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
-            self.ctx.log_as(&argv);
+            self.ctx.propagate_as(&argv);
         }
     }
 }
@@ -176,7 +176,7 @@ impl Store for CtxStore<'_, '_, '_> {
         decide: impl FnOnce(Option<&[u8]>) -> (Option<&'v [u8]>, R),
     ) -> Result<R, goblin_family::Error> {
         let mut new_value = None;
-        let logging = self.ctx.logging();
+        let logging = self.ctx.propagating();
         let decide = |old: Option<&[u8]>| {
             let (new, r) = decide(old);
             if logging {
@@ -259,7 +259,7 @@ impl Store for CtxStore<'_, '_, '_> {
     /// commands; they are logged instead of the call.
     fn effect(&mut self, argv: &[&[u8]]) {
         self.described = true;
-        self.ctx.log_as(argv);
+        self.ctx.propagate_as(argv);
     }
 }
 

@@ -451,7 +451,7 @@ fn hincrby_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn hincrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = hincrbyfloat(ctx, args[1], args[2], args[3])?;
     // Logged as the value it produced (Redis logs HSET).
-    ctx.log_as(&[b"HSET", args[1], args[2], &text]);
+    ctx.propagate_as(&[b"HSET", args[1], args[2], &text]);
     ctx.out.bulk(&text);
     Ok(())
 }
@@ -752,18 +752,18 @@ fn ttl_events(ctx: &mut Ctx, key: &[u8], set: bool, deleted: bool) {
 /// Logs field deadlines set (HPEXPIREAT with the absolute time) and
 /// fields deleted (HDEL) in place of the call; nothing when neither.
 fn log_field_ttls(ctx: &mut Ctx, key: &[u8], at: u64, set: &[&[u8]], deleted: &[&[u8]]) {
-    ctx.log_nothing();
+    ctx.propagate_nothing();
     if !set.is_empty() {
         let at = at.to_string();
         let n = set.len().to_string();
         let mut argv: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at.as_bytes(), b"FIELDS", n.as_bytes()];
         argv.extend_from_slice(set);
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
     if !deleted.is_empty() {
         let mut argv: Vec<&[u8]> = vec![b"HDEL", key];
         argv.extend_from_slice(deleted);
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
 }
 
@@ -816,7 +816,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool)
         "Parameter `numFields` should be greater than 0",
     )?;
     let results = hexpire(ctx, key, at, cond, fields)?;
-    if ctx.logging() {
+    if ctx.propagating() {
         // Logged as what happened, with an absolute time: the fields that
         // got the deadline, and those it deleted.
         let pick = |want: SetTtl| -> Vec<&[u8]> {
@@ -1111,7 +1111,7 @@ fn hsetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 n.as_bytes(),
             ];
             argv.extend_from_slice(opts.pairs);
-            ctx.log_as(&argv);
+            ctx.propagate_as(&argv);
         }
     }
     ctx.out.int(set as i64);
@@ -1188,16 +1188,16 @@ fn hgetex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ttl_events(ctx, key, !touched.is_empty(), !deleted.is_empty());
     }
     settle_hash(ctx, key, emptied, has_ttls, changes);
-    if ctx.logging() {
+    if ctx.propagating() {
         match expiry {
             FieldExpiry::At(at) => log_field_ttls(ctx, key, at, &touched, &deleted),
             FieldExpiry::Persist => {
-                ctx.log_nothing();
+                ctx.propagate_nothing();
                 if !touched.is_empty() {
                     let n = touched.len().to_string();
                     let mut argv: Vec<&[u8]> = vec![b"HPERSIST", key, b"FIELDS", n.as_bytes()];
                     argv.extend_from_slice(&touched);
-                    ctx.log_as(&argv);
+                    ctx.propagate_as(&argv);
                 }
             }
             _ => {}

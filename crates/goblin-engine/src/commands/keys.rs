@@ -497,12 +497,12 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
     if done {
         // Logged as an absolute time in ms, or as the deletion it caused.
         if when <= ctx.now_ms as i64 {
-            ctx.log_as(&[b"DEL", args[1]]);
+            ctx.propagate_as(&[b"DEL", args[1]]);
             ctx.notify(notify::GENERIC, "del", args[1]);
         } else {
             if relative || seconds {
                 let when = when.to_string();
-                ctx.log_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
+                ctx.propagate_as(&[b"PEXPIREAT", args[1], when.as_bytes()]);
             }
             ctx.notify(notify::GENERIC, "expire", args[1]);
         }

@@ -287,7 +287,7 @@ fn pop_range_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize, with_key: 
             End::Head => b"LPOP",
             End::Tail => b"RPOP",
         };
-        ctx.log_as(&[pop, key, n_text.as_bytes()]);
+        ctx.propagate_as(&[pop, key, n_text.as_bytes()]);
     }
     ctx.changed(key, notify::LIST, pop_event(end));
     ctx.add_dirty(n as u64 - 1);
@@ -675,7 +675,7 @@ fn blocking_pop(
             // Logged by the pop, with the count it took.
             Some(n) => pop_range_reply(ctx, key, end, n, true),
             None => {
-                ctx.log_as(&[pop, key]);
+                ctx.propagate_as(&[pop, key]);
                 ctx.out.array(2);
                 ctx.out.bulk(key);
                 pop_one_reply(ctx, key, end)?;
@@ -725,9 +725,9 @@ fn blocking_move(ctx: &mut Ctx, args: &[&[u8]], from: End, to: End, timeout: &[u
         // Logged as the non-blocking form (Redis's rewrite in
         // lmoveGenericCommand): a replay must never block.
         if args[0].eq_ignore_ascii_case(b"brpoplpush") {
-            ctx.log_as(&[b"RPOPLPUSH", src, dst]);
+            ctx.propagate_as(&[b"RPOPLPUSH", src, dst]);
         } else {
-            ctx.log_as(&[b"LMOVE", src, dst, side(from), side(to)]);
+            ctx.propagate_as(&[b"LMOVE", src, dst, side(from), side(to)]);
         }
         lmove_reply(ctx, moved);
         return Ok(());

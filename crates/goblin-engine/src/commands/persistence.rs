@@ -196,10 +196,10 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // Already expired: the key is not created (Redis's
         // checkAlreadyExpired); a replaced key is logged as deleted.
         if deleted {
-            ctx.log_as(&[b"DEL", key]);
+            ctx.propagate_as(&[b"DEL", key]);
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
         } else {
-            ctx.log_nothing();
+            ctx.propagate_nothing();
         }
         ctx.out.ok();
         return Ok(());
@@ -228,7 +228,7 @@ fn restore_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut argv: Vec<&[u8]> = args.to_vec();
         argv[2] = at.as_bytes();
         argv.push(b"ABSTTL");
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
     // A list or stream restored where clients wait serves them (Redis's
     // dbAdd signals the key).
@@ -448,9 +448,9 @@ fn migrate_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // What was moved is logged as its deletion (Redis rewrites the command
     // into DEL).
     if moved.len() > 1 {
-        ctx.log_as(&moved);
+        ctx.propagate_as(&moved);
     } else {
-        ctx.log_nothing();
+        ctx.propagate_nothing();
     }
     if let Some(err) = target_error {
         return Err(Error::concat_trimmed(&[

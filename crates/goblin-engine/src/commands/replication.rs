@@ -245,7 +245,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         r.new_id();
         r.stream
             .activate(engine.config().get_i64("repl-backlog-size").max(1) as usize);
-        engine.update_expiry_logging();
+        engine.update_expiry_propagation();
         let ids = r.ids();
         crate::log::notice(&format!(
             "Replication backlog created, my new replication IDs are '{}' and '{}'",

@@ -66,7 +66,7 @@ fn flushdb_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = flush(ctx, Some(db));
     ctx.add_dirty(n as u64);
     // Logged even when the database was already empty (Redis forces it).
-    ctx.force_log();
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }
@@ -86,7 +86,7 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
-    ctx.force_log();
+    ctx.force_propagation();
     let save_rules = !ctx.engine.config().get("save").trim().is_empty();
     if !ctx.in_multi
         && save_rules

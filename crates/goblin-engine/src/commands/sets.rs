@@ -497,7 +497,7 @@ fn spop_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             match spop(ctx, args[1])? {
                 Some(m) => {
                     // Logged as what it removed: a replay must not draw again.
-                    ctx.log_as(&[b"SREM", args[1], &m]);
+                    ctx.propagate_as(&[b"SREM", args[1], &m]);
                     ctx.out.bulk(&m)
                 }
                 None => ctx.out.null(),
@@ -511,17 +511,17 @@ fn spop_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 Ok(n) if n >= 0 => n,
                 _ => return Err(Error::NOT_POSITIVE),
             };
-            let existed = ctx.logging() && ctx.type_of(args[1]).is_some();
+            let existed = ctx.propagating() && ctx.type_of(args[1]).is_some();
             let popped = spop_count(ctx, args[1], count as u64)?.unwrap_or_default();
             if existed && !popped.is_empty() {
                 if ctx.type_of(args[1]).is_none() {
-                    ctx.log_as(&[b"DEL", args[1]]);
+                    ctx.propagate_as(&[b"DEL", args[1]]);
                 } else {
                     // SREM in batches, as Redis propagates SPOP with a count.
                     for chunk in popped.chunks(1024) {
                         let mut argv: Vec<&[u8]> = vec![b"SREM", args[1]];
                         argv.extend(chunk.iter().map(|m| m.as_slice()));
-                        ctx.log_as(&argv);
+                        ctx.propagate_as(&argv);
                     }
                 }
             }

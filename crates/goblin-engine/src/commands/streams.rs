@@ -48,7 +48,7 @@ const INVALID_ID: Error =
 /// most this many entries.
 const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
-/// Commands to log in place of the call (see `Ctx::log_as`).
+/// Commands to log in place of the call (see `Ctx::propagate_as`).
 type Propagated = Vec<Vec<Vec<u8>>>;
 
 // ---------------------------------------------------------------------------
@@ -326,7 +326,7 @@ fn createconsumer_record(key: &[u8], group: &[u8], consumer: &[u8]) -> Vec<Vec<u
 fn log_all(ctx: &mut Ctx, records: Propagated) {
     for r in records {
         let argv: Vec<&[u8]> = r.iter().map(|a| a.as_slice()).collect();
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
 }
 
@@ -697,7 +697,7 @@ fn xadd_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     if let Some(argv) = logged {
         let argv: Vec<&[u8]> = argv.iter().map(|x| x.as_slice()).collect();
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
     Ok(())
 }
@@ -719,7 +719,7 @@ fn xtrim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.add_dirty(deleted - 1);
         if let Some(argv) = logged {
             let argv: Vec<&[u8]> = argv.iter().map(|x| x.as_slice()).collect();
-            ctx.log_as(&argv);
+            ctx.propagate_as(&argv);
         }
     }
     ctx.out.int(deleted as i64);
@@ -977,7 +977,7 @@ enum ReadFrom {
 fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     // The read itself is never logged: XREADGROUP's changes are, as the
     // commands reply_group_range records.
-    ctx.log_nothing();
+    ctx.propagate_nothing();
     let r = parse_read(ctx, args, xreadgroup)?;
     if let Some(key) = ctx.serving {
         return serve_blocked(ctx, &r, key);
@@ -1678,7 +1678,7 @@ fn parse_claim_options(args: &mut Args, now: i64) -> Result<ClaimOptions, Error>
 /// XCLAIM key group consumer min-idle-time id... [IDLE ms] [TIME ms]
 /// [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id]
 fn xclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    ctx.log_nothing();
+    ctx.propagate_nothing();
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let has_group = as_stream(ctx.lookup_read(key))?.is_some_and(|s| s.groups.contains_key(group));
     if !has_group {
@@ -1792,7 +1792,7 @@ const AUTOCLAIM_MAX_TRANSIENT: u128 = 1 << 36;
 
 /// XAUTOCLAIM key group consumer min-idle-time start [COUNT n] [JUSTID]
 fn xautoclaim_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    ctx.log_nothing();
+    ctx.propagate_nothing();
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let min_idle = parse_i64(args[4])
         .ok_or_else(|| Error::err("Invalid min-idle-time argument for XAUTOCLAIM"))?

@@ -278,7 +278,7 @@ pub fn set_with(
         // sets the same deadline (Redis rewrites SET ... EX/PX/EXAT/PXAT to
         // SET key value PXAT <ms>).
         let at = at.to_string();
-        ctx.log_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+        ctx.propagate_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
     }
     Ok(SetOutcome { written: true, old })
 }
@@ -686,7 +686,7 @@ fn set_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             at = ms.to_string();
             argv.extend([b"PXAT".as_slice(), at.as_bytes()]);
         }
-        ctx.log_as(&argv);
+        ctx.propagate_as(&argv);
     }
     if opts.get {
         match outcome.old {
@@ -761,15 +761,15 @@ fn getex_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if let Some(at) = expire_at {
         ctx.set_expire_at(key, at);
         if at <= ctx.now_ms as i64 {
-            ctx.log_as(&[b"DEL", key]);
+            ctx.propagate_as(&[b"DEL", key]);
             ctx.notify(notify::GENERIC, "del", key);
         } else {
             let at = at.to_string();
-            ctx.log_as(&[b"PEXPIREAT", key, at.as_bytes()]);
+            ctx.propagate_as(&[b"PEXPIREAT", key, at.as_bytes()]);
             ctx.notify(notify::GENERIC, "expire", key);
         }
     } else if opts.persist && ctx.persist(key) {
-        ctx.log_as(&[b"PERSIST", key]);
+        ctx.propagate_as(&[b"PERSIST", key]);
         ctx.notify(notify::GENERIC, "persist", key);
     }
     Ok(())
@@ -783,7 +783,7 @@ fn getdel_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.bulk(&value);
     ctx.delete_key(args[1]);
     // Redis propagates GETDEL as DEL.
-    ctx.log_as(&[b"DEL", args[1]]);
+    ctx.propagate_as(&[b"DEL", args[1]]);
     Ok(())
 }
 
@@ -791,7 +791,7 @@ fn getset_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let old = ctx.read_string(args[1])?.map(|s| s.clone());
     ctx.store(args[1], Value::str(args[2]), false, notify::STRING, "set");
     // Redis propagates GETSET as SET.
-    ctx.log_as(&[b"SET", args[1], args[2]]);
+    ctx.propagate_as(&[b"SET", args[1], args[2]]);
     match old {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),
@@ -880,7 +880,7 @@ fn incrbyfloat_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let text = incr_by_float(ctx, args[1], args[2])?;
     // Logged as the value it produced: float arithmetic may round
     // differently elsewhere (Redis logs SET ... KEEPTTL).
-    ctx.log_as(&[b"SET", args[1], &text, b"KEEPTTL"]);
+    ctx.propagate_as(&[b"SET", args[1], &text, b"KEEPTTL"]);
     ctx.out.bulk(&text);
     Ok(())
 }
@@ -924,7 +924,7 @@ fn digest_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// replay could differ (they read the clock, or compute in floating
 /// point); a key of another type leaves the call logged as it was.
 pub fn log_string_state(ctx: &mut Ctx, key: &[u8]) {
-    if !ctx.logging() || ctx.dirty == 0 {
+    if !ctx.propagating() || ctx.dirty == 0 {
         return;
     }
     let state = ctx.lookup_no_touch(key).map(|o| match &o.value {
@@ -932,12 +932,12 @@ pub fn log_string_state(ctx: &mut Ctx, key: &[u8]) {
         _ => None,
     });
     match state {
-        None => ctx.log_as(&[b"DEL", key]),
+        None => ctx.propagate_as(&[b"DEL", key]),
         Some(Some((v, Some(at)))) => {
             let at = at.to_string();
-            ctx.log_as(&[b"SET", key, &v, b"PXAT", at.as_bytes()]);
+            ctx.propagate_as(&[b"SET", key, &v, b"PXAT", at.as_bytes()]);
         }
-        Some(Some((v, None))) => ctx.log_as(&[b"SET", key, &v]),
+        Some(Some((v, None))) => ctx.propagate_as(&[b"SET", key, &v]),
         Some(None) => {}
     }
 }

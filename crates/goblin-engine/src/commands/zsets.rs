@@ -794,7 +794,7 @@ pub fn zpop(
         // genericZpopCommand).
         if !popped.is_empty() {
             let n_text = popped.len().to_string();
-            ctx.log_as(&[
+            ctx.propagate_as(&[
                 event.to_ascii_uppercase().as_bytes(),
                 key,
                 n_text.as_bytes(),

@@ -223,7 +223,7 @@ impl Engine {
                             // after the command that made it ready, as
                             // Redis's lookupKeyWrite does for the waiters.
                             table.lookup(h, &key, crate::keyspace::Now::at(now));
-                            crate::persist::log_expired(self, locks.shard(shard));
+                            self.propagate_expired(locks.shard(shard));
                             continue;
                         }
                     }

@@ -183,13 +183,13 @@ impl Engine {
         effects: crate::command::Effects,
         nested: bool,
     ) {
-        use crate::persist::aof::Record;
-        let repl_only = effects.repl_only && client.pending_log.is_empty();
+        use crate::propagate::Record;
+        let repl_only = effects.repl_only && client.pending_propagation.is_empty();
         let effects_unwrapped = effects.unwrapped;
-        let mut records = std::mem::take(&mut client.pending_log);
+        let mut records = std::mem::take(&mut client.pending_propagation);
         let nested_records = records.len();
         for shard in locks.held_mut() {
-            crate::persist::collect_expired(shard, &mut records);
+            crate::propagate::collect_expired(shard, &mut records);
         }
         let expired = records.len() - nested_records;
         if effects.replaced {
@@ -210,45 +210,31 @@ impl Engine {
         // log fails; a key whose DEL is lost expires again after loading).
         let expiries_only = records.len() == expired;
         if nested {
-            client.pending_log = records;
+            client.pending_propagation = records;
             return;
         }
         // A replica passes its primary's commands on as they came, while
         // the command still holds its shards.
         if client.from_master && !client.master_bytes.is_empty() {
-            self.repl
-                .stream
-                .append_bytes(&std::mem::take(&mut client.master_bytes));
+            crate::propagate::emit_encoded(&self.repl, &std::mem::take(&mut client.master_bytes));
         }
         if records.is_empty() {
             return;
         }
-        if records.len() > 1 && !effects_unwrapped {
-            let first = records[0].db;
-            let last = records[records.len() - 1].db;
-            records.insert(
-                0,
-                Record {
-                    db: first,
-                    argv: vec![b"MULTI".to_vec()],
-                },
-            );
-            records.push(Record {
-                db: last,
-                argv: vec![b"EXEC".to_vec()],
-            });
+        if !effects_unwrapped {
+            crate::propagate::wrap_in_transaction(&mut records);
         }
         // A call for the replicas only (PUBLISH) stays out of the file when
-        // it is all there is to log.
-        if self.persist.aof.is_on() && !(repl_only && records.len() == 1) {
-            let end = self.persist.aof.append(&records);
+        // it is all there is to propagate.
+        let to_file = !(repl_only && records.len() == 1);
+        let emitted = self.emit(&records, to_file);
+        if let Some(end) = emitted.file_end {
             if !expiries_only {
                 client.aof_offset = end;
             }
         }
-        if self.repl.stream.feeding() {
-            self.feed_replicas(&records);
-            client.repl_offset = self.repl.stream.offset();
+        if let Some(offset) = emitted.stream_offset {
+            client.repl_offset = offset;
         }
     }
 

@@ -659,6 +659,25 @@ impl Engine {
         crate::persist::debug_reload(&self.arc(), locks, how).map_err(Error::err)
     }
 
+    /// Propagates `records` to the append-only file (unless `to_file` is
+    /// false) and the replicas: `crate::propagate::emit` with this
+    /// engine's file and replication stream.
+    #[inline]
+    pub(crate) fn emit(
+        &self,
+        records: &[crate::propagate::Record],
+        to_file: bool,
+    ) -> crate::propagate::Emitted {
+        crate::propagate::emit(&self.persist.aof, &self.repl, records, to_file)
+    }
+
+    /// Propagates the keys that expired in a held shard, as DELs.
+    pub(crate) fn propagate_expired(&self, shard: &mut crate::keyspace::Shard) {
+        let mut records = Vec::new();
+        crate::propagate::collect_expired(shard, &mut records);
+        self.emit(&records, true);
+    }
+
     /// Changes since the last snapshot (Redis's server.dirty).
     pub fn dirty(&self) -> u64 {
         let base = self.dirty_base.load(Ordering::Relaxed);

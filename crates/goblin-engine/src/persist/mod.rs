@@ -30,38 +30,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Logs the keys that expired in a held shard as DELs (Redis propagates
-/// expiries so that a replay, which runs without a clock, deletes them at
-/// the same point in the command stream).
-pub fn log_expired(engine: &Engine, shard: &mut crate::keyspace::Shard) {
-    let mut records = Vec::new();
-    collect_expired(shard, &mut records);
-    if records.is_empty() {
-        return;
-    }
-    if engine.persist().aof.is_on() {
-        engine.persist().aof.append(&records);
-    }
-    engine.feed_replicas(&records);
-}
-
-pub(crate) fn collect_expired(shard: &mut crate::keyspace::Shard, out: &mut Vec<aof::Record>) {
-    use crate::keyspace::db::Expired;
-    for (i, db) in shard.dbs.iter_mut().enumerate() {
-        for e in db.expired_log.drain(..) {
-            let argv = match e {
-                Expired::Key(key) => vec![b"DEL".to_vec(), key.to_vec()],
-                Expired::Fields(key, fields) => {
-                    let mut argv = vec![b"HDEL".to_vec(), key.to_vec()];
-                    argv.extend(fields);
-                    argv
-                }
-            };
-            out.push(aof::Record { db: i, argv });
-        }
-    }
-}
-
 /// What a background job writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
@@ -1098,7 +1066,7 @@ pub fn config_changed(
                         drop(locks);
                         p.aof.stop();
                         p.aof_wait_rewrite.store(false, Ordering::Relaxed);
-                        engine.update_expiry_logging();
+                        engine.update_expiry_propagation();
                         return Err(e.to_string());
                     }
                 } else if !want && p.aof.is_on() {
@@ -1112,7 +1080,7 @@ pub fn config_changed(
                     p.aof.stop();
                     p.aof_wait_rewrite.store(false, Ordering::Relaxed);
                     p.aof_rewrite_scheduled.store(false, Ordering::Relaxed);
-                    engine.update_expiry_logging();
+                    engine.update_expiry_propagation();
                 } else if !want && p.aof_wait_rewrite.swap(false, Ordering::Relaxed) {
                     // Switched off while the switch on waited for a save:
                     // the rewrite it scheduled is dropped.
@@ -1281,7 +1249,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
     }
     if p.aof.is_on() {
         p.aof.stop();
-        engine.update_expiry_logging();
+        engine.update_expiry_propagation();
     }
     Ok(())
 }

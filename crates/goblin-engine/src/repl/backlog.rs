@@ -117,7 +117,7 @@ impl Stream {
     /// Appends records, each preceded by a SELECT when its database is not
     /// the stream's current one; wakes the feeders. Nothing when the
     /// backlog does not exist.
-    pub fn append(&self, records: &[crate::persist::aof::Record]) {
+    pub fn append(&self, records: &[crate::propagate::Record]) {
         let mut inner = self.inner.lock();
         if !inner.active {
             return;
@@ -126,13 +126,10 @@ impl Stream {
         for r in records {
             if inner.last_db != Some(r.db) {
                 let db = r.db.to_string();
-                crate::persist::aof::encode_command(
-                    &mut out,
-                    &[b"SELECT".as_slice(), db.as_bytes()],
-                );
+                crate::propagate::encode_command(&mut out, &[b"SELECT".as_slice(), db.as_bytes()]);
                 inner.last_db = Some(r.db);
             }
-            crate::persist::aof::encode_command(&mut out, &r.argv);
+            crate::propagate::encode_command(&mut out, &r.argv);
         }
         Self::append_raw(&mut inner, &self.end, &out);
         self.after_append(&mut inner);
@@ -331,7 +328,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::persist::aof::Record;
+    use crate::propagate::Record;
 
     fn reader() -> Arc<Reader> {
         Arc::new(Reader {

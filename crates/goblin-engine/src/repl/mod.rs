@@ -689,22 +689,11 @@ impl Replication {
 
 /// The engine's link with this replication state: what sessions ask of it.
 impl crate::Engine {
-    /// Records `records` in the replication stream (when a backlog exists
-    /// and this engine is not itself a replica, whose stream is its
-    /// primary's).
-    #[inline]
-    pub(crate) fn feed_replicas(&self, records: &[crate::persist::aof::Record]) {
-        let r = self.repl();
-        if !r.is_replica() {
-            r.stream.append(records);
-        }
-    }
-
     /// Whether expired keys must be recorded for the stream.
-    pub(crate) fn update_expiry_logging(&self) {
+    pub(crate) fn update_expiry_propagation(&self) {
         let aof = self.persist().aof.is_on();
         let repl = self.repl().stream.is_active() && !self.repl().is_replica();
-        self.keyspace().env().set_log_expired(aof || repl);
+        self.keyspace().env().set_record_expired(aof || repl);
     }
 }
 
@@ -734,7 +723,7 @@ pub fn set_master(engine: &crate::Engine, addr: MasterAddr) {
         .set_initial("replicaof", &format!("{} {}", addr.host, addr.port));
     // A replica's stream is its primary's, expired keys are its primary's
     // to delete.
-    engine.update_expiry_logging();
+    engine.update_expiry_propagation();
 }
 
 /// REPLICAOF NO ONE (Redis's replicationUnsetMaster): the history so far
@@ -754,7 +743,7 @@ pub fn unset_master(engine: &crate::Engine) {
         rep.info.kill();
     }
     let _ = engine.config().set_initial("replicaof", "no one");
-    engine.update_expiry_logging();
+    engine.update_expiry_propagation();
 }
 
 /// Parses REPLICAOF's arguments (also the `replicaof` setting): None for
@@ -790,17 +779,17 @@ pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo, expired: &[(usiz
     } else {
         let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
         r.restore_as_primary(&info.replid, info.offset, size);
-        engine.update_expiry_logging();
+        engine.update_expiry_propagation();
         // The keys that expired while it was down were not loaded: its
         // replicas get their DELs (Redis's RDBFLAGS_FEED_REPL).
-        let records: Vec<crate::persist::aof::Record> = expired
+        let records: Vec<crate::propagate::Record> = expired
             .iter()
-            .map(|(db, key)| crate::persist::aof::Record {
+            .map(|(db, key)| crate::propagate::Record {
                 db: *db,
                 argv: vec![b"DEL".to_vec(), key.clone()],
             })
             .collect();
-        r.stream.append(&records);
+        engine.emit(&records, false);
     }
 }
 

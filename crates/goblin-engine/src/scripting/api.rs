@@ -233,7 +233,7 @@ pub(crate) unsafe fn run_command(host: &mut Host, argv: &[&[u8]]) -> CommandOutc
                 }
             }
             host.out.buf.clear();
-            let logged = host.client.pending_log.len();
+            let logged = host.client.pending_propagation.len();
             let locks = &mut *run.locks;
             if run.keyed && !locks.holds_all() {
                 if let Err(e) = take_undeclared(engine, locks, spec, argv) {
@@ -258,7 +258,7 @@ pub(crate) unsafe fn run_command(host: &mut Host, argv: &[&[u8]]) -> CommandOutc
             if run.repl_flags & PROPAGATE_AOF == 0 {
                 // redis.set_repl without REPL_AOF: the call's writes stay
                 // out of the log.
-                host.client.pending_log.truncate(logged);
+                host.client.pending_propagation.truncate(logged);
             }
             match result {
                 Ok(_) => CommandOutcome::Reply {

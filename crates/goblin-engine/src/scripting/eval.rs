@@ -447,8 +447,10 @@ unsafe fn run_here(
     }
     // A script is logged as its effects: the records of the commands it
     // ran join the caller's, and the call itself is not logged.
-    ctx.client.pending_log.append(&mut (*hp).client.pending_log);
-    ctx.log_nothing();
+    ctx.client
+        .pending_propagation
+        .append(&mut (*hp).client.pending_propagation);
+    ctx.propagate_nothing();
     if let Some(state) = (*hp).client.tracking.as_mut() {
         state.script_caller = 0;
         state.script_keys = None;

@@ -4,7 +4,7 @@
 //!
 //! **Logging.** After a command that changed data, `Engine::call` hands
 //! its records (the call itself, or the replacement commands it chose, see
-//! `Ctx::log_as`) to [`Aof::append`] while the command still holds its
+//! `Ctx::propagate_as`) to [`Aof::append`] while the command still holds its
 //! shard locks: two writes to one key are logged in the order they ran.
 //! The records go into an in-memory buffer, prefixed with SELECT when the
 //! database differs from the last one logged.
@@ -48,12 +48,13 @@ use std::time::Instant;
 
 mod manifest;
 mod writer;
+use crate::propagate::encode_command;
 pub use crate::util::strerror;
 pub use manifest::{
     create_dir, read_manifest, sync_dir, write_atomically, FileKind, Manifest, ManifestFile,
     ReplaceError,
 };
-pub use writer::{encode_command, Aof, Fsync, LogError, Record};
+pub use writer::{Aof, Fsync, LogError};
 
 /// Where the log lives: `dir/appenddirname`, files named after
 /// `appendfilename`.
@@ -161,7 +162,7 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
     let started = aof.open(dir, name, manifest, incr);
-    engine.update_expiry_logging();
+    engine.update_expiry_propagation();
     started
 }
 
@@ -201,7 +202,7 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
     aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
     let started = aof.open(dir, name, manifest, incr);
-    engine.update_expiry_logging();
+    engine.update_expiry_propagation();
     started?;
     Ok(incr_name)
 }

@@ -24,6 +24,7 @@
 
 use crate::log;
 use crate::persist::aof::manifest::{write_atomically, FileKind, Manifest, ManifestFile};
+use crate::propagate::{encode_command, Record};
 use crate::util::strerror;
 use parking_lot::{Condvar, Mutex};
 use std::fs::{File, OpenOptions};
@@ -53,29 +54,6 @@ impl Fsync {
             _ => Fsync::Everysec,
         }
     }
-}
-
-/// Appends one command as a RESP array of bulk strings.
-pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, argv: &[A]) {
-    let mut num = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(num.format(argv.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for a in argv {
-        let a = a.as_ref();
-        out.push(b'$');
-        out.extend_from_slice(num.format(a.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
-/// A command to log, with the database it ran in.
-#[derive(Clone, Debug)]
-pub struct Record {
-    pub db: usize,
-    pub argv: Vec<Vec<u8>>,
 }
 
 struct Pending {
@@ -578,7 +556,7 @@ impl Aof {
     /// Opens the log for appending: `files` describes the directory, the
     /// current incr file is opened for append and the writer starts (the
     /// caller has the keyspace record its expiries,
-    /// `Engine::update_expiry_logging`). The log starts healthy: its files
+    /// `Engine::update_expiry_propagation`). The log starts healthy: its files
     /// are new or were just read back.
     fn start(self: &Arc<Self>, files: Files) -> io::Result<()> {
         *self.files.lock() = Some(files);
