@@ -17,9 +17,9 @@
 //! cell's version, and each connection re-reads the rules when it sees the
 //! version change (a load of a cache line nobody writes in between).
 
+use crate::command::flags::{chflag, kflag};
 use crate::command::keys::key_positions;
-use crate::command::spec::{chflag, kflag};
-use crate::command::table;
+use crate::command::keyspec::{ChannelSpec, Keys};
 use crate::util::glob::glob_match;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, VecDeque};
@@ -61,48 +61,83 @@ pub fn category_bit(name: &[u8]) -> Option<u32> {
         .map(|i| 1 << i)
 }
 
-/// What ACL needs of the command table, computed once: each command's
-/// category bits, and the order in which rules walk the commands (each
-/// top-level command followed by its subcommands, as Redis walks its
-/// command dict and the subcommand dicts).
+/// A command as ACL rules see it, by its id in the command table: given
+/// by the command layer when it registers the table (see
+/// `register_commands`), so that ACL needs nothing else of it.
+pub struct AclCommand {
+    /// "get", or "config|get" for a subcommand.
+    pub fullname: String,
+    pub parent: Option<usize>,
+    pub has_subcommands: bool,
+    /// Runs before authentication (AUTH, HELLO): no rule refuses it.
+    pub no_auth: bool,
+    /// Its ACL categories' names ("read", "string"...).
+    pub categories: Vec<&'static str>,
+    pub keys: Keys,
+    /// Its Pub/Sub channel arguments.
+    pub channels: Option<ChannelSpec>,
+}
+
+/// The registered commands, with what ACL computes of them once: each
+/// command's category bits, and the order in which rules walk the
+/// commands (each top-level command followed by its subcommands, as
+/// Redis walks its command dict and the subcommand dicts).
 struct Commands {
+    commands: Vec<AclCommand>,
+    by_fullname: std::collections::HashMap<String, usize>,
     categories: Vec<u32>,
     order: Vec<usize>,
     subcommands: Vec<Vec<usize>>,
 }
 
-fn commands() -> &'static Commands {
-    static COMMANDS: OnceLock<Commands> = OnceLock::new();
+static COMMANDS: OnceLock<Commands> = OnceLock::new();
+
+/// Registers the commands ACL rules name, by command id; the first
+/// registration stands (the command table is the same for every engine
+/// of the process).
+pub fn register_commands(commands: Vec<AclCommand>) {
     COMMANDS.get_or_init(|| {
-        let t = table();
-        let categories = t
-            .entries
+        let categories = commands
             .iter()
-            .map(|e| {
-                e.spec
-                    .acl_categories()
+            .map(|c| {
+                c.categories
                     .iter()
                     .filter_map(|c| category_bit(c.as_bytes()))
                     .fold(0, |a, b| a | b)
             })
             .collect();
-        let mut subcommands = vec![Vec::new(); t.len()];
-        for (id, e) in t.entries.iter().enumerate() {
-            if let Some(p) = e.parent {
+        let mut subcommands = vec![Vec::new(); commands.len()];
+        for (id, c) in commands.iter().enumerate() {
+            if let Some(p) = c.parent {
                 subcommands[p].push(id);
             }
         }
-        let mut order = Vec::with_capacity(t.len());
-        for id in t.top_level() {
-            order.push(id);
-            order.extend(subcommands[id].iter().copied());
+        let mut order = Vec::with_capacity(commands.len());
+        for (id, c) in commands.iter().enumerate() {
+            if c.parent.is_none() {
+                order.push(id);
+                order.extend(subcommands[id].iter().copied());
+            }
         }
+        let by_fullname = commands
+            .iter()
+            .enumerate()
+            .map(|(id, c)| (c.fullname.to_ascii_lowercase(), id))
+            .collect();
         Commands {
+            commands,
+            by_fullname,
             categories,
             order,
             subcommands,
         }
-    })
+    });
+}
+
+fn commands() -> &'static Commands {
+    COMMANDS
+        .get()
+        .expect("the commands are registered when an engine is built")
 }
 
 /// The commands of a category, as ACL CAT lists them.
@@ -119,7 +154,7 @@ pub fn commands_in_category(bit: u32) -> Vec<usize> {
 /// only `+@all` sets, so that a description can tell "+@all minus some"
 /// (which would admit commands added later) from "-@all plus some".
 fn command_bits() -> usize {
-    table().len() + 1
+    commands().commands.len() + 1
 }
 
 const READ: u8 = 1;
@@ -284,7 +319,7 @@ impl Selector {
     }
 
     fn apply_pattern_or_command(&mut self, op: &[u8]) -> Result<(), RuleError> {
-        let t = table();
+        let t = &commands().commands;
         match op.first() {
             Some(b'~') | Some(b'%') => {
                 if self.allkeys {
@@ -356,13 +391,13 @@ impl Selector {
                     Some(bar) => {
                         let (cmd, sub) = (&name[..bar], &name[bar + 1..]);
                         let id = lookup(cmd).ok_or(RuleError::UnknownCommand)?;
-                        if t.get(id).parent.is_some() {
+                        if t[id].parent.is_some() {
                             return Err(RuleError::FirstArgOfSubcommand);
                         }
                         if sub.is_empty() {
                             return Err(RuleError::Syntax);
                         }
-                        if !t.get(id).spec.subcommands.is_empty() {
+                        if t[id].has_subcommands {
                             let id = lookup(name).ok_or(RuleError::UnknownCommand)?;
                             self.change_perm(id, true);
                         } else {
@@ -442,12 +477,12 @@ impl Selector {
             rules.push(b' ');
             applied[best] = true;
         }
-        let t = table();
+        let t = &commands().commands;
         for &id in &commands().order {
             let userbit = self.bit(id);
             if userbit != fake.bit(id) {
                 rules.push(if userbit { b'+' } else { b'-' });
-                rules.extend_from_slice(t.get(id).fullname.as_bytes());
+                rules.extend_from_slice(t[id].fullname.as_bytes());
                 rules.push(b' ');
                 fake.change_perm(id, userbit);
             }
@@ -455,7 +490,7 @@ impl Selector {
                 if let Some(args) = self.firstargs.get(&id) {
                     for a in args {
                         rules.push(b'+');
-                        rules.extend_from_slice(t.get(id).fullname.as_bytes());
+                        rules.extend_from_slice(t[id].fullname.as_bytes());
                         rules.push(b'|');
                         rules.extend_from_slice(a);
                         rules.push(b' ');
@@ -533,12 +568,8 @@ impl Selector {
 
     /// Redis's ACLSelectorCheckCmd.
     fn check(&self, id: usize, argv: &[&[u8]], keys: &mut KeyCache) -> Result<(), Denied> {
-        let t = table();
-        let entry = t.get(id);
-        if !self.allcommands
-            && !entry.spec.has(crate::command::spec::flag::NO_AUTH)
-            && !self.bit(id)
-        {
+        let entry = &commands().commands[id];
+        if !self.allcommands && !entry.no_auth && !self.bit(id) {
             let idx = if entry.parent.is_some() { 2 } else { 1 };
             let allowed = match (self.firstargs.get(&id), argv.get(idx)) {
                 (Some(args), Some(arg)) => args.iter().any(|a| a.eq_ignore_ascii_case(arg)),
@@ -548,7 +579,7 @@ impl Selector {
                 return Err(Denied::Command);
             }
         }
-        if !self.allkeys && (!entry.spec.keys.is_empty() || entry.spec.keys_fn.is_some()) {
+        if !self.allkeys && entry.keys.any() {
             for &(pos, flags) in keys.get(id, argv) {
                 if !self.key_allowed(argv[pos], flags) {
                     return Err(Denied::Key(pos));
@@ -557,7 +588,7 @@ impl Selector {
         }
         // Channels that are published to or subscribed to; leaving a
         // channel needs no permission.
-        if let Some(ch) = entry.spec.channels {
+        if let Some(ch) = entry.channels {
             if !self.allchannels && ch.flags & (chflag::PUBLISH | chflag::SUBSCRIBE) != 0 {
                 let pattern = ch.flags & chflag::PATTERN != 0;
                 for pos in ch.positions(argv.len()) {
@@ -627,16 +658,18 @@ struct KeyCache {
 
 impl KeyCache {
     fn get(&mut self, id: usize, argv: &[&[u8]]) -> &[(usize, u32)] {
-        self.keys
-            .get_or_insert_with(|| key_positions(table().get(id).spec, argv).unwrap_or_default())
+        self.keys.get_or_insert_with(|| {
+            key_positions(&commands().commands[id].keys, argv).unwrap_or_default()
+        })
     }
 }
 
 /// A command name as ACL rules write it: "get", or "config|get".
 fn lookup(name: &[u8]) -> Option<usize> {
-    std::str::from_utf8(name)
-        .ok()
-        .and_then(|n| table().by_fullname(n))
+    std::str::from_utf8(name).ok().and_then(|n| {
+        let lower = n.to_ascii_lowercase();
+        commands().by_fullname.get(&lower).copied()
+    })
 }
 
 /// Why a command was refused.
@@ -1319,7 +1352,7 @@ mod tests {
     }
 
     fn id(name: &str) -> usize {
-        table().by_fullname(name).unwrap()
+        lookup(name.as_bytes()).unwrap()
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! getKeysUsingKeySpecs). The dispatcher uses this to lock shards; COMMAND
 //! GETKEYS and GETKEYSANDFLAGS report it.
 
-use super::spec::{kflag, BeginSearch, CommandSpec, FindKeys, KeySpec};
+use super::flags::kflag;
+use super::keyspec::{BeginSearch, FindKeys, KeySource, KeySpec};
 use crate::util::number::parse_i64;
 
 /// (argument index, key spec flags) of every key; None when the arguments
 /// do not fit the specs (the command will report its own error).
-pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
-    if let Some(f) = spec.keys_fn {
+pub fn key_positions(spec: &impl KeySource, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
+    if let Some(f) = spec.keys_fn() {
         return Some(f(argv));
     }
     spec_key_positions(spec, argv)
@@ -20,10 +21,13 @@ pub fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u
 /// cannot say (unknown, incomplete, out of the arguments); from the
 /// command's own search (`keys_fn`) otherwise. So XREADGROUP's keys are
 /// reported with its spec's flags, and SORT's STORE key by its search.
-pub fn reported_key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
-    let has_keyspec = spec.keys.iter().any(|k| k.flags & kflag::NOT_KEY == 0);
+pub fn reported_key_positions(spec: &impl KeySource, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
+    let has_keyspec = spec
+        .key_specs()
+        .iter()
+        .any(|k| k.flags & kflag::NOT_KEY == 0);
     let has_varflags = spec
-        .keys
+        .key_specs()
         .iter()
         .any(|k| k.flags & kflag::VARIABLE_FLAGS != 0);
     if has_keyspec && !has_varflags {
@@ -35,15 +39,15 @@ pub fn reported_key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<
 }
 
 /// The keys the key specs locate; None when one of them cannot.
-fn spec_key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
+fn spec_key_positions(spec: &impl KeySource, argv: &[&[u8]]) -> Option<Vec<(usize, u32)>> {
     let mut out = Vec::new();
-    for ks in spec.keys {
+    for ks in spec.key_specs() {
         if ks.flags & kflag::NOT_KEY != 0 {
             continue;
         }
         match spec_keys(ks, argv) {
             SpecKeys::Keys(first, last, step) => {
-                let flags = match spec.key_flags_fn {
+                let flags = match spec.key_flags_fn() {
                     Some(f) if ks.flags & kflag::VARIABLE_FLAGS != 0 => f(argv),
                     _ => ks.flags,
                 };
@@ -156,14 +160,14 @@ fn spec_keys(ks: &KeySpec, argv: &[&[u8]]) -> SpecKeys {
 /// For a command whose only key is at a fixed position (most commands),
 /// that key (None when the arguments stop short of it); None for any other
 /// command.
-pub fn sole_key<'k>(spec: &CommandSpec, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
-    let [ks_spec] = spec.keys else {
+pub fn sole_key<'k>(spec: &impl KeySource, argv: &[&'k [u8]]) -> Option<Option<&'k [u8]>> {
+    let [ks_spec] = spec.key_specs() else {
         return None;
     };
     match (
         ks_spec.begin,
         ks_spec.find,
-        spec.keys_fn.is_none() && ks_spec.flags & kflag::NOT_KEY == 0,
+        spec.keys_fn().is_none() && ks_spec.flags & kflag::NOT_KEY == 0,
     ) {
         (BeginSearch::Index(pos), FindKeys::Range { lastkey: 0, .. }, true) => {
             Some(argv.get(pos as usize).copied())

@@ -123,3 +123,41 @@ impl KeySpec {
         }
     }
 }
+
+/// Where a command's keys are: its key specs and its own searches. The
+/// functions of `command::keys` find keys through it, so that what only
+/// needs a command's keys (ACL key rules) need not know the rest of it.
+pub trait KeySource {
+    fn key_specs(&self) -> &'static [KeySpec];
+    /// Custom key extraction (see [`KeysFn`]).
+    fn keys_fn(&self) -> Option<KeysFn>;
+    /// The flags of key specs marked VARIABLE_FLAGS (see [`KeyFlagsFn`]).
+    fn key_flags_fn(&self) -> Option<KeyFlagsFn>;
+}
+
+/// A command's [`KeySource`] as plain data.
+#[derive(Clone, Copy)]
+pub struct Keys {
+    pub specs: &'static [KeySpec],
+    pub find: Option<KeysFn>,
+    pub flags_of: Option<KeyFlagsFn>,
+}
+
+impl Keys {
+    /// Whether the command has keys at all.
+    pub fn any(&self) -> bool {
+        !self.specs.is_empty() || self.find.is_some()
+    }
+}
+
+impl KeySource for Keys {
+    fn key_specs(&self) -> &'static [KeySpec] {
+        self.specs
+    }
+    fn keys_fn(&self) -> Option<KeysFn> {
+        self.find
+    }
+    fn key_flags_fn(&self) -> Option<KeyFlagsFn> {
+        self.flags_of
+    }
+}

@@ -10,6 +10,7 @@ use crate::Error;
 
 pub use super::flags::{chflag, flag, kflag};
 pub use super::keyspec::{BeginSearch, ChannelSpec, FindKeys, KeyFlagsFn, KeySpec, KeysFn};
+use super::keyspec::{KeySource, Keys};
 
 pub type CmdResult = Result<(), Error>;
 pub type Handler = fn(&mut Ctx<'_, '_>, &[&[u8]]) -> CmdResult;
@@ -342,5 +343,28 @@ impl CommandSpec {
     /// "movablekeys" flag).
     pub fn movable_keys(&self) -> bool {
         self.legacy_range().1
+    }
+}
+
+impl KeySource for CommandSpec {
+    fn key_specs(&self) -> &'static [KeySpec] {
+        self.keys
+    }
+    fn keys_fn(&self) -> Option<KeysFn> {
+        self.keys_fn
+    }
+    fn key_flags_fn(&self) -> Option<KeyFlagsFn> {
+        self.key_flags_fn
+    }
+}
+
+impl CommandSpec {
+    /// Where the command's keys are, as plain data.
+    pub fn key_source(&self) -> Keys {
+        Keys {
+            specs: self.keys,
+            find: self.keys_fn,
+            flags_of: self.key_flags_fn,
+        }
     }
 }

@@ -126,7 +126,24 @@ static TABLE: OnceLock<CommandTable> = OnceLock::new();
 /// process, so the first registration builds it and later ones (the same
 /// families) find it built.
 pub fn register(families: &'static [&'static [CommandSpec]]) -> &'static CommandTable {
-    TABLE.get_or_init(|| CommandTable::build(families))
+    TABLE.get_or_init(|| {
+        let table = CommandTable::build(families);
+        crate::acl::register_commands(table.entries.iter().map(acl_view).collect());
+        table
+    })
+}
+
+/// A command as ACL rules see it.
+fn acl_view(e: &Entry) -> crate::acl::AclCommand {
+    crate::acl::AclCommand {
+        fullname: e.fullname.clone(),
+        parent: e.parent,
+        has_subcommands: !e.spec.subcommands.is_empty(),
+        no_auth: e.spec.has(super::flags::flag::NO_AUTH),
+        categories: e.spec.acl_categories(),
+        keys: e.spec.key_source(),
+        channels: e.spec.channels,
+    }
 }
 
 /// The table of every registered command family.

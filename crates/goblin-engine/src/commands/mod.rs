@@ -40,7 +40,9 @@ impl Engine {
     /// command table, as each family's `COMMANDS` lists them.
     pub fn new(config: Config) -> Arc<Engine> {
         let table = crate::command::table::register(FAMILIES);
-        let engine = Engine::build(config, table.len());
+        let engine = Engine::build(config, table.len(), |clients| {
+            Box::new(crate::scripting::Scripting::new(clients))
+        });
         engine
             .clients()
             .set_command_names(table.entries.iter().map(|e| e.fullname.as_str()).collect());

@@ -9,10 +9,13 @@
 mod blocking;
 mod call;
 mod cron;
+mod evict;
 mod keys;
+mod scripts;
 pub mod session;
 mod tracking;
 
+pub use scripts::ScriptEngines;
 pub use session::{Flow, Pipeline, Session};
 
 use crate::client::{ClientInfo, ClientRegistry, ClientState, ConnInfo, ReplyMode};
@@ -116,7 +119,7 @@ pub struct Engine {
     ops_samples: parking_lot::Mutex<OpsSampler>,
     /// Lua scripting: the interpreters, scripts, libraries, and the state
     /// of the script in execution.
-    scripting: crate::scripting::Scripting,
+    scripting: Box<dyn ScriptEngines>,
     /// ACL users and the ACL log.
     acl: crate::acl::Acl,
     /// Pub/Sub subscriptions, and the keyspace notifications' settings.
@@ -163,7 +166,11 @@ impl Engine {
     /// Builds an engine for a command table of `commands` entries (one
     /// statistics slot each); `Engine::new`, in the command layer,
     /// registers the families into the table first.
-    pub(crate) fn build(config: Config, commands: usize) -> Arc<Engine> {
+    pub(crate) fn build(
+        config: Config,
+        commands: usize,
+        scripts: impl FnOnce(&ClientRegistry) -> Box<dyn ScriptEngines>,
+    ) -> Arc<Engine> {
         let net_before = crate::memory::allocator().map(|a| (a.thread_net)());
         let databases = config.get_i64("databases").max(1) as usize;
         let mut shards = config.get_i64("shards") as usize;
@@ -178,7 +185,7 @@ impl Engine {
             .collect();
         let (tx, _) = tokio::sync::watch::channel(None);
         let clients = ClientRegistry::default();
-        let scripting = crate::scripting::Scripting::new(&clients);
+        let scripting = scripts(&clients);
         let pubsub =
             crate::pubsub::PubSub::new(clients.memory().clone(), clients.command_names_shared());
         let engine = Arc::new(Engine {
@@ -342,8 +349,8 @@ impl Engine {
 
     /// Lua scripting: the interpreters, scripts, libraries, and the state
     /// of the script in execution.
-    pub fn scripting(&self) -> &crate::scripting::Scripting {
-        &self.scripting
+    pub fn scripts(&self) -> &dyn ScriptEngines {
+        &*self.scripting
     }
 
     /// ACL users and the ACL log.
@@ -648,15 +655,6 @@ impl Engine {
     /// INFO persistence.
     pub fn persistence_info(&self) -> String {
         crate::persist::info(self)
-    }
-
-    /// DEBUG RELOAD / DEBUG LOADAOF: save and load the dataset back.
-    pub fn debug_reload(
-        &self,
-        locks: &mut ShardLocks<'_>,
-        how: crate::persist::Reload,
-    ) -> Result<(), Error> {
-        crate::persist::debug_reload(&self.arc(), locks, how).map_err(Error::err)
     }
 
     /// Propagates `records` to the append-only file (unless `to_file` is

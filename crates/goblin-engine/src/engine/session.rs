@@ -327,7 +327,7 @@ impl Session {
         let kept = pipeline.as_deref_mut().and_then(|p| p.held.take());
         // Waiting behind a script: give up with BUSY once it has run too
         // long, as if the command had arrived then.
-        let give_up = || engine.scripting.busy_error().is_some();
+        let give_up = || engine.scripts().busy_error().is_some();
         let polling: Option<&dyn Fn() -> bool> = if spec.has(flag::ALLOW_BUSY) {
             None
         } else {
@@ -357,7 +357,7 @@ impl Session {
         }
         let Some(mut locks) = locks else {
             let err = engine
-                .scripting
+                .scripts()
                 .busy_error()
                 .unwrap_or(crate::scripting::BUSY_EVAL);
             self.reject_command(engine, stats, id, &err);
@@ -480,7 +480,7 @@ impl Session {
         // A script running past busy-reply-threshold: only allow-busy
         // commands run.
         if !spec.has(flag::ALLOW_BUSY) {
-            if let Some(err) = engine.scripting.busy_error() {
+            if let Some(err) = engine.scripts().busy_error() {
                 return Err(reject(err));
             }
         }

@@ -16,8 +16,11 @@
 pub mod aof;
 pub mod lzf;
 pub use goblin_keyspace::packed;
+mod load;
 pub mod rdb;
 pub mod snapshot;
+
+pub use load::{debug_reload, load_on_start, Reload};
 
 use crate::engine::Engine;
 use crate::keyspace::{hash_key, AccessPolicy, Object, ShardLocks};
@@ -242,7 +245,7 @@ pub fn write_base(
     rdb_format: bool,
 ) -> io::Result<()> {
     let databases = engine.keyspace().databases();
-    let functions = engine.scripting().library_codes();
+    let functions = engine.scripts().library_codes(engine.config(), false);
     if rdb_format {
         let mut fmt = snapshot::RdbFormat::for_engine(engine, true);
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
@@ -262,7 +265,7 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     // one such save runs at a time.
     let tmp = save_temp_path(engine);
     let databases = engine.keyspace().databases();
-    let functions = engine.scripting().library_codes_for_rdb(engine.config());
+    let functions = engine.scripts().library_codes(engine.config(), true);
     let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
     let repl = engine.repl().save_info();
     let result = save_file(&path, &tmp, |w| {
@@ -354,9 +357,9 @@ fn start_job_with(
     // dump.rdb may leave JavaScript libraries out (rdb-save-js-libraries);
     // a replica and the AOF always get them.
     let functions = if kind == JobKind::Rdb && matches!(target, crate::repl::sync::Target::File) {
-        engine.scripting().library_codes_for_rdb(engine.config())
+        engine.scripts().library_codes(engine.config(), true)
     } else {
-        engine.scripting().library_codes()
+        engine.scripts().library_codes(engine.config(), false)
     };
     let walk = snapshot::begin(locks, engine.keyspace().databases(), functions);
     let job = Arc::new(Job {
@@ -803,10 +806,7 @@ pub fn load_rdb_stream(
             rdb::Record::Function(code) => {
                 // rdbFunctionLoad: a library that exists already fails the
                 // load unless it is a merge (DEBUG RELOAD MERGE).
-                if let Err(e) = engine
-                    .scripting()
-                    .load_library(engine.config(), &code, merge)
-                {
+                if let Err(e) = engine.scripts().load_library(engine.config(), &code, merge) {
                     let msg = format!("Failed loading library, {}", e.text());
                     log::warning(&msg);
                     return reader.input.err(msg);
@@ -944,49 +944,6 @@ pub fn load_rdb_file(
     }
 }
 
-/// Startup: loads the data (the AOF when appendonly is on and it exists,
-/// the snapshot otherwise) and opens the AOF. An error is fatal: the
-/// server must not start with less data than it was given.
-pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
-    remove_stale_temp_files(engine);
-    let aof_on = engine.config().get_bool("appendonly");
-    let started = std::time::Instant::now();
-    let mut from_aof = false;
-    {
-        let mut locks = engine.keyspace().lock_all();
-        if aof_on {
-            engine.persist().loading.store(true, Ordering::Relaxed);
-            let r = aof::load_all(engine, &mut locks);
-            engine.persist().loading.store(false, Ordering::Relaxed);
-            match r {
-                Ok(true) => {
-                    from_aof = true;
-                    log::notice(&format!(
-                        "DB loaded from append only file: {:.3} seconds",
-                        started.elapsed().as_secs_f64()
-                    ));
-                }
-                Ok(false) => {}
-                Err(aof::LoadFailure(msg)) => return Err(msg),
-            }
-        }
-        if !from_aof {
-            let loaded = load_rdb_file(engine, &mut locks, false)
-                .map_err(|e| format!("{e}\nTerminating server after rdb file reading failure."))?;
-            if let Some(l) = loaded {
-                if let Some(info) = l.repl {
-                    crate::repl::restore_on_start(engine, info, &l.expired_keys);
-                }
-            }
-        }
-    }
-    if aof_on {
-        aof::open_on_start(engine).map_err(|e| format!("Can't open the append-only file: {e}"))?;
-    }
-    engine.reset_dirty();
-    Ok(())
-}
-
 /// Removes the temporary files of saves, rewrites and manifest switches
 /// that an earlier process left when it was killed or lost power midway
 /// (`temp-*.rdb` in `dir`, `temp-*` in the append-only directory): no
@@ -1091,71 +1048,6 @@ pub fn config_changed(
         }
     }
     Ok(())
-}
-
-/// What DEBUG RELOAD and DEBUG LOADAOF do.
-#[derive(Clone, Copy, Debug)]
-pub enum Reload {
-    /// `DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]`.
-    Rdb {
-        save: bool,
-        flush: bool,
-        merge: bool,
-    },
-    /// DEBUG LOADAOF.
-    Aof,
-}
-
-/// DEBUG RELOAD (save, empty, load the snapshot back) and DEBUG LOADAOF
-/// (write the log, empty, replay it), with every shard held. Emptying
-/// takes the function libraries too, as Redis's emptyData does.
-pub fn debug_reload(
-    engine: &Arc<Engine>,
-    locks: &mut ShardLocks<'_>,
-    how: Reload,
-) -> Result<(), String> {
-    if let Reload::Rdb { save, flush, merge } = how {
-        if save {
-            save_locked(engine, locks).map_err(|e| format!("Error trying to save the DB: {e}"))?;
-        }
-        if flush {
-            flush_held(locks);
-            engine.scripting().flush_functions();
-            engine.tracking_data_replaced();
-        }
-        if let Err(e) = load_rdb_file(engine, locks, merge) {
-            log::warning(&e);
-            return Err("Error trying to load the RDB dump".into());
-        }
-        log::warning("DB reloaded by DEBUG RELOAD");
-    } else {
-        if engine.persist().aof.is_on() {
-            engine
-                .persist()
-                .aof
-                .flush_now()
-                .map_err(|e| e.to_string())?;
-        }
-        flush_held(locks);
-        engine.scripting().flush_functions();
-        engine.tracking_data_replaced();
-        engine.persist().loading.store(true, Ordering::Relaxed);
-        let r = aof::load_all(engine, locks);
-        engine.persist().loading.store(false, Ordering::Relaxed);
-        r.map_err(|aof::LoadFailure(m)| m)?;
-        log::warning("Append Only File loaded by DEBUG LOADAOF");
-    }
-    engine.reset_dirty();
-    Ok(())
-}
-
-fn flush_held(locks: &mut ShardLocks<'_>) {
-    for shard in locks.held_mut() {
-        for db in shard.dbs.iter_mut() {
-            // A snapshot running meanwhile keeps the old table.
-            drop(db.clear());
-        }
-    }
 }
 
 /// How a shutdown was asked for: SHUTDOWN's options, or those of

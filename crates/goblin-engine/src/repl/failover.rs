@@ -19,49 +19,7 @@
 use super::MasterAddr;
 use crate::util::time::now_ms;
 
-/// Where a failover stands (INFO's master_failover_state).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum State {
-    #[default]
-    None,
-    /// Waiting for the target to acknowledge the whole stream.
-    WaitForSync,
-    /// A replica of the target, waiting for it to accept PSYNC FAILOVER.
-    InProgress,
-}
-
-impl State {
-    pub fn name(self) -> &'static str {
-        match self {
-            State::None => "no-failover",
-            State::WaitForSync => "waiting-for-sync",
-            State::InProgress => "failover-in-progress",
-        }
-    }
-}
-
-/// A failover's settings and progress.
-#[derive(Clone, Debug, Default)]
-pub struct Failover {
-    pub state: State,
-    /// The replica to fail over to: the one FAILOVER TO named, or the
-    /// first found caught up.
-    pub target: Option<MasterAddr>,
-    /// The TIMEOUT's deadline (Unix ms), 0 without one.
-    pub end_ms: u64,
-    /// FORCE: at the deadline, fail over to the target anyway.
-    pub force: bool,
-}
-
-impl Failover {
-    /// How logs name the target (Redis prints a null host as "(null)").
-    fn target_name(&self) -> String {
-        match &self.target {
-            Some(t) => format!("{}:{}", t.host, t.port),
-            None => "(null):0".to_string(),
-        }
-    }
-}
+pub use super::{Failover, State};
 
 /// The failover's state now.
 pub fn state(engine: &crate::Engine) -> State {

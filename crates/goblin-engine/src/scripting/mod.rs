@@ -649,3 +649,54 @@ pub fn log(level: u8, msg: &str) {
     };
     crate::log::log(level, msg);
 }
+
+impl crate::engine::ScriptEngines for Scripting {
+    fn busy_error(&self) -> Option<Error> {
+        Scripting::busy_error(self)
+    }
+
+    fn memory(&self) -> u64 {
+        let s = &self.stats;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        self.eval_vms_memory()
+            + get(&s.functions_vm_memory)
+            + get(&s.cached_scripts_memory)
+            + get(&s.functions_memory)
+    }
+
+    fn library_codes(&self, config: &crate::config::Config, for_rdb: bool) -> Vec<Vec<u8>> {
+        if for_rdb {
+            self.library_codes_for_rdb(config)
+        } else {
+            Scripting::library_codes(self)
+        }
+    }
+
+    fn load_library(
+        &self,
+        config: &crate::config::Config,
+        code: &[u8],
+        replace: bool,
+    ) -> Result<String, Error> {
+        Scripting::load_library(self, config, code, replace)
+    }
+
+    fn flush_functions(&self) {
+        Scripting::flush_functions(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl crate::Engine {
+    /// The scripting engines (the core holds them as
+    /// [`crate::engine::ScriptEngines`]).
+    pub fn scripting(&self) -> &Scripting {
+        self.scripts()
+            .as_any()
+            .downcast_ref()
+            .expect("an engine's scripts are crate::scripting's")
+    }
+}
