@@ -209,20 +209,81 @@ const fn mem(min: i64, max: i64) -> Kind {
 
 const YESNO_LOCAL: &[&str] = &["no", "yes", "local"];
 
-/// Every parameter Goblin has. Defaults are Redis 7.0's except where
-/// Goblin's README documents otherwise (bind, dir, appendonly).
-pub static PARAMS: &[ParamSpec] = &[
+/// Declares the parameter table, [`PARAMS`], and [`Param`], one variant
+/// per parameter in the table's order (its index there): the name code
+/// reads a parameter by, so that a parameter that does not exist does not
+/// compile.
+macro_rules! params {
+    ($($getter:ident / $id:ident : $ty:ident = $spec:expr,)*) => {
+        /// A parameter, by its name in Rust (`Param::ReplBacklogSize` is
+        /// `repl-backlog-size`); read it with `Config::int`, `Config::flag`
+        /// or `Config::text`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum Param {
+            $($id,)*
+        }
+
+        /// Every parameter Goblin has. Defaults are Redis 7.0's except where
+        /// Goblin's README documents otherwise (bind, dir, appendonly).
+        pub static PARAMS: &[ParamSpec] = &[$($spec,)*];
+
+        /// One accessor per parameter, named after it (`repl_backlog_size`
+        /// for `repl-backlog-size`), typed by its kind: `bool` for a yes/no,
+        /// `i64` for an integer or a size in bytes, the text CONFIG GET
+        /// shows for any other.
+        impl Config {
+            $(
+                #[inline]
+                pub fn $getter(&self) -> $ty {
+                    <$ty as FromValue>::from_value(&self.values.read()[Param::$id as usize])
+                }
+            )*
+        }
+
+        /// Each parameter's accessor type, by its index (for the test that
+        /// holds the types to the kinds).
+        #[cfg(test)]
+        static ACCESSOR_TYPES: &[&str] = &[$(stringify!($ty),)*];
+    };
+}
+
+/// A parameter's value, from the canonical text the table keeps.
+trait FromValue {
+    fn from_value(text: &str) -> Self;
+}
+
+impl FromValue for bool {
+    fn from_value(text: &str) -> bool {
+        text == "yes"
+    }
+}
+
+impl FromValue for i64 {
+    /// Integers and sizes are kept in decimal, validated when set.
+    fn from_value(text: &str) -> i64 {
+        text.parse().unwrap_or(0)
+    }
+}
+
+impl FromValue for String {
+    fn from_value(text: &str) -> String {
+        text.to_string()
+    }
+}
+
+params! {
     // Network and clients.
     // Changing bind or port at runtime rebinds the listeners (the
     // server's hook, Engine::listeners).
-    flagged("bind", Kind::Str, "127.0.0.1", MULTI_ARG),
-    p("port", int(0, 65535), "6379"),
-    imm("tcp-backlog", int(0, INT_MAX), "511"),
-    p("tcp-keepalive", int(0, INT_MAX), "300"),
-    p("timeout", int(0, INT_MAX), "0"),
-    p("maxclients", int(1, u32::MAX as i64), "10000"),
-    p("protected-mode", BOOL, "yes"),
-    ParamSpec {
+    bind / Bind: String = flagged("bind", Kind::Str, "127.0.0.1", MULTI_ARG),
+    port / Port: i64 = p("port", int(0, 65535), "6379"),
+    tcp_backlog / TcpBacklog: i64 = imm("tcp-backlog", int(0, INT_MAX), "511"),
+    tcp_keepalive / TcpKeepalive: i64 = p("tcp-keepalive", int(0, INT_MAX), "300"),
+    timeout / Timeout: i64 = p("timeout", int(0, INT_MAX), "0"),
+    maxclients / Maxclients: i64 = p("maxclients", int(1, u32::MAX as i64), "10000"),
+    protected_mode / ProtectedMode: bool = p("protected-mode", BOOL, "yes"),
+    requirepass / Requirepass: String = ParamSpec {
         name: "requirepass",
         alias: None,
         kind: Kind::Str,
@@ -230,106 +291,106 @@ pub static PARAMS: &[ParamSpec] = &[
         flags: SENSITIVE,
     },
     // Access control (acl.rs).
-    p("acllog-max-len", int(0, LONG_MAX), "128"),
-    p(
+    acllog_max_len / AcllogMaxLen: i64 = p("acllog-max-len", int(0, LONG_MAX), "128"),
+    acl_pubsub_default / AclPubsubDefault: String = p(
         "acl-pubsub-default",
         Kind::Enum(&["allchannels", "resetchannels"]),
         "resetchannels",
     ),
-    flagged("aclfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
-    p(
+    aclfile / Aclfile: String = flagged("aclfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
+    proto_max_bulk_len / ProtoMaxBulkLen: i64 = p(
         "proto-max-bulk-len",
         mem(1024 * 1024, LONG_MAX),
         "536870912",
     ),
-    p(
+    client_query_buffer_limit / ClientQueryBufferLimit: i64 = p(
         "client-query-buffer-limit",
         mem(1024 * 1024, LONG_MAX),
         "1073741824",
     ),
-    p(
+    client_output_buffer_limit / ClientOutputBufferLimit: String = p(
         "client-output-buffer-limit",
         Kind::ObufLimits,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
-    flagged("unixsocket", Kind::Str, "", IMMUTABLE),
+    unixsocket / Unixsocket: String = flagged("unixsocket", Kind::Str, "", IMMUTABLE),
     // TLS (goblin-server's tls module). A CONFIG SET of any of these but
     // tls-auth-clients (read by each new connection) reloads the whole TLS
     // context, as Redis's applyTlsCfg does; tls-port opens or closes the
     // TLS listener. Empty strings are Redis's unset (NULL) values.
-    p("tls-port", int(0, 65535), "0"),
-    p("tls-cert-file", Kind::Str, ""),
-    p("tls-key-file", Kind::Str, ""),
-    p("tls-key-file-pass", Kind::Str, ""),
-    p("tls-client-cert-file", Kind::Str, ""),
-    p("tls-client-key-file", Kind::Str, ""),
-    p("tls-client-key-file-pass", Kind::Str, ""),
-    p("tls-dh-params-file", Kind::Str, ""),
-    p("tls-ca-cert-file", Kind::Str, ""),
-    p("tls-ca-cert-dir", Kind::Str, ""),
-    p(
+    tls_port / TlsPort: i64 = p("tls-port", int(0, 65535), "0"),
+    tls_cert_file / TlsCertFile: String = p("tls-cert-file", Kind::Str, ""),
+    tls_key_file / TlsKeyFile: String = p("tls-key-file", Kind::Str, ""),
+    tls_key_file_pass / TlsKeyFilePass: String = p("tls-key-file-pass", Kind::Str, ""),
+    tls_client_cert_file / TlsClientCertFile: String = p("tls-client-cert-file", Kind::Str, ""),
+    tls_client_key_file / TlsClientKeyFile: String = p("tls-client-key-file", Kind::Str, ""),
+    tls_client_key_file_pass / TlsClientKeyFilePass: String = p("tls-client-key-file-pass", Kind::Str, ""),
+    tls_dh_params_file / TlsDhParamsFile: String = p("tls-dh-params-file", Kind::Str, ""),
+    tls_ca_cert_file / TlsCaCertFile: String = p("tls-ca-cert-file", Kind::Str, ""),
+    tls_ca_cert_dir / TlsCaCertDir: String = p("tls-ca-cert-dir", Kind::Str, ""),
+    tls_auth_clients / TlsAuthClients: String = p(
         "tls-auth-clients",
         Kind::Enum(&["no", "yes", "optional"]),
         "yes",
     ),
-    p("tls-protocols", Kind::Str, ""),
-    p("tls-ciphers", Kind::Str, ""),
-    p("tls-ciphersuites", Kind::Str, ""),
-    p("tls-prefer-server-ciphers", BOOL, "no"),
-    p("tls-session-caching", BOOL, "yes"),
-    p("tls-session-cache-size", int(0, INT_MAX), "20480"),
-    p("tls-session-cache-timeout", int(0, INT_MAX), "300"),
-    p("tls-replication", BOOL, "no"),
-    p("tls-cluster", BOOL, "no"),
+    tls_protocols / TlsProtocols: String = p("tls-protocols", Kind::Str, ""),
+    tls_ciphers / TlsCiphers: String = p("tls-ciphers", Kind::Str, ""),
+    tls_ciphersuites / TlsCiphersuites: String = p("tls-ciphersuites", Kind::Str, ""),
+    tls_prefer_server_ciphers / TlsPreferServerCiphers: bool = p("tls-prefer-server-ciphers", BOOL, "no"),
+    tls_session_caching / TlsSessionCaching: bool = p("tls-session-caching", BOOL, "yes"),
+    tls_session_cache_size / TlsSessionCacheSize: i64 = p("tls-session-cache-size", int(0, INT_MAX), "20480"),
+    tls_session_cache_timeout / TlsSessionCacheTimeout: i64 = p("tls-session-cache-timeout", int(0, INT_MAX), "300"),
+    tls_replication / TlsReplication: bool = p("tls-replication", BOOL, "no"),
+    tls_cluster / TlsCluster: bool = p("tls-cluster", BOOL, "no"),
     // Protected actions (Redis's allowProtectedAction): no, yes, or local
     // (from 127.0.0.1, ::1, or in-process).
-    imm("enable-protected-configs", Kind::Enum(YESNO_LOCAL), "no"),
-    imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
+    enable_protected_configs / EnableProtectedConfigs: String = imm("enable-protected-configs", Kind::Enum(YESNO_LOCAL), "no"),
+    enable_debug_command / EnableDebugCommand: String = imm("enable-debug-command", Kind::Enum(YESNO_LOCAL), "no"),
     // There is no MODULE command: accepted for Redis's config files.
-    imm("enable-module-command", Kind::Enum(YESNO_LOCAL), "no"),
+    enable_module_command / EnableModuleCommand: String = imm("enable-module-command", Kind::Enum(YESNO_LOCAL), "no"),
     // Threads and shards (Goblin's own; 0 = one per core, or automatic).
     // Hidden from CONFIG GET patterns, which tools expect to list Redis's
     // parameters only.
-    hidden("threads", int(0, 1024), "0", IMMUTABLE),
-    hidden("shards", int(0, 65536), "0", IMMUTABLE),
+    threads / Threads: i64 = hidden("threads", int(0, 1024), "0", IMMUTABLE),
+    shards / Shards: i64 = hidden("shards", int(0, 65536), "0", IMMUTABLE),
     // General.
-    inert("daemonize", BOOL, "no", IMMUTABLE),
-    inert("pidfile", Kind::Str, "", IMMUTABLE),
-    p(
+    daemonize / Daemonize: bool = inert("daemonize", BOOL, "no", IMMUTABLE),
+    pidfile / Pidfile: String = inert("pidfile", Kind::Str, "", IMMUTABLE),
+    loglevel / Loglevel: String = p(
         "loglevel",
         Kind::Enum(&["debug", "verbose", "notice", "warning"]),
         "notice",
     ),
-    flagged("logfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
-    imm("databases", int(1, INT_MAX), "16"),
-    inert("always-show-logo", BOOL, "no", IMMUTABLE),
-    inert("set-proc-title", BOOL, "yes", IMMUTABLE),
-    p("hz", int(0, INT_MAX), "10"),
-    inert("dynamic-hz", BOOL, "yes", 0),
-    p("active-expire-effort", int(1, 10), "1"),
-    p("notify-keyspace-events", Kind::NotifyFlags, ""),
-    p("latency-tracking", BOOL, "yes"),
-    p(
+    logfile / Logfile: String = flagged("logfile", Kind::Str, "", IMMUTABLE | EMPTY_IS_VALUE),
+    databases / Databases: i64 = imm("databases", int(1, INT_MAX), "16"),
+    always_show_logo / AlwaysShowLogo: bool = inert("always-show-logo", BOOL, "no", IMMUTABLE),
+    set_proc_title / SetProcTitle: bool = inert("set-proc-title", BOOL, "yes", IMMUTABLE),
+    hz / Hz: i64 = p("hz", int(0, INT_MAX), "10"),
+    dynamic_hz / DynamicHz: bool = inert("dynamic-hz", BOOL, "yes", 0),
+    active_expire_effort / ActiveExpireEffort: i64 = p("active-expire-effort", int(1, 10), "1"),
+    notify_keyspace_events / NotifyKeyspaceEvents: String = p("notify-keyspace-events", Kind::NotifyFlags, ""),
+    latency_tracking / LatencyTracking: bool = p("latency-tracking", BOOL, "yes"),
+    latency_tracking_info_percentiles / LatencyTrackingInfoPercentiles: String = p(
         "latency-tracking-info-percentiles",
         Kind::Percentiles,
         "50 99 99.9",
     ),
-    p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
-    p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
-    p("slowlog-max-len", int(0, LONG_MAX), "128"),
-    p("shutdown-timeout", int(0, INT_MAX), "10"),
-    p("crash-log-enabled", BOOL, "yes"),
+    latency_monitor_threshold / LatencyMonitorThreshold: i64 = p("latency-monitor-threshold", int(0, LONG_MAX), "0"),
+    slowlog_log_slower_than / SlowlogLogSlowerThan: i64 = p("slowlog-log-slower-than", int(-1, LONG_MAX), "10000"),
+    slowlog_max_len / SlowlogMaxLen: i64 = p("slowlog-max-len", int(0, LONG_MAX), "128"),
+    shutdown_timeout / ShutdownTimeout: i64 = p("shutdown-timeout", int(0, INT_MAX), "10"),
+    crash_log_enabled / CrashLogEnabled: bool = p("crash-log-enabled", BOOL, "yes"),
     // Goblin has no memory test to run after a crash: kept for CONFIG.
-    inert("crash-memcheck-enabled", BOOL, "yes", 0),
+    crash_memcheck_enabled / CrashMemcheckEnabled: bool = inert("crash-memcheck-enabled", BOOL, "yes", 0),
     // After DEBUG ASSERT / PANIC, exit with status 1 instead of SIGABRT.
-    hidden("use-exit-on-panic", BOOL, "no", IMMUTABLE),
-    p("shutdown-on-sigint", Kind::ShutdownOnSignal, "default"),
-    p("shutdown-on-sigterm", Kind::ShutdownOnSignal, "default"),
-    p("oom-score-adj", Kind::OomScoreAdj, "no"),
-    p("oom-score-adj-values", Kind::OomValues, "0 200 800"),
+    use_exit_on_panic / UseExitOnPanic: bool = hidden("use-exit-on-panic", BOOL, "no", IMMUTABLE),
+    shutdown_on_sigint / ShutdownOnSigint: String = p("shutdown-on-sigint", Kind::ShutdownOnSignal, "default"),
+    shutdown_on_sigterm / ShutdownOnSigterm: String = p("shutdown-on-sigterm", Kind::ShutdownOnSignal, "default"),
+    oom_score_adj / OomScoreAdj: String = p("oom-score-adj", Kind::OomScoreAdj, "no"),
+    oom_score_adj_values / OomScoreAdjValues: String = p("oom-score-adj-values", Kind::OomValues, "0 200 800"),
     // Memory.
-    p("maxmemory", mem(0, LONG_MAX), "0"),
-    p(
+    maxmemory / Maxmemory: i64 = p("maxmemory", mem(0, LONG_MAX), "0"),
+    maxmemory_policy / MaxmemoryPolicy: String = p(
         "maxmemory-policy",
         Kind::Enum(&[
             "volatile-lru",
@@ -344,127 +405,127 @@ pub static PARAMS: &[ParamSpec] = &[
         ]),
         "noeviction",
     ),
-    p("maxmemory-samples", int(1, INT_MAX), "5"),
-    p("maxmemory-eviction-tenacity", int(0, 100), "10"),
+    maxmemory_samples / MaxmemorySamples: i64 = p("maxmemory-samples", int(1, INT_MAX), "5"),
+    maxmemory_eviction_tenacity / MaxmemoryEvictionTenacity: i64 = p("maxmemory-eviction-tenacity", int(0, 100), "10"),
     // Applied by the server at start (transparent huge pages).
-    imm("disable-thp", BOOL, "yes"),
-    p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
-    p("lfu-log-factor", int(0, INT_MAX), "10"),
-    p("lfu-decay-time", int(0, INT_MAX), "1"),
+    disable_thp / DisableThp: bool = imm("disable-thp", BOOL, "yes"),
+    maxmemory_clients / MaxmemoryClients: String = p("maxmemory-clients", Kind::MemoryOrPercent, "0"),
+    lfu_log_factor / LfuLogFactor: i64 = p("lfu-log-factor", int(0, INT_MAX), "10"),
+    lfu_decay_time / LfuDecayTime: i64 = p("lfu-decay-time", int(0, INT_MAX), "1"),
     // Client-side caching: the most keys the tracking table remembers
     // (0: no limit); past it, keys are dropped from it and invalidated.
-    p("tracking-table-max-keys", int(0, LONG_MAX), "1000000"),
-    p("lazyfree-lazy-eviction", BOOL, "no"),
-    p("lazyfree-lazy-expire", BOOL, "no"),
-    p("lazyfree-lazy-server-del", BOOL, "no"),
-    p("lazyfree-lazy-user-del", BOOL, "no"),
-    p("lazyfree-lazy-user-flush", BOOL, "no"),
-    p("activerehashing", BOOL, "yes"),
-    inert("jemalloc-bg-thread", BOOL, "yes", 0),
+    tracking_table_max_keys / TrackingTableMaxKeys: i64 = p("tracking-table-max-keys", int(0, LONG_MAX), "1000000"),
+    lazyfree_lazy_eviction / LazyfreeLazyEviction: bool = p("lazyfree-lazy-eviction", BOOL, "no"),
+    lazyfree_lazy_expire / LazyfreeLazyExpire: bool = p("lazyfree-lazy-expire", BOOL, "no"),
+    lazyfree_lazy_server_del / LazyfreeLazyServerDel: bool = p("lazyfree-lazy-server-del", BOOL, "no"),
+    lazyfree_lazy_user_del / LazyfreeLazyUserDel: bool = p("lazyfree-lazy-user-del", BOOL, "no"),
+    lazyfree_lazy_user_flush / LazyfreeLazyUserFlush: bool = p("lazyfree-lazy-user-flush", BOOL, "no"),
+    activerehashing / Activerehashing: bool = p("activerehashing", BOOL, "yes"),
+    jemalloc_bg_thread / JemallocBgThread: bool = inert("jemalloc-bg-thread", BOOL, "yes", 0),
     // Compact encodings of small collections.
-    aliased(
+    hash_max_listpack_entries / HashMaxListpackEntries: i64 = aliased(
         "hash-max-listpack-entries",
         "hash-max-ziplist-entries",
         int(0, LONG_MAX),
         "512",
     ),
-    aliased(
+    hash_max_listpack_value / HashMaxListpackValue: i64 = aliased(
         "hash-max-listpack-value",
         "hash-max-ziplist-value",
         mem(0, LONG_MAX),
         "64",
     ),
-    p("set-max-intset-entries", int(0, LONG_MAX), "512"),
-    aliased(
+    set_max_intset_entries / SetMaxIntsetEntries: i64 = p("set-max-intset-entries", int(0, LONG_MAX), "512"),
+    zset_max_listpack_entries / ZsetMaxListpackEntries: i64 = aliased(
         "zset-max-listpack-entries",
         "zset-max-ziplist-entries",
         int(0, LONG_MAX),
         "128",
     ),
-    aliased(
+    zset_max_listpack_value / ZsetMaxListpackValue: i64 = aliased(
         "zset-max-listpack-value",
         "zset-max-ziplist-value",
         mem(0, LONG_MAX),
         "64",
     ),
-    aliased(
+    list_max_listpack_size / ListMaxListpackSize: i64 = aliased(
         "list-max-listpack-size",
         "list-max-ziplist-size",
         int(i32::MIN as i64, INT_MAX),
         "-2",
     ),
-    inert("list-compress-depth", int(0, INT_MAX), "0", 0),
+    list_compress_depth / ListCompressDepth: i64 = inert("list-compress-depth", int(0, INT_MAX), "0", 0),
     // Past this length a sparse HyperLogLog turns dense.
-    p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
-    p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
-    p("stream-node-max-entries", int(0, LONG_MAX), "100"),
+    hll_sparse_max_bytes / HllSparseMaxBytes: i64 = p("hll-sparse-max-bytes", mem(0, LONG_MAX), "3000"),
+    stream_node_max_bytes / StreamNodeMaxBytes: i64 = p("stream-node-max-bytes", mem(0, LONG_MAX), "4096"),
+    stream_node_max_entries / StreamNodeMaxEntries: i64 = p("stream-node-max-entries", int(0, LONG_MAX), "100"),
     // Replication (see crate::repl).
-    aliased(
+    min_replicas_to_write / MinReplicasToWrite: i64 = aliased(
         "min-replicas-to-write",
         "min-slaves-to-write",
         int(0, INT_MAX),
         "0",
     ),
-    aliased(
+    min_replicas_max_lag / MinReplicasMaxLag: i64 = aliased(
         "min-replicas-max-lag",
         "min-slaves-max-lag",
         int(0, INT_MAX),
         "10",
     ),
     // `host port` of the primary followed; set by REPLICAOF as well.
-    ParamSpec {
+    replicaof / Replicaof: String = ParamSpec {
         name: "replicaof",
         alias: Some("slaveof"),
         kind: Kind::ReplicaOf,
         default: "",
         flags: IMMUTABLE | MULTI_ARG,
     },
-    p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
-    p("repl-backlog-ttl", int(0, LONG_MAX), "3600"),
-    p("repl-diskless-sync", BOOL, "yes"),
-    p("repl-diskless-sync-delay", int(0, INT_MAX), "5"),
-    p("repl-diskless-sync-max-replicas", int(0, INT_MAX), "0"),
+    repl_backlog_size / ReplBacklogSize: i64 = p("repl-backlog-size", mem(1, LONG_MAX), "1048576"),
+    repl_backlog_ttl / ReplBacklogTtl: i64 = p("repl-backlog-ttl", int(0, LONG_MAX), "3600"),
+    repl_diskless_sync / ReplDisklessSync: bool = p("repl-diskless-sync", BOOL, "yes"),
+    repl_diskless_sync_delay / ReplDisklessSyncDelay: i64 = p("repl-diskless-sync-delay", int(0, INT_MAX), "5"),
+    repl_diskless_sync_max_replicas / ReplDisklessSyncMaxReplicas: i64 = p("repl-diskless-sync-max-replicas", int(0, INT_MAX), "0"),
     // Goblin loads a primary's snapshot from a file whatever this says
     // (Redis's "disabled"); the other values are accepted.
-    inert(
+    repl_diskless_load / ReplDisklessLoad: String = inert(
         "repl-diskless-load",
         Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
         "disabled",
         0,
     ),
-    p("repl-timeout", int(1, INT_MAX), "60"),
-    aliased(
+    repl_timeout / ReplTimeout: i64 = p("repl-timeout", int(1, INT_MAX), "60"),
+    repl_ping_replica_period / ReplPingReplicaPeriod: i64 = aliased(
         "repl-ping-replica-period",
         "repl-ping-slave-period",
         int(1, INT_MAX),
         "10",
     ),
-    p("repl-disable-tcp-nodelay", BOOL, "no"),
-    aliased("replica-read-only", "slave-read-only", BOOL, "yes"),
-    aliased(
+    repl_disable_tcp_nodelay / ReplDisableTcpNodelay: bool = p("repl-disable-tcp-nodelay", BOOL, "no"),
+    replica_read_only / ReplicaReadOnly: bool = aliased("replica-read-only", "slave-read-only", BOOL, "yes"),
+    replica_serve_stale_data / ReplicaServeStaleData: bool = aliased(
         "replica-serve-stale-data",
         "slave-serve-stale-data",
         BOOL,
         "yes",
     ),
-    aliased(
+    replica_ignore_maxmemory / ReplicaIgnoreMaxmemory: bool = aliased(
         "replica-ignore-maxmemory",
         "slave-ignore-maxmemory",
         BOOL,
         "yes",
     ),
-    inert_aliased("replica-lazy-flush", "slave-lazy-flush", BOOL, "no"),
-    aliased("replica-priority", "slave-priority", int(0, INT_MAX), "100"),
-    p("replica-announced", BOOL, "yes"),
-    aliased("replica-announce-ip", "slave-announce-ip", Kind::Str, ""),
-    aliased(
+    replica_lazy_flush / ReplicaLazyFlush: bool = inert_aliased("replica-lazy-flush", "slave-lazy-flush", BOOL, "no"),
+    replica_priority / ReplicaPriority: i64 = aliased("replica-priority", "slave-priority", int(0, INT_MAX), "100"),
+    replica_announced / ReplicaAnnounced: bool = p("replica-announced", BOOL, "yes"),
+    replica_announce_ip / ReplicaAnnounceIp: String = aliased("replica-announce-ip", "slave-announce-ip", Kind::Str, ""),
+    replica_announce_port / ReplicaAnnouncePort: i64 = aliased(
         "replica-announce-port",
         "slave-announce-port",
         int(0, 65535),
         "0",
     ),
     // Redacted from the slow log and MONITOR, as requirepass.
-    ParamSpec {
+    masterauth / Masterauth: String = ParamSpec {
         name: "masterauth",
         alias: None,
         kind: Kind::Str,
@@ -472,15 +533,15 @@ pub static PARAMS: &[ParamSpec] = &[
         flags: SENSITIVE,
     },
     // What a replica does when a command of its primary's stream fails.
-    p(
+    propagation_error_behavior / PropagationErrorBehavior: String = p(
         "propagation-error-behavior",
         Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
         "ignore",
     ),
     // Redacted from the slow log and MONITOR, as Redis does.
-    flagged("masteruser", Kind::Str, "", SENSITIVE),
+    masteruser / Masteruser: String = flagged("masteruser", Kind::Str, "", SENSITIVE),
     // Scripting.
-    aliased(
+    busy_reply_threshold / BusyReplyThreshold: i64 = aliased(
         "busy-reply-threshold",
         "lua-time-limit",
         int(0, LONG_MAX),
@@ -490,20 +551,20 @@ pub static PARAMS: &[ParamSpec] = &[
     // which tools expect to list Redis's parameters only). The most memory
     // one JavaScript runtime may hold: past it an allocation fails and the
     // script gets an error reply.
-    hidden("js-memory-limit", mem(1024 * 1024, LONG_MAX), "256mb", 0),
+    js_memory_limit / JsMemoryLimit: i64 = hidden("js-memory-limit", mem(1024 * 1024, LONG_MAX), "256mb", 0),
     // Whether dump.rdb keeps JavaScript libraries: "no" writes files Redis
     // can load.
-    hidden("rdb-save-js-libraries", BOOL, "yes", 0),
+    rdb_save_js_libraries / RdbSaveJsLibraries: bool = hidden("rdb-save-js-libraries", BOOL, "yes", 0),
     // Persistence.
-    ParamSpec {
+    dir / Dir: String = ParamSpec {
         name: "dir",
         alias: None,
         kind: Kind::Dir,
         default: "./data",
         flags: PROTECTED,
     },
-    p("save", Kind::Save, "3600 1 300 100 60 10000"),
-    ParamSpec {
+    save / Save: String = p("save", Kind::Save, "3600 1 300 100 60 10000"),
+    dbfilename / Dbfilename: String = ParamSpec {
         name: "dbfilename",
         alias: None,
         kind: Kind::FileName {
@@ -513,21 +574,21 @@ pub static PARAMS: &[ParamSpec] = &[
         default: "dump.rdb",
         flags: PROTECTED | EMPTY_IS_VALUE,
     },
-    p("rdbcompression", BOOL, "yes"),
-    imm("rdbchecksum", BOOL, "yes"),
-    p("stop-writes-on-bgsave-error", BOOL, "yes"),
-    hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
-    hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
+    rdbcompression / Rdbcompression: bool = p("rdbcompression", BOOL, "yes"),
+    rdbchecksum / Rdbchecksum: bool = imm("rdbchecksum", BOOL, "yes"),
+    stop_writes_on_bgsave_error / StopWritesOnBgsaveError: bool = p("stop-writes-on-bgsave-error", BOOL, "yes"),
+    rdb_key_save_delay / RdbKeySaveDelay: i64 = hidden("rdb-key-save-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
+    key_load_delay / KeyLoadDelay: i64 = hidden("key-load-delay", int(i32::MIN as i64, INT_MAX), "0", 0),
     // How often Redis serves clients while it loads; Goblin's loading
     // answers LOADING from other threads all along: accepted, no effect.
-    hidden(
+    loading_process_events_interval_bytes / LoadingProcessEventsIntervalBytes: i64 = hidden(
         "loading-process-events-interval-bytes",
         int(1024, INT_MAX),
         "2097152",
         NOT_ACTED_ON,
     ),
-    p("appendonly", BOOL, "yes"),
-    imm(
+    appendonly / Appendonly: bool = p("appendonly", BOOL, "yes"),
+    appendfilename / Appendfilename: String = imm(
         "appendfilename",
         Kind::FileName {
             path_error: "appendfilename can't be a path, just a filename",
@@ -535,7 +596,7 @@ pub static PARAMS: &[ParamSpec] = &[
         },
         "appendonly.aof",
     ),
-    imm(
+    appenddirname / Appenddirname: String = imm(
         "appenddirname",
         Kind::FileName {
             path_error: "appenddirname can't be a path, just a dirname",
@@ -543,18 +604,18 @@ pub static PARAMS: &[ParamSpec] = &[
         },
         "appendonlydir",
     ),
-    p(
+    appendfsync / Appendfsync: String = p(
         "appendfsync",
         Kind::Enum(&["everysec", "always", "no"]),
         "everysec",
     ),
-    inert("no-appendfsync-on-rewrite", BOOL, "no", 0),
-    p("auto-aof-rewrite-percentage", int(0, INT_MAX), "100"),
-    p("auto-aof-rewrite-min-size", mem(0, LONG_MAX), "67108864"),
-    p("aof-load-truncated", BOOL, "yes"),
-    p("aof-use-rdb-preamble", BOOL, "yes"),
-    p("aof-timestamp-enabled", BOOL, "no"),
-    p(
+    no_appendfsync_on_rewrite / NoAppendfsyncOnRewrite: bool = inert("no-appendfsync-on-rewrite", BOOL, "no", 0),
+    auto_aof_rewrite_percentage / AutoAofRewritePercentage: i64 = p("auto-aof-rewrite-percentage", int(0, INT_MAX), "100"),
+    auto_aof_rewrite_min_size / AutoAofRewriteMinSize: i64 = p("auto-aof-rewrite-min-size", mem(0, LONG_MAX), "67108864"),
+    aof_load_truncated / AofLoadTruncated: bool = p("aof-load-truncated", BOOL, "yes"),
+    aof_use_rdb_preamble / AofUseRdbPreamble: bool = p("aof-use-rdb-preamble", BOOL, "yes"),
+    aof_timestamp_enabled / AofTimestampEnabled: bool = p("aof-timestamp-enabled", BOOL, "no"),
+    sanitize_dump_payload / SanitizeDumpPayload: String = p(
         "sanitize-dump-payload",
         Kind::Enum(&["no", "yes", "clients"]),
         "no",
@@ -565,41 +626,41 @@ pub static PARAMS: &[ParamSpec] = &[
     // purging in place of active defragmentation). Kept, validated and
     // shown as Redis does, so that a Redis configuration and the tools
     // that read CONFIG GET find them; not acted on.
-    inert(
+    activedefrag / Activedefrag: String = inert(
         "activedefrag",
         Kind::OffOnly("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution"),
         "no",
         0,
     ),
-    inert("active-defrag-cycle-min", int(1, 99), "1", 0),
-    inert("active-defrag-cycle-max", int(1, 99), "25", 0),
-    inert("active-defrag-threshold-lower", int(0, 1000), "10", 0),
-    inert("active-defrag-threshold-upper", int(0, 1000), "100", 0),
-    inert("active-defrag-max-scan-fields", int(1, LONG_MAX), "1000", 0),
-    inert("active-defrag-ignore-bytes", mem(1, LONG_MAX), "104857600", 0),
-    inert("io-threads", int(1, 128), "1", IMMUTABLE),
-    inert("io-threads-do-reads", BOOL, "no", IMMUTABLE),
-    inert("server_cpulist", Kind::Str, "", IMMUTABLE),
-    inert("bio_cpulist", Kind::Str, "", IMMUTABLE),
-    inert("aof_rewrite_cpulist", Kind::Str, "", IMMUTABLE),
-    inert("bgsave_cpulist", Kind::Str, "", IMMUTABLE),
-    inert("aof-disable-auto-gc", BOOL, "no", 0),
-    inert("aof-rewrite-incremental-fsync", BOOL, "yes", 0),
-    inert("rdb-save-incremental-fsync", BOOL, "yes", 0),
-    inert("rdb-del-sync-files", BOOL, "no", 0),
-    inert("bind-source-addr", Kind::Str, "", 0),
-    inert("replica-ignore-disk-write-errors", BOOL, "no", 0),
-    inert("socket-mark-id", int(0, u32::MAX as i64), "0", IMMUTABLE),
-    flagged("unixsocketperm", Kind::Octal { min: 0, max: 0o777 }, "0", IMMUTABLE),
-    inert(
+    active_defrag_cycle_min / ActiveDefragCycleMin: i64 = inert("active-defrag-cycle-min", int(1, 99), "1", 0),
+    active_defrag_cycle_max / ActiveDefragCycleMax: i64 = inert("active-defrag-cycle-max", int(1, 99), "25", 0),
+    active_defrag_threshold_lower / ActiveDefragThresholdLower: i64 = inert("active-defrag-threshold-lower", int(0, 1000), "10", 0),
+    active_defrag_threshold_upper / ActiveDefragThresholdUpper: i64 = inert("active-defrag-threshold-upper", int(0, 1000), "100", 0),
+    active_defrag_max_scan_fields / ActiveDefragMaxScanFields: i64 = inert("active-defrag-max-scan-fields", int(1, LONG_MAX), "1000", 0),
+    active_defrag_ignore_bytes / ActiveDefragIgnoreBytes: i64 = inert("active-defrag-ignore-bytes", mem(1, LONG_MAX), "104857600", 0),
+    io_threads / IoThreads: i64 = inert("io-threads", int(1, 128), "1", IMMUTABLE),
+    io_threads_do_reads / IoThreadsDoReads: bool = inert("io-threads-do-reads", BOOL, "no", IMMUTABLE),
+    server_cpulist / ServerCpulist: String = inert("server_cpulist", Kind::Str, "", IMMUTABLE),
+    bio_cpulist / BioCpulist: String = inert("bio_cpulist", Kind::Str, "", IMMUTABLE),
+    aof_rewrite_cpulist / AofRewriteCpulist: String = inert("aof_rewrite_cpulist", Kind::Str, "", IMMUTABLE),
+    bgsave_cpulist / BgsaveCpulist: String = inert("bgsave_cpulist", Kind::Str, "", IMMUTABLE),
+    aof_disable_auto_gc / AofDisableAutoGc: bool = inert("aof-disable-auto-gc", BOOL, "no", 0),
+    aof_rewrite_incremental_fsync / AofRewriteIncrementalFsync: bool = inert("aof-rewrite-incremental-fsync", BOOL, "yes", 0),
+    rdb_save_incremental_fsync / RdbSaveIncrementalFsync: bool = inert("rdb-save-incremental-fsync", BOOL, "yes", 0),
+    rdb_del_sync_files / RdbDelSyncFiles: bool = inert("rdb-del-sync-files", BOOL, "no", 0),
+    bind_source_addr / BindSourceAddr: String = inert("bind-source-addr", Kind::Str, "", 0),
+    replica_ignore_disk_write_errors / ReplicaIgnoreDiskWriteErrors: bool = inert("replica-ignore-disk-write-errors", BOOL, "no", 0),
+    socket_mark_id / SocketMarkId: i64 = inert("socket-mark-id", int(0, u32::MAX as i64), "0", IMMUTABLE),
+    unixsocketperm / Unixsocketperm: String = flagged("unixsocketperm", Kind::Octal { min: 0, max: 0o777 }, "0", IMMUTABLE),
+    supervised / Supervised: String = inert(
         "supervised",
         Kind::Enum(&["upstart", "systemd", "auto", "no"]),
         "no",
         IMMUTABLE,
     ),
-    inert("syslog-enabled", BOOL, "no", IMMUTABLE),
-    inert("syslog-ident", Kind::Str, "redis", IMMUTABLE | EMPTY_IS_VALUE),
-    inert(
+    syslog_enabled / SyslogEnabled: bool = inert("syslog-enabled", BOOL, "no", IMMUTABLE),
+    syslog_ident / SyslogIdent: String = inert("syslog-ident", Kind::Str, "redis", IMMUTABLE | EMPTY_IS_VALUE),
+    syslog_facility / SyslogFacility: String = inert(
         "syslog-facility",
         Kind::Enum(&[
             "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
@@ -607,63 +668,64 @@ pub static PARAMS: &[ParamSpec] = &[
         "local0",
         IMMUTABLE,
     ),
-    inert("ignore-warnings", Kind::Str, "", EMPTY_IS_VALUE),
-    inert(
+    ignore_warnings / IgnoreWarnings: String = inert("ignore-warnings", Kind::Str, "", EMPTY_IS_VALUE),
+    proc_title_template / ProcTitleTemplate: String = inert(
         "proc-title-template",
         Kind::ProcTitleTemplate,
         "{title} {listen-addr} {server-mode}",
         EMPTY_IS_VALUE,
     ),
-    inert("watchdog-period", int(0, INT_MAX), "0", HIDDEN),
-    inert("lua-enable-deprecated-api", BOOL, "no", IMMUTABLE | HIDDEN),
+    watchdog_period / WatchdogPeriod: i64 = inert("watchdog-period", int(0, INT_MAX), "0", HIDDEN),
+    lua_enable_deprecated_api / LuaEnableDeprecatedApi: bool = inert("lua-enable-deprecated-api", BOOL, "no", IMMUTABLE | HIDDEN),
     // Cluster mode: goblin-server has none (the GOBLIN.* module brings
     // the family to a Redis Cluster); cluster-enabled is refused at
     // startup unless "no".
-    inert("cluster-enabled", BOOL, "no", IMMUTABLE),
-    inert(
+    cluster_enabled / ClusterEnabled: bool = inert("cluster-enabled", BOOL, "no", IMMUTABLE),
+    cluster_config_file / ClusterConfigFile: String = inert(
         "cluster-config-file",
         Kind::Str,
         "nodes.conf",
         IMMUTABLE | EMPTY_IS_VALUE,
     ),
-    inert("cluster-port", int(0, 65535), "0", IMMUTABLE),
-    inert("cluster-announce-bus-port", int(0, 65535), "0", 0),
-    inert("cluster-announce-port", int(0, 65535), "0", 0),
-    inert("cluster-announce-tls-port", int(0, 65535), "0", 0),
-    inert("cluster-announce-ip", Kind::Str, "", 0),
-    inert("cluster-announce-hostname", Kind::Hostname, "", 0),
-    inert(
+    cluster_port / ClusterPort: i64 = inert("cluster-port", int(0, 65535), "0", IMMUTABLE),
+    cluster_announce_bus_port / ClusterAnnounceBusPort: i64 = inert("cluster-announce-bus-port", int(0, 65535), "0", 0),
+    cluster_announce_port / ClusterAnnouncePort: i64 = inert("cluster-announce-port", int(0, 65535), "0", 0),
+    cluster_announce_tls_port / ClusterAnnounceTlsPort: i64 = inert("cluster-announce-tls-port", int(0, 65535), "0", 0),
+    cluster_announce_ip / ClusterAnnounceIp: String = inert("cluster-announce-ip", Kind::Str, "", 0),
+    cluster_announce_hostname / ClusterAnnounceHostname: String = inert("cluster-announce-hostname", Kind::Hostname, "", 0),
+    cluster_preferred_endpoint_type / ClusterPreferredEndpointType: String = inert(
         "cluster-preferred-endpoint-type",
         Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
         "ip",
         0,
     ),
-    inert("cluster-node-timeout", int(0, LONG_MAX), "15000", 0),
-    inert("cluster-migration-barrier", int(0, INT_MAX), "1", 0),
-    inert_aliased(
+    cluster_node_timeout / ClusterNodeTimeout: i64 = inert("cluster-node-timeout", int(0, LONG_MAX), "15000", 0),
+    cluster_migration_barrier / ClusterMigrationBarrier: i64 = inert("cluster-migration-barrier", int(0, INT_MAX), "1", 0),
+    cluster_replica_validity_factor / ClusterReplicaValidityFactor: i64 = inert_aliased(
         "cluster-replica-validity-factor",
         "cluster-slave-validity-factor",
         int(0, INT_MAX),
         "10",
     ),
-    inert_aliased(
+    cluster_replica_no_failover / ClusterReplicaNoFailover: bool = inert_aliased(
         "cluster-replica-no-failover",
         "cluster-slave-no-failover",
         BOOL,
         "no",
     ),
-    inert("cluster-require-full-coverage", BOOL, "yes", 0),
-    inert("cluster-allow-reads-when-down", BOOL, "no", 0),
-    inert("cluster-allow-pubsubshard-when-down", BOOL, "yes", 0),
-    inert("cluster-allow-replica-migration", BOOL, "yes", 0),
-    inert("cluster-link-sendbuf-limit", mem(0, LONG_MAX), "0", 0),
-];
+    cluster_require_full_coverage / ClusterRequireFullCoverage: bool = inert("cluster-require-full-coverage", BOOL, "yes", 0),
+    cluster_allow_reads_when_down / ClusterAllowReadsWhenDown: bool = inert("cluster-allow-reads-when-down", BOOL, "no", 0),
+    cluster_allow_pubsubshard_when_down / ClusterAllowPubsubshardWhenDown: bool = inert("cluster-allow-pubsubshard-when-down", BOOL, "yes", 0),
+    cluster_allow_replica_migration / ClusterAllowReplicaMigration: bool = inert("cluster-allow-replica-migration", BOOL, "yes", 0),
+    cluster_link_sendbuf_limit / ClusterLinkSendbufLimit: i64 = inert("cluster-link-sendbuf-limit", mem(0, LONG_MAX), "0", 0),
+}
 
 /// Why a value was refused (the text after Redis's "CONFIG SET failed ... - ").
 pub type ConfigError = String;
 
 pub struct Config {
-    values: RwLock<HashMap<&'static str, String>>,
+    /// Each parameter's value in canonical text, by its index in PARAMS.
+    values: RwLock<Vec<String>>,
     /// `user <name> <rules...>` directives of the config file or command
     /// line, applied to the ACL users at startup (Redis's UsersToLoad).
     pub users: parking_lot::Mutex<Vec<Vec<String>>>,
@@ -709,6 +771,14 @@ pub struct Config {
     /// latency monitor wants to hear about (u64::MAX when both are off):
     /// the one comparison a command pays for both.
     pub watch_us: AtomicU64,
+}
+
+/// A parameter's index in PARAMS (its `Param`).
+fn index(spec: &'static ParamSpec) -> usize {
+    PARAMS
+        .iter()
+        .position(|s| std::ptr::eq(s, spec))
+        .expect("a parameter of PARAMS")
 }
 
 pub fn spec(name: &str) -> Option<&'static ParamSpec> {
@@ -1051,10 +1121,7 @@ impl Config {
     }
 
     pub fn new() -> Config {
-        let values = PARAMS
-            .iter()
-            .map(|s| (s.name, s.default.to_string()))
-            .collect();
+        let values = PARAMS.iter().map(|s| s.default.to_string()).collect();
         let c = Config {
             values: RwLock::new(values),
             users: parking_lot::Mutex::new(Vec::new()),
@@ -1089,40 +1156,53 @@ impl Config {
 
     fn refresh_hot(&self) {
         self.proto_max_bulk_len
-            .store(self.get_i64("proto-max-bulk-len") as u64, Ordering::Relaxed);
-        self.query_buffer_limit.store(
-            self.get_i64("client-query-buffer-limit") as u64,
-            Ordering::Relaxed,
-        );
-        self.hz.store(self.get_i64("hz"), Ordering::Relaxed);
+            .store(self.proto_max_bulk_len() as u64, Ordering::Relaxed);
+        self.query_buffer_limit
+            .store(self.client_query_buffer_limit() as u64, Ordering::Relaxed);
+        self.hz.store(self.hz(), Ordering::Relaxed);
         self.active_expire_effort
-            .store(self.get_i64("active-expire-effort"), Ordering::Relaxed);
+            .store(self.active_expire_effort(), Ordering::Relaxed);
         self.maxmemory
-            .store(self.get_i64("maxmemory") as u64, Ordering::Relaxed);
+            .store(self.maxmemory() as u64, Ordering::Relaxed);
         self.busy_reply_threshold
-            .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+            .store(self.busy_reply_threshold(), Ordering::Relaxed);
         self.list_max_listpack_size
-            .store(self.get_i64("list-max-listpack-size"), Ordering::Relaxed);
-        for (slot, name) in [
-            (&self.hash_max_listpack_entries, "hash-max-listpack-entries"),
-            (&self.hash_max_listpack_value, "hash-max-listpack-value"),
-            (&self.set_max_intset_entries, "set-max-intset-entries"),
-            (&self.zset_max_listpack_entries, "zset-max-listpack-entries"),
-            (&self.zset_max_listpack_value, "zset-max-listpack-value"),
-            (&self.hll_sparse_max_bytes, "hll-sparse-max-bytes"),
-            (&self.stream_node_max_bytes, "stream-node-max-bytes"),
-            (&self.stream_node_max_entries, "stream-node-max-entries"),
+            .store(self.list_max_listpack_size(), Ordering::Relaxed);
+        for (slot, value) in [
+            (
+                &self.hash_max_listpack_entries,
+                self.hash_max_listpack_entries(),
+            ),
+            (
+                &self.hash_max_listpack_value,
+                self.hash_max_listpack_value(),
+            ),
+            (&self.set_max_intset_entries, self.set_max_intset_entries()),
+            (
+                &self.zset_max_listpack_entries,
+                self.zset_max_listpack_entries(),
+            ),
+            (
+                &self.zset_max_listpack_value,
+                self.zset_max_listpack_value(),
+            ),
+            (&self.hll_sparse_max_bytes, self.hll_sparse_max_bytes()),
+            (&self.stream_node_max_bytes, self.stream_node_max_bytes()),
+            (
+                &self.stream_node_max_entries,
+                self.stream_node_max_entries(),
+            ),
         ] {
-            slot.store(self.get_i64(name).max(0) as usize, Ordering::Relaxed);
+            slot.store(value.max(0) as usize, Ordering::Relaxed);
         }
-        let min_replicas = if self.get_i64("min-replicas-max-lag") != 0 {
-            self.get_i64("min-replicas-to-write")
+        let min_replicas = if self.min_replicas_max_lag() != 0 {
+            self.min_replicas_to_write()
         } else {
             0
         };
         self.min_replicas_to_write
             .store(min_replicas, Ordering::Relaxed);
-        let limits = self.get("client-output-buffer-limit");
+        let limits = self.client_output_buffer_limit();
         let words: Vec<&str> = limits.split_whitespace().collect();
         for chunk in words.chunks(4) {
             let class = match chunk {
@@ -1137,17 +1217,15 @@ impl Config {
                 }
             }
         }
-        let slow = self.get_i64("slowlog-log-slower-than");
-        let latency = self.get_i64("latency-monitor-threshold");
+        let slow = self.slowlog_log_slower_than();
+        let latency = self.latency_monitor_threshold();
         self.slowlog_log_slower_than.store(slow, Ordering::Relaxed);
-        self.slowlog_max_len.store(
-            self.get_i64("slowlog-max-len").max(0) as usize,
-            Ordering::Relaxed,
-        );
+        self.slowlog_max_len
+            .store(self.slowlog_max_len().max(0) as usize, Ordering::Relaxed);
         self.latency_monitor_threshold
             .store(latency, Ordering::Relaxed);
         self.latency_tracking
-            .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
+            .store(self.latency_tracking(), Ordering::Relaxed);
         let slow_us = if slow >= 0 { slow as u64 } else { u64::MAX };
         let latency_us = if latency > 0 {
             (latency as u64).saturating_mul(1000)
@@ -1159,21 +1237,24 @@ impl Config {
     }
 
     /// The canonical value of a parameter (by name or alias).
-    pub fn get(&self, name: &str) -> String {
-        let spec = spec(name).unwrap_or_else(|| panic!("unknown config parameter {name}"));
-        self.values
-            .read()
-            .get(spec.name)
-            .cloned()
-            .unwrap_or_default()
+    /// A parameter's value as CONFIG GET shows it, by its `Param` (for
+    /// code that holds parameters as data, as a protected command's spec).
+    pub fn text(&self, p: Param) -> String {
+        self.values.read()[p as usize].clone()
     }
 
-    pub fn get_i64(&self, name: &str) -> i64 {
-        self.get(name).parse().unwrap_or(0)
+    /// A parameter's value as CONFIG GET shows it, by its spec (for code
+    /// that walks the table).
+    pub fn value(&self, spec: &'static ParamSpec) -> String {
+        self.values.read()[index(spec)].clone()
     }
 
-    pub fn get_bool(&self, name: &str) -> bool {
-        self.get(name) == "yes"
+    /// A parameter's value by its name or alias, as CONFIG GET shows it
+    /// (None for no such parameter). Code reads a parameter through its
+    /// accessor (`Config::repl_backlog_size`) instead.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let spec = spec(name)?;
+        Some(self.values.read()[index(spec)].clone())
     }
 
     /// A `user` directive: the user's name and rules. A name given twice
@@ -1201,9 +1282,10 @@ impl Config {
         if matches!(spec.kind, Kind::ObufLimits) {
             // One line per class, as CONFIG REWRITE writes them: the
             // classes not named keep their limits.
-            v = canonical(spec, &format!("{} {v}", self.get(spec.name)))?;
+            let current = self.values.read()[index(spec)].clone();
+            v = canonical(spec, &format!("{current} {v}"))?;
         }
-        self.values.write().insert(spec.name, v);
+        self.values.write()[index(spec)] = v;
         self.refresh_hot();
         Ok(())
     }
@@ -1243,23 +1325,23 @@ impl Config {
             }
             specs.push(spec);
         }
-        let mut staged: Vec<(&'static str, String)> = Vec::new();
+        let mut staged: Vec<(usize, String)> = Vec::new();
         for (spec, (asked, value)) in specs.into_iter().zip(pairs) {
             let name = table_name(spec, asked);
             let mut v = canonical(spec, value).map_err(|e| (name.to_string(), e))?;
             if matches!(spec.kind, Kind::ObufLimits) {
                 // The classes not named keep their limits.
-                let current = self.get(spec.name);
+                let current = self.values.read()[index(spec)].clone();
                 v = canonical(spec, &format!("{current} {v}")).map_err(|e| (name.clone(), e))?;
             }
             if matches!(spec.kind, Kind::Dir) && !std::path::Path::new(&v).is_dir() {
                 return Err((name, "No such file or directory".into()));
             }
-            staged.push((spec.name, v));
+            staged.push((index(spec), v));
         }
         let mut values = self.values.write();
-        for (n, v) in staged {
-            values.insert(n, v);
+        for (i, v) in staged {
+            values[i] = v;
         }
         drop(values);
         self.refresh_hot();
@@ -1289,7 +1371,7 @@ impl Config {
                     }
                 });
                 if wanted && !out.iter().any(|(n, _)| *n == name) {
-                    let mut v = values.get(spec.name).cloned().unwrap_or_default();
+                    let mut v = values[index(spec)].clone();
                     if matches!(spec.kind, Kind::Dir) {
                         if let Ok(abs) = std::fs::canonicalize(&v) {
                             v = abs.to_string_lossy().into_owned();
@@ -1334,7 +1416,7 @@ mod tests {
         let c = Config::new();
         let set = |name: &str, value: &str| c.set_initial(name, value);
         set("unixsocketperm", "0700").unwrap();
-        assert_eq!(c.get("unixsocketperm"), "700");
+        assert_eq!(c.unixsocketperm(), "700");
         assert_eq!(
             set("unixsocketperm", "800").unwrap_err(),
             "argument couldn't be parsed as an octal number"
@@ -1374,17 +1456,41 @@ mod tests {
         assert_eq!(parse_memory("-1"), None);
     }
 
+    /// Each parameter's accessor has the type of its kind: `bool` for a
+    /// yes/no, `i64` for an integer or a size in bytes, the text for any
+    /// other; the table and its accessors cannot drift apart.
+    #[test]
+    fn accessors_are_typed_by_kind() {
+        assert_eq!(ACCESSOR_TYPES.len(), PARAMS.len());
+        for (spec, ty) in PARAMS.iter().zip(ACCESSOR_TYPES) {
+            let want = match spec.kind {
+                Kind::Bool => "bool",
+                Kind::Int { .. } | Kind::Memory { .. } => "i64",
+                _ => "String",
+            };
+            assert_eq!(*ty, want, "{}", spec.name);
+        }
+        let c = Config::new();
+        assert_eq!(c.repl_backlog_size(), 1024 * 1024);
+        assert!(c.protected_mode());
+        assert_eq!(c.appendfsync(), "everysec");
+        assert_eq!(
+            PARAMS[Param::ReplBacklogSize as usize].name,
+            "repl-backlog-size"
+        );
+    }
+
     #[test]
     fn set_is_all_or_nothing() {
         let c = Config::new();
         assert!(c
             .set_many(&[("hz", "20"), ("maxmemory", "bad")], false)
             .is_err());
-        assert_eq!(c.get("hz"), "10");
+        assert_eq!(c.hz(), 10);
         c.set_many(&[("hz", "20"), ("maxmemory", "1mb")], false)
             .unwrap();
-        assert_eq!(c.get("maxmemory"), "1048576");
-        assert_eq!(c.get("hash-max-ziplist-entries"), "512");
+        assert_eq!(c.maxmemory(), 1048576);
+        assert_eq!(c.hash_max_listpack_entries(), 512);
     }
 
     /// shutdown-on-sigterm / -sigint and oom-score-adj take Redis's values,
@@ -1393,11 +1499,11 @@ mod tests {
     fn shutdown_on_signal_and_oom_score_adj_values() {
         let c = Config::new();
         let set = |name: &str, value: &str| c.set_many(&[(name, value)], false).map_err(|e| e.1);
-        assert_eq!(c.get("shutdown-on-sigterm"), "default");
+        assert_eq!(c.shutdown_on_sigterm(), "default");
         set("shutdown-on-sigterm", "NOW nosave").unwrap();
-        assert_eq!(c.get("shutdown-on-sigterm"), "nosave now");
+        assert_eq!(c.shutdown_on_sigterm(), "nosave now");
         set("shutdown-on-sigint", "force default").unwrap();
-        assert_eq!(c.get("shutdown-on-sigint"), "force");
+        assert_eq!(c.shutdown_on_sigint(), "force");
         assert_eq!(
             set("shutdown-on-sigint", "save nosave").unwrap_err(),
             "shutdown options SAVE and NOSAVE can't be used simultaneously"
@@ -1406,16 +1512,16 @@ mod tests {
             set("shutdown-on-sigint", "later").unwrap_err(),
             "argument(s) must be one of the following: default, save, nosave, now, force"
         );
-        assert_eq!(c.get("shutdown-on-sigint"), "force");
+        assert_eq!(c.shutdown_on_sigint(), "force");
         set("oom-score-adj", "relative").unwrap();
-        assert_eq!(c.get("oom-score-adj"), "yes");
+        assert_eq!(c.oom_score_adj(), "yes");
         set("oom-score-adj", "ABSOLUTE").unwrap();
-        assert_eq!(c.get("oom-score-adj"), "absolute");
+        assert_eq!(c.oom_score_adj(), "absolute");
         assert_eq!(
             set("oom-score-adj", "maybe").unwrap_err(),
             "argument(s) must be one of the following: no, yes, relative, absolute"
         );
-        assert_eq!(c.get("oom-score-adj-values"), "0 200 800");
+        assert_eq!(c.oom_score_adj_values(), "0 200 800");
         assert_eq!(
             set("oom-score-adj-values", "1 2").unwrap_err(),
             "wrong number of arguments"

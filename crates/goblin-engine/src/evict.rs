@@ -118,12 +118,12 @@ impl Policy {
 /// How keys record their accesses under the configured policy, with its
 /// lfu-log-factor and lfu-decay-time.
 pub fn access_policy(config: &crate::config::Config) -> crate::keyspace::AccessPolicy {
-    let policy = Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+    let policy = Policy::parse(&config.maxmemory_policy()).unwrap_or(Policy::NoEviction);
     crate::keyspace::AccessPolicy {
         lfu: policy.lfu(),
         tinylfu: policy == Policy::AllKeysTinyLfu,
-        log_factor: config.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,
-        decay_minutes: config.get_i64("lfu-decay-time").clamp(0, u32::MAX as i64) as u32,
+        log_factor: config.lfu_log_factor().clamp(0, u32::MAX as i64) as u32,
+        decay_minutes: config.lfu_decay_time().clamp(0, u32::MAX as i64) as u32,
     }
 }
 
@@ -247,18 +247,18 @@ impl Evictor {
 
     /// The eviction settings of the configuration (apply_config).
     pub fn configure(&self, config: &crate::config::Config) {
-        let policy = Policy::parse(&config.get("maxmemory-policy")).unwrap_or(Policy::NoEviction);
+        let policy = Policy::parse(&config.maxmemory_policy()).unwrap_or(Policy::NoEviction);
         self.set_policy(policy);
         self.samples.store(
-            config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
+            config.maxmemory_samples().clamp(1, 64) as usize,
             Ordering::Relaxed,
         );
         self.time_limit_us.store(
-            time_limit_us(config.get_i64("maxmemory-eviction-tenacity")),
+            time_limit_us(config.maxmemory_eviction_tenacity()),
             Ordering::Relaxed,
         );
         self.lazy_eviction
-            .store(config.get_bool("lazyfree-lazy-eviction"), Ordering::Relaxed);
+            .store(config.lazyfree_lazy_eviction(), Ordering::Relaxed);
     }
 
     fn set_policy(&self, policy: Policy) {

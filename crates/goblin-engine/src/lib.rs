@@ -17,16 +17,19 @@
 //! - [`protocol`]: the RESP request parser and the reply writer.
 //! - [`persist`]: RDB snapshots (point in time, without fork), the
 //!   append-only file, DUMP / RESTORE payloads.
-//! - [`blocking`]: clients waiting on keys (BLPOP...), how they are served,
-//!   timed out and unblocked.
-//! - [`scripting`]: Lua scripting (EVAL and FUNCTION) on Lua 5.1.
+//! - [`propagate`]: what the append-only file and the replicas receive, and
+//!   the one writer to both.
+//! - [`blocking`]: clients waiting on keys (BLPOP...); the engine serves,
+//!   times out and unblocks them (`engine/blocking.rs`).
+//! - [`scripting`]: scripts and function libraries (EVAL and FUNCTION) in
+//!   Lua 5.1 and in JavaScript (QuickJS).
 //! - [`repl`]: replication: the stream and its backlog, the replicas of
 //!   this engine, the history it follows as a replica.
 //! - [`pubsub`]: the Pub/Sub registry and the mailboxes through which
 //!   messages reach clients on any thread.
 //!
-//! See ARCHITECTURE.md at the repository root for the path of a command and
-//! the locking model.
+//! See ARCHITECTURE.md at the repository root for the layers and the path
+//! of a command, and docs/design/threads-and-locks.md for the locking model.
 
 pub mod acl;
 pub mod blocking;

@@ -2,8 +2,9 @@
 //! process's /proc/self/oom_score_adj, set from the value of its class
 //! (master, replica, background child), relative to the score the process
 //! had when Goblin first changed it, or absolute. Turning the option off
-//! restores that score. Goblin is always of the master class: it has no
-//! replication, and its background saves are threads, not child processes.
+//! restores that score. Goblin applies the master class's value, also
+//! while it is a replica (where Redis uses the replica class), and its
+//! background saves are threads, not child processes.
 //!
 //! The score belongs to the process, so what remembers the original score
 //! is process-wide too.

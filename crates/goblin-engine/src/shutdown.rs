@@ -84,7 +84,7 @@ impl Engine {
             return Begun::Waiting;
         }
         crate::log::warning("User requested shutdown...");
-        let timeout_s = self.config().get_i64("shutdown-timeout");
+        let timeout_s = self.config().shutdown_timeout();
         if flags.now || timeout_s == 0 || self.ready_to_shutdown() {
             return Begun::Now;
         }

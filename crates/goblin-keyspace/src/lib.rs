@@ -11,7 +11,8 @@
 //! behind one mutex ([`Keyspace`], [`shards`]); a slice is a [`Db`]: the
 //! key table, the expiry index, lazy and active expiry, the WATCH registry
 //! ([`watch`]), and what a running snapshot needs to see the data as it
-//! was. See ARCHITECTURE.md for why shards are locks rather than threads.
+//! was. See docs/design/threads-and-locks.md for why shards are locks
+//! rather than threads.
 //!
 //! What the layers above keep per database (the clients blocked on its
 //! keys) rides along as a [`Waiters`] type they choose; what depends on

@@ -126,7 +126,7 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveErro
     // Redis also lets `save` appear several times, each adding a rule.
     let mut value = values.join(" ");
     if spec.name == "save" && !values.is_empty() && !values[0].is_empty() {
-        let current = config.get("save");
+        let current = config.save();
         if config_seen_save(config) && !current.is_empty() {
             value = format!("{current} {value}");
         }
@@ -134,7 +134,7 @@ fn apply_directive(config: &Config, args: &[String]) -> Result<(), DirectiveErro
     }
     config.set_initial(&name, &value)?;
     if let Some((_, off, why)) = OFF_ONLY_DIRECTIVES.iter().find(|(n, _, _)| *n == spec.name) {
-        if config.get(spec.name) != *off {
+        if config.value(spec) != *off {
             config.set_initial(spec.name, off)?;
             return Err(DirectiveError::Here(why.to_string()));
         }
@@ -293,9 +293,9 @@ mod tests {
             "--appendonly",
             "no",
         ]);
-        assert_eq!(c.get("port"), "7000");
-        assert_eq!(c.get("save"), "900 1 300 10");
-        assert_eq!(c.get("appendonly"), "no");
+        assert_eq!(c.port(), 7000);
+        assert_eq!(c.save(), "900 1 300 10");
+        assert!(!c.appendonly());
     }
 
     #[test]
@@ -309,9 +309,9 @@ mod tests {
         )
         .unwrap();
         let c = run(&[path.to_str().unwrap(), "--port", "6401"]);
-        assert_eq!(c.get("port"), "6401");
-        assert_eq!(c.get("save"), "900 1 60 100");
-        assert_eq!(c.get("requirepass"), "a b");
+        assert_eq!(c.port(), 6401);
+        assert_eq!(c.save(), "900 1 60 100");
+        assert_eq!(c.requirepass(), "a b");
     }
 
     #[test]
@@ -577,14 +577,14 @@ mod tests {
             "--tls-protocols",
             "TLSv1.2 TLSv1.3",
         ]);
-        assert_eq!(c.get("tls-port"), "6380");
-        assert_eq!(c.get("tls-auth-clients"), "optional");
-        assert_eq!(c.get("tls-protocols"), "TLSv1.2 TLSv1.3");
-        assert_eq!(c.get("tls-session-cache-size"), "20480");
-        assert_eq!(c.get("tls-session-cache-timeout"), "300");
-        assert_eq!(c.get("tls-session-caching"), "yes");
-        assert_eq!(c.get("tls-prefer-server-ciphers"), "no");
-        assert_eq!(c.get("tls-cert-file"), "");
+        assert_eq!(c.tls_port(), 6380);
+        assert_eq!(c.tls_auth_clients(), "optional");
+        assert_eq!(c.tls_protocols(), "TLSv1.2 TLSv1.3");
+        assert_eq!(c.tls_session_cache_size(), 20480);
+        assert_eq!(c.tls_session_cache_timeout(), 300);
+        assert!(c.tls_session_caching());
+        assert!(!c.tls_prefer_server_ciphers());
+        assert_eq!(c.tls_cert_file(), "");
         assert!(parse_args(&["--tls-auth-clients".into(), "maybe".into()]).is_err());
         assert!(parse_args(&["--tls-port".into(), "70000".into()]).is_err());
     }

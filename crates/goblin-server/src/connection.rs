@@ -44,18 +44,8 @@ use std::sync::Arc;
 use tokio::net::TcpStream;
 
 use crate::stream::Stream;
-use std::time::Duration;
 
 mod feed;
-
-/// What a WAITAOF waits for (see `Handoff::WaitAof`).
-struct AofWait {
-    aof_offset: u64,
-    repl_offset: u64,
-    local: bool,
-    replicas: usize,
-    deadline_ms: Option<u64>,
-}
 
 /// Read buffer size (Redis's PROTO_IOBUF_LEN).
 const IOBUF: usize = 16 * 1024;
@@ -77,9 +67,9 @@ pub fn serve(
 ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
     if let Some(tcp) = stream.tcp() {
         let _ = tcp.set_nodelay(true);
-        keep_alive(tcp, engine.config().get_i64("tcp-keepalive"));
+        keep_alive(tcp, engine.config().tcp_keepalive());
     }
-    let maxclients = engine.config().get_i64("maxclients") as usize;
+    let maxclients = engine.config().maxclients() as usize;
     let refusal: &[u8] = if engine.clients().count() >= maxclients {
         b"-ERR max number of clients reached\r\n"
     } else if in_protected_mode(&engine) && peer.is_some_and(|p| !is_loopback(p)) {
@@ -122,7 +112,7 @@ the server to start accepting connections from the outside.\r\n";
 /// Protected mode (Redis's clientAcceptHandler): on, while the default
 /// user has no password.
 fn in_protected_mode(engine: &Engine) -> bool {
-    engine.config().get("protected-mode") == "yes" && engine.acl().default_nopass()
+    engine.config().protected_mode() && engine.acl().default_nopass()
 }
 
 /// A client of this host, as Redis's islocalClient sees one: from
@@ -597,172 +587,43 @@ impl Connection {
     }
 
     /// Carries out what the last command handed over: feeding a replica
-    /// (until the connection closes), or WAIT's wait for replicas.
+    /// (until the connection closes), or a reply that waits (WAIT,
+    /// WAITAOF, SHUTDOWN; see goblin_engine::engine::wait), resolved by
+    /// the engine while the connection watches for the client going away.
     async fn take_handoff(&mut self) -> Result<(), Closing> {
-        match self.session.state.handoff.take() {
-            Some(Handoff::Replica(attach)) => {
+        let Some(handoff) = self.session.state.handoff.take() else {
+            return Ok(());
+        };
+        let wait = match handoff.into_wait() {
+            Ok(wait) => wait,
+            Err(Handoff::Replica(attach)) => {
                 let r = self.serve_replica(attach).await;
                 // A feed ends with its connection.
-                r.and(Err(Closing))
+                return r.and(Err(Closing));
             }
-            Some(Handoff::Wait {
-                offset,
-                replicas,
-                deadline_ms,
-            }) => {
-                let acked = self.wait_replicas(offset, replicas, deadline_ms).await?;
-                self.session.out.int(acked as i64);
-                self.flush_all().await.map_err(|_| Closing)
-            }
-            Some(Handoff::WaitAof {
-                aof_offset,
-                repl_offset,
-                local,
-                replicas,
-                deadline_ms,
-            }) => {
-                let wanted = AofWait {
-                    aof_offset,
-                    repl_offset,
-                    local,
-                    replicas,
-                    deadline_ms,
-                };
-                match self.wait_aof(wanted).await? {
-                    Ok((local_acked, replicas_acked)) => {
-                        self.session.out.array(2);
-                        self.session.out.int(local_acked as i64);
-                        self.session.out.int(replicas_acked as i64);
-                    }
-                    Err(text) => self.session.out.error(text),
-                }
-                self.flush_all().await.map_err(|_| Closing)
-            }
-            Some(Handoff::Shutdown) => {
-                self.wait_shutdown().await?;
-                self.session.out.error(goblin_engine::shutdown::CANCELLED);
-                self.flush_all().await.map_err(|_| Closing)
-            }
-            None => Ok(()),
-        }
-    }
-
-    /// SHUTDOWN waiting for replicas: until the shutdown is cancelled (a
-    /// shutdown that succeeds ends the process first), or the client goes
-    /// away.
-    async fn wait_shutdown(&mut self) -> Result<(), Closing> {
+            Err(_) => return Ok(()),
+        };
         let engine = self.engine.clone();
-        let state = engine.shutdown_state();
-        let mut cancelled = state.cancellations();
-        // Counted as waiting by the command.
-        let outcome = loop {
-            // Cancelled between the command and now: answered at once.
-            if !state.initiated() {
-                break Ok(());
-            }
-            tokio::select! {
-                _ = cancelled.changed() => break Ok(()),
-                _ = self.info.wake.notified() => {
-                    if self.info.is_killed() {
-                        break Err(Closing);
+        let resolved = {
+            let resolve = engine.resolve_wait(&wait);
+            tokio::pin!(resolve);
+            loop {
+                tokio::select! {
+                    resolved = &mut resolve => break resolved,
+                    _ = self.info.wake.notified() => {
+                        if self.info.is_killed() {
+                            return Err(Closing);
+                        }
                     }
+                    r = self.stream.read_buf(&mut self.rbuf) => match r {
+                        Ok(0) | Err(_) => return Err(Closing),
+                        Ok(n) => self.engine.stats().add_net_input(n),
+                    },
                 }
-                r = self.stream.read_buf(&mut self.rbuf) => match r {
-                    Ok(0) | Err(_) => break Err(Closing),
-                    Ok(n) => self.engine.stats().add_net_input(n),
-                },
             }
         };
-        state.waiting.fetch_sub(1, Ordering::Relaxed);
-        outcome
-    }
-
-    /// WAITAOF: until the append-only file is on disk up to the client's
-    /// last write (when `local`) and enough replicas said theirs is
-    /// (REPLCONF ACK's FACK), the deadline passes, or the client goes
-    /// away. The local file's and the replicas' counts, or WAITAOF's
-    /// error when appendonly was turned off meanwhile.
-    async fn wait_aof(
-        &mut self,
-        wanted: AofWait,
-    ) -> Result<Result<(bool, usize), &'static str>, Closing> {
-        let engine = self.engine.clone();
-        let aof = &engine.persist().aof;
-        let r = engine.repl();
-        loop {
-            if wanted.local && !aof.is_on() {
-                return Ok(Err(
-                    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
-                ));
-            }
-            let notified = r.acks.notified();
-            let local = aof.is_on() && aof.fsynced() >= wanted.aof_offset;
-            let replicas = r.aof_acked(wanted.repl_offset);
-            if (local || !wanted.local) && replicas >= wanted.replicas {
-                return Ok(Ok((local, replicas)));
-            }
-            let now = goblin_engine::util::time::now_ms();
-            let left = match wanted.deadline_ms {
-                Some(d) if d <= now => return Ok(Ok((local, replicas))),
-                Some(d) => Duration::from_millis(d - now),
-                None => Duration::from_secs(3600),
-            };
-            // appendonly may be turned off meanwhile: looked at again
-            // every 100 ms.
-            let left = left.min(Duration::from_millis(100));
-            tokio::select! {
-                _ = aof.wait_fsynced(wanted.aof_offset), if wanted.local && !local => {}
-                _ = notified => {}
-                _ = tokio::time::sleep(left) => {}
-                _ = self.info.wake.notified() => {
-                    if self.info.is_killed() {
-                        return Err(Closing);
-                    }
-                }
-                r = self.stream.read_buf(&mut self.rbuf) => match r {
-                    Ok(0) | Err(_) => return Err(Closing),
-                    Ok(n) => self.engine.stats().add_net_input(n),
-                },
-            }
-        }
-    }
-
-    /// WAIT: until `wanted` replicas acknowledged `offset`, the deadline
-    /// passes, or the client goes away; returns how many did.
-    async fn wait_replicas(
-        &mut self,
-        offset: u64,
-        wanted: usize,
-        deadline_ms: Option<u64>,
-    ) -> Result<usize, Closing> {
-        let engine = self.engine.clone();
-        let r = engine.repl();
-        loop {
-            let notified = r.acks.notified();
-            let acked = r.acked(offset);
-            if acked >= wanted {
-                return Ok(acked);
-            }
-            let now = goblin_engine::util::time::now_ms();
-            let left = match deadline_ms {
-                Some(d) if d <= now => return Ok(acked),
-                Some(d) => Duration::from_millis(d - now),
-                None => Duration::from_secs(3600),
-            };
-            tokio::select! {
-                _ = notified => {}
-                _ = tokio::time::sleep(left) => {}
-                _ = self.info.wake.notified() => {
-                    if self.info.is_killed() {
-                        return Err(Closing);
-                    }
-                }
-                r = self.stream.read_buf(&mut self.rbuf) => match r {
-                    Ok(0) | Err(_) => return Err(Closing),
-                    Ok(n) => self.engine.stats().add_net_input(n),
-                },
-            }
-        }
+        resolved.write(&mut self.session.out);
+        self.flush_all().await.map_err(|_| Closing)
     }
 
     /// Waits while CLIENT PAUSE holds the client's command back, or until
@@ -936,12 +797,8 @@ impl Connection {
     /// closes (the client sees its writes unacknowledged, as when Redis
     /// exits on such an error) and later writes get MISCONF.
     async fn await_log(&self) -> std::io::Result<()> {
-        let logged = self.session.state.aof_offset;
-        let aof = &self.engine.persist().aof;
-        if logged <= aof.synced() {
-            return Ok(());
-        }
-        aof.await_logged(logged)
+        self.engine
+            .await_written(self.session.state.aof_offset, false)
             .await
             .map_err(|e| std::io::Error::other(e.misconf()))
     }

@@ -171,7 +171,7 @@ fn listen_unix(
 
 /// Removes the unix socket file at shutdown (Redis's finishShutdown).
 pub fn remove_unix_socket(engine: &Engine) {
-    let path = engine.config().get("unixsocket");
+    let path = engine.config().unixsocket();
     if path.is_empty() {
         return;
     }
@@ -237,14 +237,14 @@ impl Server {
     /// without one, it picks a free port.
     pub async fn bind(engine: Arc<Engine>) -> io::Result<Server> {
         let config = engine.config();
-        let port = config.get_i64("port") as u16;
-        let tls_port = config.get_i64("tls-port") as u16;
-        let bind = config.get("bind");
-        let backlog = config.get_i64("tcp-backlog");
+        let port = config.port() as u16;
+        let tls_port = config.tls_port() as u16;
+        let bind = config.bind();
+        let backlog = config.tcp_backlog();
         check_backlog(backlog);
         let backlog = backlog.clamp(0, i32::MAX as i64) as i32;
         let tls = Arc::new(TlsState::default());
-        if (tls_port != 0 || config.get_bool("tls-replication") || config.get_bool("tls-cluster"))
+        if (tls_port != 0 || config.tls_replication() || config.tls_cluster())
             && !tls.configure(&engine)
         {
             return Err(io::Error::other(
@@ -269,11 +269,11 @@ impl Server {
         };
         // INFO's tcp_port: the plain port, else the TLS one (as Redis).
         engine.set_tcp_port(first.local_addr()?.port());
-        let path = config.get("unixsocket");
+        let path = config.unixsocket();
         let unix = if path.is_empty() {
             None
         } else {
-            let perm = u32::from_str_radix(&config.get("unixsocketperm"), 8).unwrap_or(0);
+            let perm = u32::from_str_radix(&config.unixsocketperm(), 8).unwrap_or(0);
             Some(listen_unix(&path, perm, backlog).map_err(|e| {
                 io::Error::new(e.kind(), format!("Failed opening Unix socket: {e}"))
             })?)
@@ -300,7 +300,7 @@ impl Server {
     pub fn unix_path(&self) -> Option<String> {
         self.unix
             .as_ref()
-            .map(|_| self.engine.config().get("unixsocket"))
+            .map(|_| self.engine.config().unixsocket())
     }
 
     /// The first address listened on for TLS clients, if any.
@@ -320,7 +320,7 @@ impl Server {
                 .map_or(0, |a| a.port())
         };
         let listeners = Listeners {
-            bind: engine.config().get("bind"),
+            bind: engine.config().bind(),
             plain: Acceptors {
                 port: port_of(&self.listeners),
                 tasks: spawn_acceptors(&engine, self.listeners, None),
@@ -488,9 +488,7 @@ async fn tls_accept(
         }
     }
     let _handshaking = Handshaking(&tls.handshaking);
-    if tls.handshaking.fetch_add(1, Ordering::Relaxed) as i64
-        >= engine.config().get_i64("maxclients")
-    {
+    if tls.handshaking.fetch_add(1, Ordering::Relaxed) as i64 >= engine.config().maxclients() {
         engine
             .stats()
             .rejected_connections
@@ -513,7 +511,7 @@ async fn tls_accept(
         let (tcp, conn) = accepted.into_inner();
         Ok(Stream::Tls(Box::new(stream::TlsStream::new(tcp, conn))))
     };
-    let timeout = engine.config().get_i64("timeout");
+    let timeout = engine.config().timeout();
     let result = if timeout > 0 {
         tokio::time::timeout(std::time::Duration::from_secs(timeout as u64), handshake)
             .await
@@ -571,10 +569,7 @@ fn reopen(
     port: u16,
     tls: Option<&Arc<TlsState>>,
 ) -> Result<(), String> {
-    let backlog = engine
-        .config()
-        .get_i64("tcp-backlog")
-        .clamp(0, i32::MAX as i64) as i32;
+    let backlog = engine.config().tcp_backlog().clamp(0, i32::MAX as i64) as i32;
     let kind = if tls.is_some() { "TLS" } else { "TCP" };
     if port == 0 {
         stop_acceptors(std::mem::take(&mut a.tasks));
@@ -666,12 +661,10 @@ fn install_tls_apply(
             return Err(false);
         };
         let config = engine.config();
-        let port = config.get_i64("tls-port") as u16;
+        let port = config.tls_port() as u16;
         match change {
             goblin_engine::TlsChange::Context => {
-                let enabled = port != 0
-                    || config.get_bool("tls-replication")
-                    || config.get_bool("tls-cluster");
+                let enabled = port != 0 || config.tls_replication() || config.tls_cluster();
                 if enabled && !tls.configure(&engine) {
                     return Err(true);
                 }

@@ -14,7 +14,7 @@ pub const RESERVED_FDS: u64 = 32;
 /// system allows, and lowers maxclients to fit what it got. Err when not
 /// even one client fits (the server does not start).
 pub fn adjust_open_files_limit(config: &Config) -> Result<(), String> {
-    let maxclients = config.get_i64("maxclients").max(1) as u64;
+    let maxclients = config.maxclients().max(1) as u64;
     let wanted = maxclients + RESERVED_FDS;
     let mut limit = libc::rlimit {
         rlim_cur: 0,

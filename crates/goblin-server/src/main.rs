@@ -69,30 +69,27 @@ fn main() {
     };
     // Redis's THPDisable: with disable-thp yes (the default) the process
     // gets no transparent huge pages, whatever jemalloc asks for below.
-    if config.get_bool("disable-thp") {
+    if config.disable_thp() {
         // SAFETY: prctl with PR_SET_THP_DISABLE takes plain integers.
         unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
     }
-    log::configure(&config.get("logfile"), &config.get("loglevel"));
+    log::configure(&config.logfile(), &config.loglevel());
     goblin_engine::log::set_sink(log::engine_sink);
-    goblin_server::crash::install(&config.get("logfile"), config.get_bool("crash-log-enabled"));
-    let dir = config.get("dir");
+    goblin_server::crash::install(&config.logfile(), config.crash_log_enabled());
+    let dir = config.dir();
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("Can't create the data directory '{dir}': {e}");
         std::process::exit(1);
     }
     goblin_server::install_jemalloc_stats();
     // setOOMScoreAdj at startup: a failure is logged and the server runs.
-    let _ = goblin_engine::oom::apply(
-        &config.get("oom-score-adj"),
-        &config.get("oom-score-adj-values"),
-    );
+    let _ = goblin_engine::oom::apply(&config.oom_score_adj(), &config.oom_score_adj_values());
     if let Err(e) = goblin_server::limits::adjust_open_files_limit(&config) {
         log::warning(&e);
         std::process::exit(1);
     }
 
-    let threads = match config.get_i64("threads") {
+    let threads = match config.threads() {
         0 => std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
@@ -135,7 +132,7 @@ fn main() {
         ));
         // `replicaof`: the role is known before the data loads (a replica
         // resumes the history its snapshot recorded).
-        let master = engine.config().get("replicaof");
+        let master = engine.config().replicaof();
         if let Some((host, port)) = master.split_once(' ') {
             match goblin_engine::repl::parse_master(host.as_bytes(), port.trim().as_bytes()) {
                 Ok(Some(addr)) => goblin_engine::repl::set_master(&engine, addr),
@@ -192,14 +189,12 @@ fn main() {
                     // A shutdown waiting for its replicas is the cron's to
                     // finish (it ends `run`) or cancel.
                     if sig != 0 && !engine.cron_paused() && !engine.shutdown_state().initiated() {
-                        let name = if sig == libc::SIGINT {
-                            "shutdown-on-sigint"
+                        let setting = if sig == libc::SIGINT {
+                            engine.config().shutdown_on_sigint()
                         } else {
-                            "shutdown-on-sigterm"
+                            engine.config().shutdown_on_sigterm()
                         };
-                        let flags = goblin_engine::persist::ShutdownFlags::from_config(
-                            &engine.config().get(name),
-                        );
+                        let flags = goblin_engine::persist::ShutdownFlags::from_config(&setting);
                         if engine.begin_shutdown(flags) == goblin_engine::shutdown::Begun::Now {
                             let e = engine.clone();
                             saving = Some(tokio::task::spawn_blocking(move || {

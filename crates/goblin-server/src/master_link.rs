@@ -219,7 +219,7 @@ impl Link {
 fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
     let r = engine.repl();
     let config = engine.config();
-    let timeout = Duration::from_secs(config.get_i64("repl-timeout").max(1) as u64);
+    let timeout = Duration::from_secs(config.repl_timeout().max(1) as u64);
     r.link.lock().state = LinkState::Connecting;
     let sockaddr = (addr.host.as_str(), addr.port)
         .to_socket_addrs()
@@ -227,7 +227,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
         .next()
         .ok_or("no address for the primary")?;
     let tcp = TcpStream::connect_timeout(&sockaddr, timeout).map_err(|e| e.to_string())?;
-    let _ = tcp.set_nodelay(!config.get_bool("repl-disable-tcp-nodelay"));
+    let _ = tcp.set_nodelay(!config.repl_disable_tcp_nodelay());
     tcp.set_read_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| e.to_string())?;
     log::notice("MASTER <-> REPLICA sync started");
@@ -248,9 +248,9 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
         return Err(format!("Error reply to PING from master: '{pong}'").into());
     }
     log::notice("Master replied to PING, replication can continue...");
-    let auth = config.get("masterauth");
+    let auth = config.masterauth();
     if !auth.is_empty() {
-        let user = config.get("masteruser");
+        let user = config.masteruser();
         let reply = if user.is_empty() {
             link.ask(engine, gen, &[b"AUTH", auth.as_bytes()], timeout)?
         } else {
@@ -265,7 +265,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             return Err(format!("Unable to AUTH to MASTER: {reply}").into());
         }
     }
-    let port = match config.get_i64("replica-announce-port") {
+    let port = match config.replica_announce_port() {
         0 => engine.tcp_port() as i64,
         p => p,
     };
@@ -281,7 +281,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
         ));
     }
-    let ip = config.get("replica-announce-ip");
+    let ip = config.replica_announce_ip();
     if !ip.is_empty() {
         let reply = link.ask(
             engine,
@@ -385,7 +385,7 @@ fn follow(engine: &Arc<Engine>, addr: &MasterAddr, gen: u64) -> Step<()> {
             }
             if !r.stream.is_active() {
                 r.stream
-                    .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+                    .activate(config.repl_backlog_size().max(1) as usize);
                 r.stream.reset(resume.offset);
             }
             *r.resume.lock() = None;
@@ -463,7 +463,7 @@ fn receive_snapshot(
         l.transfer_last_io_ms = now_ms();
     }
     let rdb = TempRdb {
-        path: PathBuf::from(engine.config().get("dir")).join(format!(
+        path: PathBuf::from(engine.config().dir()).join(format!(
             "temp-{}.{}.rdb",
             now_ms() / 1000,
             std::process::id()
@@ -628,7 +628,7 @@ fn load_snapshot(
         // The history and the stream are the primary's from here.
         r.adopt_id(replid, offset, false);
         r.stream
-            .activate(config.get_i64("repl-backlog-size").max(1) as usize);
+            .activate(config.repl_backlog_size().max(1) as usize);
         r.stream.reset(offset);
         *r.resume.lock() = None;
         Ok(())
@@ -640,8 +640,8 @@ fn load_snapshot(
     // Redis renames the file into place before it loads it, and gives the
     // synchronization up when that fails; here the data is loaded
     // already, and only the file is lost.
-    let dir = config.get("dir");
-    let name = config.get("dbfilename");
+    let dir = config.dir();
+    let name = config.dbfilename();
     match std::fs::rename(&rdb.path, goblin_engine::persist::rdb_path(engine)) {
         Err(e) => log::warning(&format!(
             "Failed trying to rename the temp DB into {name} in MASTER <-> REPLICA synchronization: {}",
@@ -854,8 +854,8 @@ fn reply_error(engine: &Engine, session: &goblin_engine::Session) {
         "== CRITICAL == This replica is sending an error to its master: '{text}' after processing the command '{cmd}'"
     ));
     let config = engine.config();
-    let behavior = config.get("propagation-error-behavior");
-    if config.get_bool("replica-read-only") && behavior != "ignore" {
+    let behavior = config.propagation_error_behavior();
+    if config.replica_read_only() && behavior != "ignore" {
         log::warning(&format!(
             "This replica panicked sending an error to its master after processing the command '{cmd}'"
         ));

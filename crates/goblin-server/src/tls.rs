@@ -42,7 +42,7 @@ pub enum ClientAuth {
 
 impl ClientAuth {
     pub fn from_config(config: &Config) -> ClientAuth {
-        match config.get("tls-auth-clients").as_str() {
+        match config.tls_auth_clients().as_str() {
             "no" => ClientAuth::No,
             "optional" => ClientAuth::Optional,
             // Also the fail-secure default, as in Redis.
@@ -74,34 +74,35 @@ impl TlsContext {
     /// Redis's tlsConfigure: the context the configuration describes, or
     /// the log line that says why there is none.
     pub fn load(config: &Config) -> Result<TlsContext, String> {
-        let opt = |name: &str| Some(config.get(name)).filter(|v| !v.is_empty());
-        let Some(cert_file) = opt("tls-cert-file") else {
+        let opt = |value: String| Some(value).filter(|v| !v.is_empty());
+        let Some(cert_file) = opt(config.tls_cert_file()) else {
             return Err("No tls-cert-file configured!".into());
         };
-        let Some(key_file) = opt("tls-key-file") else {
+        let Some(key_file) = opt(config.tls_key_file()) else {
             return Err("No tls-key-file configured!".into());
         };
-        let (ca_file, ca_dir) = (opt("tls-ca-cert-file"), opt("tls-ca-cert-dir"));
+        let (ca_file, ca_dir) = (
+            opt(config.tls_ca_cert_file()),
+            opt(config.tls_ca_cert_dir()),
+        );
         let auth = ClientAuth::from_config(config);
-        if (auth != ClientAuth::No
-            || config.get_bool("tls-cluster")
-            || config.get_bool("tls-replication"))
+        if (auth != ClientAuth::No || config.tls_cluster() || config.tls_replication())
             && ca_file.is_none()
             && ca_dir.is_none()
         {
             return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
         }
-        let versions = protocols(&config.get("tls-protocols"))?;
+        let versions = protocols(&config.tls_protocols())?;
         // Both lists are checked whatever the protocols, as OpenSSL sets
         // both on the context.
-        let ciphers = opt("tls-ciphers");
+        let ciphers = opt(config.tls_ciphers());
         let tls12 = tls12_suites(ciphers.as_deref().unwrap_or("DEFAULT")).ok_or_else(|| {
             format!(
                 "Failed to configure ciphers: {}",
                 ciphers.unwrap_or_default()
             )
         })?;
-        let ciphersuites = opt("tls-ciphersuites");
+        let ciphersuites = opt(config.tls_ciphersuites());
         let tls13 = tls13_suites(ciphersuites.as_deref()).ok_or_else(|| {
             format!(
                 "Failed to configure ciphersuites: {}",
@@ -122,7 +123,7 @@ impl TlsContext {
 
         let chain = load_certs(&cert_file)
             .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
-        let key = load_key(&key_file, opt("tls-key-file-pass").as_deref())
+        let key = load_key(&key_file, opt(config.tls_key_file_pass()).as_deref())
             .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
         let roots = match (&ca_file, &ca_dir) {
             (None, None) => None,
@@ -132,24 +133,27 @@ impl TlsContext {
                 })?,
             )),
         };
-        if let Some(dh) = opt("tls-dh-params-file") {
+        if let Some(dh) = opt(config.tls_dh_params_file()) {
             check_dh_params(&dh)?;
         }
         // Redis builds a client context when a client certificate is
         // configured, and fails as a whole when it does not load.
-        if let (Some(cert), Some(key)) = (opt("tls-client-cert-file"), opt("tls-client-key-file")) {
+        if let (Some(cert), Some(key)) = (
+            opt(config.tls_client_cert_file()),
+            opt(config.tls_client_key_file()),
+        ) {
             load_certs(&cert).map_err(|e| format!("Failed to load certificate: {cert}: {e}"))?;
-            load_key(&key, opt("tls-client-key-file-pass").as_deref())
+            load_key(&key, opt(config.tls_client_key_file_pass()).as_deref())
                 .map_err(|e| format!("Failed to load private key: {key}: {e}"))?;
         }
 
-        let sessions = config.get_bool("tls-session-caching").then(|| {
+        let sessions = config.tls_session_caching().then(|| {
             Arc::new(SessionCache::new(
-                config.get_i64("tls-session-cache-size").max(0) as usize,
-                Duration::from_secs(config.get_i64("tls-session-cache-timeout").max(0) as u64),
+                config.tls_session_cache_size().max(0) as usize,
+                Duration::from_secs(config.tls_session_cache_timeout().max(0) as u64),
             ))
         });
-        let prefer_server = config.get_bool("tls-prefer-server-ciphers");
+        let prefer_server = config.tls_prefer_server_ciphers();
         let build = |verifier: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>| {
             let builder = ServerConfig::builder_with_provider(provider.clone())
                 .with_protocol_versions(&versions)

@@ -70,7 +70,7 @@ use crate::error::PersistenceError;
 pub(crate) use crate::error::Error;
 use crate::session::Session;
 use goblin_engine::client::ReplyMode;
-use goblin_engine::persist::aof::{Fsync, LogError};
+
 use goblin_engine::protocol::Reply;
 use goblin_engine::{Config, ConnInfo, Engine, Flow, Session as EngineSession};
 use parking_lot::Mutex;
@@ -211,7 +211,7 @@ impl Store {
     /// it): a second store on it fails with [`Error::DirectoryInUse`]
     /// until the first is closed or dropped.
     pub fn open_with_config(config: Config) -> Result<Store, Error> {
-        let dir = std::path::PathBuf::from(config.get("dir"));
+        let dir = std::path::PathBuf::from(config.dir());
         std::fs::create_dir_all(&dir)?;
         let lock = DirLock::acquire(&dir)?;
         let engine = Engine::new(config);
@@ -439,7 +439,7 @@ fn save_now(engine: &Arc<Engine>) -> Result<(), PersistenceError> {
     if aof.is_on() {
         aof.flush_now().map_err(PersistenceError::AppendOnlyFile)?;
     }
-    if !engine.config().get("save").trim().is_empty() {
+    if !engine.config().save().trim().is_empty() {
         let mut locks = engine.keyspace().lock_all();
         goblin_engine::persist::save_locked(engine, &mut locks)
             .map_err(PersistenceError::Snapshot)?;
@@ -460,7 +460,7 @@ pub(crate) fn shut_down(engine: &Arc<Engine>) -> Result<(), PersistenceError> {
             failure = Some(PersistenceError::AppendOnlyFile(e));
         }
     }
-    let snapshot = !engine.config().get("save").trim().is_empty();
+    let snapshot = !engine.config().save().trim().is_empty();
     // NOSAVE: only the steps around the snapshot, which is taken below
     // where its error can be kept.
     let _ = persist::prepare_shutdown(
@@ -496,35 +496,29 @@ pub(crate) async fn run<A: AsRef<[u8]>>(
             }
             Flow::Paused => wait_unpaused(&session.engine).await,
             Flow::Yield => tokio::task::yield_now().await,
+            Flow::Handoff => {
+                // WAIT, WAITAOF, SHUTDOWN: the reply waits, as the engine
+                // resolves it. A replica's feed (PSYNC) needs a
+                // connection of its own: no reply here.
+                if let Some(Ok(wait)) = session.state.handoff.take().map(|h| h.into_wait()) {
+                    let engine = session.engine.clone();
+                    engine.resolve_wait(&wait).await.write(&mut session.out);
+                }
+                break Flow::Continue;
+            }
             other => break other,
         }
     };
-    if let Err(e) = await_log(session).await {
+    // No reply before its writes reached the append-only file, as the
+    // server does (written here rather than by the writer thread).
+    let logged = session.state.aof_offset;
+    if let Err(e) = session.engine.await_written(logged, true).await {
         session.out.buf.clear();
         return Err(Error::Persistence(PersistenceError::AppendOnlyFile(
             e.io_error(),
         )));
     }
     Ok(flow)
-}
-
-/// No reply before its writes reached the append-only file, as the server
-/// does: on disk under appendfsync always, handed to the kernel otherwise.
-async fn await_log(session: &EngineSession) -> Result<(), LogError> {
-    let logged = session.state.aof_offset;
-    let aof = &session.engine.persist().aof;
-    if logged <= aof.synced() {
-        return Ok(());
-    }
-    if aof.policy() != Fsync::Always && aof.written() < logged {
-        // The write runs on the blocking pool (see the module's doc).
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let engine = session.engine.clone();
-            let write = rt.spawn_blocking(move || engine.persist().aof.write_through(logged));
-            return write.await.unwrap_or_else(|_| aof.write_through(logged));
-        }
-    }
-    aof.await_logged(logged).await
 }
 
 /// Whether a session is in the state of a freshly opened one, so that the

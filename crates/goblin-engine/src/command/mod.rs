@@ -91,6 +91,17 @@ pub struct Effects {
     pub unwrapped: bool,
 }
 
+/// Redis's allowProtectedAction: `setting`, the value of
+/// enable-protected-configs, enable-debug-command..., is yes, or local and
+/// the client is (or the engine itself runs the command).
+pub fn allows_protected(setting: &str, client: &ClientState) -> bool {
+    match setting {
+        "yes" => true,
+        "local" => client.internal || client.info.is_local(),
+        _ => false,
+    }
+}
+
 impl<'a, 'l> Ctx<'a, 'l> {
     /// The stored form of the argument `arg`: the very buffer it was
     /// received in when it is one of the command's big bulks (Redis
@@ -109,14 +120,11 @@ impl<'a, 'l> Ctx<'a, 'l> {
     }
 
     /// Whether this client may take a protected action (Redis's
-    /// allowProtectedAction): `setting` (enable-protected-configs,
-    /// enable-debug-command...) is yes, or local and the client is.
+    /// allowProtectedAction): `setting`, the value of
+    /// enable-protected-configs, enable-debug-command..., is yes, or local
+    /// and the client is.
     pub fn allows_protected(&self, setting: &str) -> bool {
-        match self.engine.config().get(setting).as_str() {
-            "yes" => true,
-            "local" => self.client.internal || self.client.info.is_local(),
-            _ => false,
-        }
+        allows_protected(setting, self.client)
     }
 
     /// How this command's look-ups treat keys: its clock, and whether an

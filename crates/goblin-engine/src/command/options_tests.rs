@@ -202,6 +202,8 @@ fn every_parser_accepts_the_options_its_synopsis_names() {
             let config = Config::new();
             config.set_initial("dir", dir.to_str().unwrap()).unwrap();
             config.set_initial("save", "").unwrap();
+            // MODULE LOADEX, protected, runs to reach its parser.
+            config.set_initial("enable-module-command", "yes").unwrap();
             let engine = Engine::new(config);
             let mut session = engine.session(ConnInfo::embedded());
             for (_, lines) in KEYSPACE.iter().filter(|(n, _)| *n == name) {

@@ -148,6 +148,10 @@ pub struct CommandSpec {
     pub replaced_by: &'static str,
     pub handler: Handler,
     pub subcommands: &'static [CommandSpec],
+    /// A protected command (Redis's CMD_PROTECTED: DEBUG, MODULE LOAD...):
+    /// the parameter that allows it (`yes`, or `local` for a local client),
+    /// checked at admission.
+    pub protected_by: Option<crate::config::Param>,
 }
 
 fn no_handler(_: &mut Ctx<'_, '_>, _: &[&[u8]]) -> CmdResult {
@@ -182,6 +186,7 @@ impl CommandSpec {
         replaced_by: "",
         handler: no_handler,
         subcommands: &[],
+        protected_by: None,
     };
 
     pub fn has(&self, f: u32) -> bool {

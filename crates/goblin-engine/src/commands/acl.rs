@@ -337,11 +337,11 @@ const NO_ACL_FILE: &str = "This Redis instance is not configured to use an ACL f
 /// The ACL file's path: `aclfile`, relative to `dir` unless absolute (Redis
 /// changes into `dir` before it reads the file).
 fn acl_file(engine: &Engine) -> Option<PathBuf> {
-    let name = engine.config().get("aclfile");
+    let name = engine.config().aclfile();
     if name.is_empty() {
         return None;
     }
-    Some(PathBuf::from(engine.config().get("dir")).join(name))
+    Some(PathBuf::from(engine.config().dir()).join(name))
 }
 
 fn acl_load(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -443,7 +443,7 @@ fn load_file(engine: &Engine, path: &std::path::Path) -> Result<Vec<Vec<u8>>, St
         users.push((argv[1].clone(), argv[2..].to_vec()));
     }
     let staged = crate::acl::Acl::new();
-    staged.set_pubsub_default(engine.config().get("acl-pubsub-default") == "allchannels");
+    staged.set_pubsub_default(engine.config().acl_pubsub_default() == "allchannels");
     for (name, rules) in &users {
         let rules: Vec<&[u8]> = rules.iter().map(|r| r.as_slice()).collect();
         if name != b"default" {

@@ -1,7 +1,7 @@
 //! DEBUG (Redis's debug.c): the subcommands the Tcl suite and operators
 //! use. Where a subcommand reports or tunes one of Redis's internal
-//! encodings, Goblin answers with its own equivalent (ARCHITECTURE.md,
-//! Introspection).
+//! encodings, Goblin answers with its own equivalent
+//! (docs/design/introspection.md).
 
 use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
@@ -10,8 +10,6 @@ use crate::util::number::arg_i64;
 use crate::util::time::now_us;
 use crate::Error;
 use std::sync::atomic::Ordering;
-
-const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 
 /// A digest of one value, stable across restarts (DEBUG DIGEST-VALUE).
 pub fn value_digest(obj: &Object) -> [u8; 20] {
@@ -27,10 +25,6 @@ fn hex(d: &[u8]) -> String {
 }
 
 fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let allowed = ctx.allows_protected("enable-debug-command");
-    if !allowed {
-        return Err(Error::raw(DEBUG_NOT_ALLOWED));
-    }
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
         // A command into the replication stream, as it is (a test aid).
@@ -373,12 +367,12 @@ fn debug_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         (b"segfault", 2) => crate::crash::segfault(),
         (b"panic", 2) => crate::crash::panic(
             &format!("DEBUG PANIC called at Unix time {}", now_us() / 1_000_000),
-            ctx.engine.config().get_bool("use-exit-on-panic"),
+            ctx.engine.config().use_exit_on_panic(),
         ),
         (b"assert", 2) => crate::crash::assertion_failed(
             "1 == 2",
             "debug.c",
-            ctx.engine.config().get_bool("use-exit-on-panic"),
+            ctx.engine.config().use_exit_on_panic(),
         ),
         (b"populate", 3..=5) => {
             // DEBUG POPULATE count [prefix] [size]: keys "prefix:N" holding
@@ -567,6 +561,7 @@ fn debug_protocol(ctx: &mut Ctx, name: &[u8]) -> CmdResult {
 
 pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
     name: "debug",
+    protected_by: Some(crate::config::Param::EnableDebugCommand),
     arity: -2,
     flags: flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALL_SHARDS,
     group: Group::Server,

@@ -162,7 +162,7 @@ pub fn parse_scan_options<'a>(
 // Commands.
 
 fn del_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let lazy = ctx.engine.config().get_bool("lazyfree-lazy-user-del");
+    let lazy = ctx.engine.config().lazyfree_lazy_user_del();
     delete_keys(ctx, &args[1..], lazy)
 }
 
@@ -558,7 +558,7 @@ const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time n
 const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 fn lfu_policy(ctx: &Ctx) -> bool {
-    ctx.engine.config().get("maxmemory-policy").ends_with("lfu")
+    ctx.engine.config().maxmemory_policy().ends_with("lfu")
 }
 
 fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

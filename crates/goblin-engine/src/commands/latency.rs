@@ -49,7 +49,7 @@ fn latency_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         threshold_ms: c.latency_monitor_threshold.load(Ordering::Relaxed),
         slowlog_slower_than: c.slowlog_log_slower_than.load(Ordering::Relaxed),
         hz: c.hz.load(Ordering::Relaxed),
-        fsync_always: c.get("appendfsync") == "always",
+        fsync_always: c.appendfsync() == "always",
     };
     let report = ctx.engine.latency().doctor(&settings);
     ctx.out.verbatim(report.as_bytes(), "txt");

@@ -8,19 +8,7 @@ use crate::command::spec::{flag, CmdResult, CommandSpec, Group};
 use crate::command::Ctx;
 use crate::Error;
 
-const MODULE_NOT_ALLOWED: &str = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-
 const LOAD_FAILED: &str = "ERR Error loading the extension. Please check the server logs.";
-
-/// LOAD, LOADEX and UNLOAD are protected as DEBUG is
-/// (enable-module-command).
-fn check_allowed(ctx: &Ctx) -> Result<(), Error> {
-    if ctx.allows_protected("enable-module-command") {
-        Ok(())
-    } else {
-        Err(Error::raw(MODULE_NOT_ALLOWED))
-    }
-}
 
 /// Redis's parseLoadexArguments: CONFIG name value pairs, then ARGS and
 /// the module's arguments; anything else is a syntax error (logged).
@@ -73,17 +61,13 @@ fn io_text(e: &std::io::Error) -> String {
     }
 }
 
-fn module_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    check_allowed(ctx)?;
+fn module_load(_ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     crate::log::warning(&load_failure(args[2]));
     Err(Error::raw(LOAD_FAILED))
 }
 
-fn module_loadex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    // Read before the protection is checked, which Redis does before the
-    // command runs: only the log tells them apart.
+fn module_loadex(_ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let parsed = parse_loadex(&args[3..]);
-    check_allowed(ctx)?;
     match parsed {
         Err(syntax) => crate::log::notice(&syntax),
         Ok(_) => crate::log::warning(&load_failure(args[2])),
@@ -91,8 +75,7 @@ fn module_loadex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Err(Error::raw(LOAD_FAILED))
 }
 
-fn module_unload(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    check_allowed(ctx)?;
+fn module_unload(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     // No module is loaded, so no name is one (Redis's ENOENT).
     Err(Error::raw(
         "ERR Error unloading module: no such module with that name",
@@ -147,6 +130,7 @@ static MODULE_SUBCOMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "load",
+        protected_by: Some(crate::config::Param::EnableModuleCommand),
         arity: -3,
         flags: flag::NO_ASYNC_LOADING | flag::ADMIN | flag::NOSCRIPT,
         group: Group::Server,
@@ -158,6 +142,7 @@ static MODULE_SUBCOMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "loadex",
+        protected_by: Some(crate::config::Param::EnableModuleCommand),
         arity: -3,
         flags: flag::NO_ASYNC_LOADING | flag::ADMIN | flag::NOSCRIPT,
         group: Group::Server,
@@ -169,6 +154,7 @@ static MODULE_SUBCOMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "unload",
+        protected_by: Some(crate::config::Param::EnableModuleCommand),
         arity: 3,
         flags: flag::NO_ASYNC_LOADING | flag::ADMIN | flag::NOSCRIPT,
         group: Group::Server,

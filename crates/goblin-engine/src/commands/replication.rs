@@ -224,7 +224,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ));
             r.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
             become_replica(ctx, rep, Some(wanted - 1));
-            r.refresh_good(engine.config().get_i64("min-replicas-max-lag"));
+            r.refresh_good(engine.config().min_replicas_max_lag());
             return Ok(());
         }
         if replid != "?" {
@@ -244,7 +244,7 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // A backlog from scratch: a history with no past.
         r.new_id();
         r.stream
-            .activate(engine.config().get_i64("repl-backlog-size").max(1) as usize);
+            .activate(engine.config().repl_backlog_size().max(1) as usize);
         engine.update_expiry_propagation();
         let ids = r.ids();
         crate::log::notice(&format!(
@@ -279,8 +279,8 @@ fn sync_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     become_replica(ctx, replica(state::WAIT_BGSAVE_START), None);
-    let diskless = engine.config().get_bool("repl-diskless-sync") && conf.capa_eof;
-    if diskless && engine.config().get_i64("repl-diskless-sync-delay") > 0 {
+    let diskless = engine.config().repl_diskless_sync() && conf.capa_eof;
+    if diskless && engine.config().repl_diskless_sync_delay() > 0 {
         crate::log::notice("Delay next BGSAVE for diskless SYNC");
     } else if engine.persist().running().is_some() {
         crate::log::notice(
@@ -486,9 +486,7 @@ fn waitaof_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let aof = &ctx.engine.persist().aof;
     if local && !aof.is_on() {
-        return Err(Error::err(
-            "WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
-        ));
+        return Err(Error::constant(crate::engine::wait::WAITAOF_WITHOUT_AOF));
     }
     let aof_offset = ctx.client.aof_offset;
     let repl_offset = ctx.client.repl_offset;

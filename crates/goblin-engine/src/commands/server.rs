@@ -87,7 +87,7 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let n = flush(ctx, None);
     ctx.add_dirty(n as u64 + 1);
     ctx.force_propagation();
-    let save_rules = !ctx.engine.config().get("save").trim().is_empty();
+    let save_rules = !ctx.engine.config().save().trim().is_empty();
     if !ctx.in_multi
         && save_rules
         && ctx.locks.holds_all()
@@ -334,7 +334,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
                 .clients()
                 .count()
                 .saturating_sub(engine.repl().replica_count()),
-            engine.config().get("maxclients"),
+            engine.config().maxclients(),
             recent_input,
             recent_output,
             engine.clients().blocked.load(Ordering::Relaxed)
@@ -390,7 +390,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
             scripting_memory_info(engine),
             maxmemory,
             human_bytes(maxmemory),
-            engine.config().get("maxmemory-policy"),
+            engine.config().maxmemory_policy(),
             ratio(mem.active, mem.allocated),
             mem.active.saturating_sub(mem.allocated),
             ratio(mem.resident, mem.active),
@@ -551,7 +551,7 @@ pub fn info_text(ctx: &mut Ctx, sections: &[String]) -> Vec<u8> {
 fn latency_stats(engine: &crate::Engine, out: &mut String) {
     let percentiles: Vec<f64> = engine
         .config()
-        .get("latency-tracking-info-percentiles")
+        .latency_tracking_info_percentiles()
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect();
@@ -621,9 +621,9 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let backup: Vec<(&str, String)> = pairs
         .iter()
         .filter_map(|(n, _)| crate::config::spec(n))
-        .map(|s| (s.name, ctx.engine.config().get(s.name)))
+        .map(|s| (s.name, ctx.engine.config().value(s)))
         .collect();
-    let protected = ctx.allows_protected("enable-protected-configs");
+    let protected = ctx.allows_protected(&ctx.engine.config().enable_protected_configs());
     match ctx.engine.config().set_many(&pairs, protected) {
         Ok(()) => {
             if let Err((name, reason)) = ctx.engine.apply_listeners(&backup) {
@@ -643,20 +643,15 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .find_map(|s| s.filter(|s| oom.contains(&s.name)).map(|s| s.name))
             {
                 let config = ctx.engine.config();
-                if crate::oom::apply(
-                    &config.get("oom-score-adj"),
-                    &config.get("oom-score-adj-values"),
-                )
-                .is_err()
+                if crate::oom::apply(&config.oom_score_adj(), &config.oom_score_adj_values())
+                    .is_err()
                 {
                     for (n, v) in &backup {
                         let _ = config.set_initial(n, v);
                     }
                     ctx.engine.apply_config();
-                    let _ = crate::oom::apply(
-                        &config.get("oom-score-adj"),
-                        &config.get("oom-score-adj-values"),
-                    );
+                    let _ =
+                        crate::oom::apply(&config.oom_score_adj(), &config.oom_score_adj_values());
                     return Err(Error::err(format_args!(
                         "CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
                     )));

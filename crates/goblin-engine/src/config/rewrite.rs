@@ -266,7 +266,7 @@ pub fn rewrite(old: &str, config: &Config, users: &[String], force_all: bool) ->
     let mut state = State::read(old);
     state.force_all = force_all;
     for spec in PARAMS {
-        let value = config.get(spec.name);
+        let value = config.value(spec);
         rewrite_param(&mut state, spec, &value);
     }
     for user in users {

@@ -11,7 +11,7 @@ impl Engine {
             return;
         }
         let cycle = crate::expire::active_expire_cycle(self);
-        if self.config.get_bool("activerehashing") {
+        if self.config.activerehashing() {
             crate::expire::active_rehash(self);
         }
         if self.tracking.active() {
@@ -54,11 +54,11 @@ impl Engine {
         let c = &self.config;
         self.repl
             .stream
-            .resize(c.get_i64("repl-backlog-size").max(1) as usize);
+            .resize(c.repl_backlog_size().max(1) as usize);
         self.repl.cron(
-            c.get_i64("repl-ping-replica-period"),
-            c.get_i64("repl-backlog-ttl"),
-            c.get_i64("min-replicas-max-lag"),
+            c.repl_ping_replica_period(),
+            c.repl_backlog_ttl(),
+            c.min_replicas_max_lag(),
             crate::repl::failover::holds_ping(self),
         );
         crate::repl::failover::update(self);
@@ -78,7 +78,7 @@ impl Engine {
         let n = (self.clients.count() / hz).max(5);
         let now = now_ms();
         let after = self.clients_cron_cursor.load(Ordering::Relaxed);
-        let max_idle = self.config.get_i64("timeout").max(0) as u64;
+        let max_idle = self.config.timeout().max(0) as u64;
         let resizing = self.reply_buffer_resizing.load(Ordering::Relaxed);
         let reset_ms = self.reply_buffer_peak_reset_ms.load(Ordering::Relaxed);
         self.clients.recent_peaks().next_second(now);

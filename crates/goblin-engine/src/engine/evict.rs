@@ -37,9 +37,7 @@ impl Engine {
             replication: self.repl().stream.allocated(),
             not_counted: match self.repl().stream.allocated() {
                 0 => 0,
-                held => {
-                    held.saturating_sub(self.config().get_i64("repl-backlog-size").max(0) as u64)
-                }
+                held => held.saturating_sub(self.config().repl_backlog_size().max(0) as u64),
             },
         }
     }
@@ -115,7 +113,7 @@ impl Engine {
     /// the dataset still, not on a replica that leaves memory to its
     /// primary (replica-ignore-maxmemory).
     fn evictions_allowed(&self) -> bool {
-        (!self.repl().is_replica() || !self.config().get_bool("replica-ignore-maxmemory"))
+        (!self.repl().is_replica() || !self.config().replica_ignore_maxmemory())
             && !self.persist().loading.load(Ordering::Relaxed)
             && self.scripts().busy_error().is_none()
             && !self.pause().expiry_paused()

@@ -14,6 +14,7 @@ mod keys;
 mod scripts;
 pub mod session;
 mod tracking;
+pub mod wait;
 
 pub use scripts::ScriptEngines;
 pub use session::{Flow, Pipeline, Session};
@@ -172,8 +173,8 @@ impl Engine {
         scripts: impl FnOnce(&ClientRegistry) -> Box<dyn ScriptEngines>,
     ) -> Arc<Engine> {
         let net_before = crate::memory::allocator().map(|a| (a.thread_net)());
-        let databases = config.get_i64("databases").max(1) as usize;
-        let mut shards = config.get_i64("shards") as usize;
+        let databases = config.databases().max(1) as usize;
+        let mut shards = config.shards() as usize;
         if shards == 0 {
             let cores = std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -247,7 +248,7 @@ impl Engine {
                 .startup_memory
                 .store(grown.saturating_sub(scripts), Ordering::Relaxed);
         }
-        let password = engine.config.get("requirepass");
+        let password = engine.config.requirepass();
         if !password.is_empty() {
             engine.acl.set_default_password(password.as_bytes());
         }
@@ -493,7 +494,7 @@ impl Engine {
             .find(|(n, _)| n.starts_with("tls-") && *n != "tls-port" && *n != "tls-auth-clients");
         let port = before
             .iter()
-            .any(|(n, v)| *n == "tls-port" && *v != self.config.get("tls-port"));
+            .any(|(n, v)| *n == "tls-port" && *v != self.config.tls_port().to_string());
         if context.is_none() && !port {
             return Ok(());
         }
@@ -552,7 +553,7 @@ impl Engine {
         }
         if names.contains(&"requirepass") {
             self.acl
-                .set_default_password(self.config.get("requirepass").as_bytes());
+                .set_default_password(self.config.requirepass().as_bytes());
         }
         if names.contains(&"maxmemory") {
             // Redis's updateMaxmemory: evictions start at once, in the
@@ -576,12 +577,11 @@ impl Engine {
     /// change; an unchanged value rebinds nothing. The error names the
     /// parameter, with Redis's text.
     pub fn apply_listeners(&self, before: &[(&str, String)]) -> Result<(), (String, String)> {
-        let changed = |name: &str| {
-            before
-                .iter()
-                .any(|(n, v)| *n == name && *v != self.config.get(name))
-        };
-        let (bind, port) = (changed("bind"), changed("port"));
+        let changed = |name: &str, now: String| before.iter().any(|(n, v)| *n == name && *v != now);
+        let (bind, port) = (
+            changed("bind", self.config.bind()),
+            changed("port", self.config.port().to_string()),
+        );
         if !bind && !port {
             return self.apply_tls(before);
         }
@@ -589,8 +589,8 @@ impl Engine {
         let Some(rebind) = hook.as_ref() else {
             return Ok(());
         };
-        let port_value = self.config.get_i64("port") as u16;
-        rebind(&self.config.get("bind"), port_value).map_err(|_| {
+        let port_value = self.config.port() as u16;
+        rebind(&self.config.bind(), port_value).map_err(|_| {
             if bind {
                 (
                     "bind".to_string(),
@@ -615,12 +615,12 @@ impl Engine {
         // command.
         self.clients
             .set_eviction_limit(crate::client::eviction_limit(
-                &self.config.get("maxmemory-clients"),
+                &self.config.maxmemory_clients(),
                 self.config.maxmemory.load(Ordering::Relaxed),
             ));
         self.clients.evict_over_limit();
         self.acl
-            .set_pubsub_default(self.config.get("acl-pubsub-default") == "allchannels");
+            .set_pubsub_default(self.config.acl_pubsub_default() == "allchannels");
         let [hard, soft, secs] = self
             .config
             .obuf_pubsub
@@ -628,13 +628,13 @@ impl Engine {
             .map(|v| v.load(Ordering::Relaxed));
         self.pubsub.set_output_limits(hard, soft, secs);
         let notify =
-            crate::pubsub::notify::parse(&self.config.get("notify-keyspace-events")).unwrap_or(0);
+            crate::pubsub::notify::parse(&self.config.notify_keyspace_events()).unwrap_or(0);
         self.pubsub.set_notify_flags(notify);
         let (new, expired) = crate::pubsub::notify::wants_db_events(notify);
         self.keyspace.env().want_events(new, expired);
         self.evictor.configure(&self.config);
         self.tracking
-            .set_max_keys(self.config.get_i64("tracking-table-max-keys").max(0) as u64);
+            .set_max_keys(self.config.tracking_table_max_keys().max(0) as u64);
         if self.config.maxmemory.load(Ordering::Relaxed) == 0 {
             self.keyspace.env().set_dataset_limit(0);
         } else {
@@ -646,8 +646,7 @@ impl Engine {
         // Redis's writeCommandsDeniedByDiskError looks at a failed save
         // only where save points exist.
         self.persist.stop_writes_on_bgsave_error.store(
-            self.config.get_bool("stop-writes-on-bgsave-error")
-                && !self.config.get("save").trim().is_empty(),
+            self.config.stop_writes_on_bgsave_error() && !self.config.save().trim().is_empty(),
             Ordering::Relaxed,
         );
     }
@@ -749,7 +748,7 @@ impl Engine {
             ctime_ms: now,
             client_info: info.line(now, self.clients.command_names()),
         };
-        let max = self.config.get_i64("acllog-max-len").max(0) as usize;
+        let max = self.config.acllog_max_len().max(0) as usize;
         self.acl.log(entry, max);
     }
 
@@ -810,8 +809,7 @@ impl Engine {
         if min <= 0 || self.repl.is_replica() {
             return true;
         }
-        self.repl
-            .refresh_good(self.config.get_i64("min-replicas-max-lag"));
+        self.repl.refresh_good(self.config.min_replicas_max_lag());
         self.repl.good_replicas.load(Ordering::Relaxed) as i64 >= min
     }
 

@@ -11,7 +11,7 @@ use super::*;
 /// server must not start with less data than it was given.
 pub fn load_on_start(engine: &Arc<Engine>) -> Result<(), String> {
     remove_stale_temp_files(engine);
-    let aof_on = engine.config().get_bool("appendonly");
+    let aof_on = engine.config().appendonly();
     let started = std::time::Instant::now();
     let mut from_aof = false;
     {

@@ -192,20 +192,19 @@ impl DiskError {
 
 /// `dir/dbfilename`.
 pub fn rdb_path(engine: &Engine) -> PathBuf {
-    PathBuf::from(engine.config().get("dir")).join(engine.config().get("dbfilename"))
+    PathBuf::from(engine.config().dir()).join(engine.config().dbfilename())
 }
 
 fn temp_path(engine: &Engine, what: &str) -> PathBuf {
     let n = engine.persist().serial.fetch_add(1, Ordering::Relaxed);
-    PathBuf::from(engine.config().get("dir"))
-        .join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
+    PathBuf::from(engine.config().dir()).join(format!("temp-{what}-{}-{n}.rdb", std::process::id()))
 }
 
 /// The temp file of a foreground save (SAVE, SHUTDOWN, DEBUG RELOAD):
 /// `dir/temp-<pid>.rdb`, as Redis names it. A second SIGINT during a
 /// shutdown's save removes it before the process exits.
 pub fn save_temp_path(engine: &Engine) -> PathBuf {
-    PathBuf::from(engine.config().get("dir")).join(format!("temp-{}.rdb", std::process::id()))
+    PathBuf::from(engine.config().dir()).join(format!("temp-{}.rdb", std::process::id()))
 }
 
 /// Writes a file through a temp file, syncs and renames it into place.
@@ -251,7 +250,7 @@ pub fn write_base(
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
     } else {
         let mut fmt = aof::AofFormat {
-            timestamp: engine.config().get_bool("aof-timestamp-enabled"),
+            timestamp: engine.config().aof_timestamp_enabled(),
         };
         snapshot::write_locked(locks, databases, &functions, &mut fmt, out, 0)
     }
@@ -266,7 +265,7 @@ pub fn save_locked(engine: &Engine, locks: &mut ShardLocks<'_>) -> io::Result<()
     let tmp = save_temp_path(engine);
     let databases = engine.keyspace().databases();
     let functions = engine.scripts().library_codes(engine.config(), true);
-    let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
+    let delay = engine.config().rdb_key_save_delay().max(0) as u64;
     let repl = engine.repl().save_info();
     let result = save_file(&path, &tmp, |w| {
         let mut fmt = snapshot::RdbFormat::for_engine(engine, false);
@@ -426,7 +425,7 @@ fn lower_thread_priority(by: i32) {
 }
 
 fn run_job(engine: Arc<Engine>, job: Arc<Job>, keep_incr: Option<String>) {
-    let delay = engine.config().get_i64("rdb-key-save-delay").max(0) as u64;
+    let delay = engine.config().rdb_key_save_delay().max(0) as u64;
     let p = &engine.persist();
     if job.to_replicas {
         return run_replicas_job(engine, job, delay);
@@ -529,7 +528,7 @@ fn rewrite_job(
     keep_incr: Option<String>,
 ) -> io::Result<()> {
     let p = &engine.persist();
-    let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
+    let rdb_format = engine.config().aof_use_rdb_preamble();
     let (dir, _) = aof::paths(engine);
     aof::create_dir(&dir)?;
     let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
@@ -540,7 +539,7 @@ fn rewrite_job(
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         } else {
             let mut fmt = aof::AofFormat {
-                timestamp: engine.config().get_bool("aof-timestamp-enabled"),
+                timestamp: engine.config().aof_timestamp_enabled(),
             };
             snapshot::write(engine, &job.walk, &mut fmt, &mut w, delay)?;
         }
@@ -685,7 +684,7 @@ pub fn cron(engine: &Arc<Engine>) {
     let last_save = engine.last_save_ms();
     let retry_ok = p.last_bgsave_ok.load(Ordering::Relaxed)
         || now.saturating_sub(p.last_bgsave_try_ms.load(Ordering::Relaxed)) > 5000;
-    let rules = engine.config().get("save");
+    let rules = engine.config().save();
     let nums: Vec<u64> = rules
         .split_whitespace()
         .filter_map(|s| s.parse().ok())
@@ -702,8 +701,8 @@ pub fn cron(engine: &Arc<Engine>) {
     }
     // auto-aof-rewrite-percentage / min-size, while the log can be written.
     if p.aof.is_on() && p.aof.error().is_none() {
-        let pct = engine.config().get_i64("auto-aof-rewrite-percentage");
-        let min = engine.config().get_i64("auto-aof-rewrite-min-size").max(0) as u64;
+        let pct = engine.config().auto_aof_rewrite_percentage();
+        let min = engine.config().auto_aof_rewrite_min_size().max(0) as u64;
         let size = p.aof.current_size.load(Ordering::Relaxed);
         let base = p.aof.base_size.load(Ordering::Relaxed).max(1);
         if pct > 0 && size > min {
@@ -748,8 +747,8 @@ pub fn load_rdb_stream(
 ) -> Result<Loaded, rdb::LoadError> {
     let limits = rdb::LoadLimits::from_config(engine.config());
     let mut reader = rdb::FileReader::new(input, limits)?;
-    reader.skip_checksum = !engine.config().get_bool("rdbchecksum")
-        || engine.persist().skip_checksum.load(Ordering::Relaxed);
+    reader.skip_checksum =
+        !engine.config().rdbchecksum() || engine.persist().skip_checksum.load(Ordering::Relaxed);
     let now = now_ms();
     let access = engine.keyspace().env().access();
     let databases = engine.keyspace().databases();
@@ -764,7 +763,7 @@ pub fn load_rdb_stream(
         expired_keys: Vec::new(),
     };
     let (mut repl_db, mut repl_id, mut repl_offset) = (None, None, None);
-    let key_delay = engine.config().get_i64("key-load-delay");
+    let key_delay = engine.config().key_load_delay();
     loop {
         match reader.next()? {
             rdb::Record::Eof => break,
@@ -950,7 +949,7 @@ pub fn load_rdb_file(
 /// loaded file is ever one of them, and a crash loop would otherwise fill
 /// the disk with them. Redis leaves them.
 fn remove_stale_temp_files(engine: &Engine) {
-    let data_dir = PathBuf::from(engine.config().get("dir"));
+    let data_dir = PathBuf::from(engine.config().dir());
     let (aof_dir, _) = aof::paths(engine);
     let stale = |dir: &Path, is_temp: &dyn Fn(&str) -> bool| {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -990,12 +989,12 @@ pub fn config_changed(
         match *name {
             "appendfsync" => p
                 .aof
-                .set_policy(aof::Fsync::parse(&engine.config().get("appendfsync"))),
+                .set_policy(aof::Fsync::parse(&engine.config().appendfsync())),
             "aof-timestamp-enabled" => p
                 .aof
-                .set_timestamps(engine.config().get_bool("aof-timestamp-enabled")),
+                .set_timestamps(engine.config().aof_timestamp_enabled()),
             "appendonly" => {
-                let want = engine.config().get_bool("appendonly");
+                let want = engine.config().appendonly();
                 if want && !p.aof.is_on() {
                     // startAppendOnly: a rewrite writes the base while the
                     // log already collects every later command. A save in
@@ -1126,7 +1125,7 @@ pub fn prepare_shutdown(engine: &Arc<Engine>, flags: ShutdownFlags) -> Result<()
     }
     let save = flags
         .save
-        .unwrap_or_else(|| !engine.config().get("save").trim().is_empty());
+        .unwrap_or_else(|| !engine.config().save().trim().is_empty());
     if save {
         log::notice("Saving the final RDB snapshot before exiting.");
         let mut locks = engine.keyspace().lock_all();

@@ -110,15 +110,15 @@ impl Default for SaveOptions {
 
 impl SaveOptions {
     pub fn from_config(config: &crate::config::Config) -> SaveOptions {
-        let policy = crate::evict::Policy::parse(&config.get("maxmemory-policy"));
+        let policy = crate::evict::Policy::parse(&config.maxmemory_policy());
         let access = match policy {
             Some(p) if p.lfu() => AccessRecord::Freq(crate::evict::access_policy(config)),
             Some(p) if p.tracks_access() => AccessRecord::Idle,
             _ => AccessRecord::None,
         };
         SaveOptions {
-            compress: config.get_bool("rdbcompression"),
-            list_fill: config.get_i64("list-max-listpack-size"),
+            compress: config.rdbcompression(),
+            list_fill: config.list_max_listpack_size(),
             access,
         }
     }
@@ -704,12 +704,12 @@ pub struct LoadLimits {
 impl LoadLimits {
     pub fn from_config(config: &crate::config::Config) -> LoadLimits {
         LoadLimits {
-            list_fill: Fill::new(config.get_i64("list-max-listpack-size")),
+            list_fill: Fill::new(config.list_max_listpack_size()),
             hash: config.hash_limits(),
-            set_max_intset: config.get_i64("set-max-intset-entries").max(0) as usize,
+            set_max_intset: config.set_max_intset_entries().max(0) as usize,
             zset: zset::Limits {
-                entries: config.get_i64("zset-max-listpack-entries").max(0) as usize,
-                value: config.get_i64("zset-max-listpack-value").max(0) as usize,
+                entries: config.zset_max_listpack_entries().max(0) as usize,
+                value: config.zset_max_listpack_value().max(0) as usize,
             },
         }
     }

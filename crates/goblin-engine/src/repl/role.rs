@@ -52,7 +52,7 @@ pub fn unset_master(engine: &crate::Engine) {
     r.set_master(None);
     *r.resume.lock() = None;
     r.shift_id();
-    let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
+    let size = engine.config().repl_backlog_size().max(1) as usize;
     r.stream.activate(size);
     r.stream.forget_db();
     r.no_replicas_since_ms.store(now_ms(), Ordering::Relaxed);
@@ -77,7 +77,7 @@ pub fn restore_on_start(engine: &crate::Engine, info: SaveInfo, expired: &[(usiz
             offset: info.offset,
         });
     } else {
-        let size = engine.config().get_i64("repl-backlog-size").max(1) as usize;
+        let size = engine.config().repl_backlog_size().max(1) as usize;
         r.restore_as_primary(&info.replid, info.offset, size);
         engine.update_expiry_propagation();
         // The keys that expired while it was down were not loaded: its
@@ -153,16 +153,16 @@ pub fn info(engine: &crate::Engine) -> String {
             let _ = write!(
                 out,
                 "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
-                config.get_i64("replica-priority"),
-                config.get_bool("replica-read-only") as u8,
-                config.get_bool("replica-announced") as u8,
+                config.replica_priority(),
+                config.replica_read_only() as u8,
+                config.replica_announced() as u8,
             );
         }
     }
     let replicas = r.replicas();
     let _ = write!(out, "connected_slaves:{}\r\n", replicas.len());
-    let min_write = config.get_i64("min-replicas-to-write");
-    if min_write != 0 && config.get_i64("min-replicas-max-lag") != 0 {
+    let min_write = config.min_replicas_to_write();
+    if min_write != 0 && config.min_replicas_max_lag() != 0 {
         let _ = write!(
             out,
             "min_slaves_good_slaves:{}\r\n",
@@ -197,7 +197,7 @@ pub fn info(engine: &crate::Engine) -> String {
         r.stream.offset(),
         ids.second_offset,
         backlog.active as u8,
-        config.get_i64("repl-backlog-size"),
+        config.repl_backlog_size(),
         backlog.first_byte,
         backlog.histlen,
     );

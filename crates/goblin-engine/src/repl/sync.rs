@@ -59,12 +59,12 @@ fn due(engine: &Engine) -> bool {
 /// repl-diskless-sync-max-replicas replicas).
 fn delayed(engine: &Engine, waiting: &[Arc<super::Replica>]) -> bool {
     let config = engine.config();
-    let diskless = config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
+    let diskless = config.repl_diskless_sync() && waiting.iter().all(|x| x.conf.capa_eof);
     if !diskless {
         return false;
     }
-    let delay_ms = config.get_i64("repl-diskless-sync-delay").max(0) as u64 * 1000;
-    let max = config.get_i64("repl-diskless-sync-max-replicas").max(0) as usize;
+    let delay_ms = config.repl_diskless_sync_delay().max(0) as u64 * 1000;
+    let max = config.repl_diskless_sync_max_replicas().max(0) as usize;
     let oldest = waiting.iter().map(|x| x.wait_since_ms).min().unwrap_or(0);
     let enough = max > 0 && waiting.len() >= max;
     !enough && now_ms().saturating_sub(oldest) < delay_ms
@@ -82,7 +82,7 @@ pub fn start_pending_locked(engine: &Arc<Engine>, locks: &mut crate::keyspace::S
         return;
     }
     let config = engine.config();
-    let diskless = config.get_bool("repl-diskless-sync") && waiting.iter().all(|x| x.conf.capa_eof);
+    let diskless = config.repl_diskless_sync() && waiting.iter().all(|x| x.conf.capa_eof);
     if delayed(engine, &waiting) {
         return;
     }

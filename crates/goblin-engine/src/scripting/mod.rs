@@ -380,7 +380,7 @@ impl Scripting {
     /// JavaScript library refuses the whole file, see docs/SCRIPTING.md).
     pub fn library_codes_for_rdb(&self, config: &crate::config::Config) -> Vec<Vec<u8>> {
         let mut codes = self.library_codes();
-        if !config.get_bool("rdb-save-js-libraries") {
+        if !config.rdb_save_js_libraries() {
             codes.retain(|c| eval::lang_of(c) != eval::Lang::Js);
         }
         codes
@@ -621,7 +621,7 @@ impl Scripting {
 
 /// js-memory-limit, as a JavaScript runtime reads it.
 pub fn js_memory_limit(config: &crate::config::Config) -> usize {
-    config.get_i64("js-memory-limit").max(1 << 20) as usize
+    config.js_memory_limit().max(1 << 20) as usize
 }
 
 /// Redis's sha1hex: the lower-case hex SHA1 of `data`.

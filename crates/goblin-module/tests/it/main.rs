@@ -11,4 +11,3 @@ mod support;
 mod module_cluster;
 mod module_commands;
 mod module_differential;
-mod module_races;

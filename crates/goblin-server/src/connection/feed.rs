@@ -78,7 +78,7 @@ impl Connection {
             }
             engine
                 .repl()
-                .refresh_good(engine.config().get_i64("min-replicas-max-lag"));
+                .refresh_good(engine.config().min_replicas_max_lag());
             goblin_engine::log::notice(&format!(
                 "Synchronization with replica {} succeeded",
                 replica_name(&rep)
@@ -121,7 +121,7 @@ impl Connection {
     /// Waits for the replica's first REPLCONF ACK after a diskless
     /// transfer (Redis's repl_start_cmd_stream_on_ack).
     async fn wait_first_ack(&mut self, rep: &Arc<Replica>, before: u64) -> Result<(), Closing> {
-        let timeout = self.engine.config().get_i64("repl-timeout").max(1) as u64 * 1000;
+        let timeout = self.engine.config().repl_timeout().max(1) as u64 * 1000;
         let since = now_ms();
         while rep.acks.load(Ordering::Acquire) == before {
             if self.info.is_killed() || now_ms().saturating_sub(since) > timeout {
@@ -274,7 +274,7 @@ impl Connection {
                 self.read_replica_input()?;
                 continue;
             }
-            let timeout = engine.config().get_i64("repl-timeout").max(1) as u64 * 1000;
+            let timeout = engine.config().repl_timeout().max(1) as u64 * 1000;
             tokio::select! {
                 _ = self.info.wake.notified() => {}
                 r = self.stream.readable() => {
@@ -306,7 +306,7 @@ impl Connection {
         // A hard limit under repl-backlog-size counts as that size: the
         // backlog's bytes are held anyway (Redis's
         // checkClientOutputBufferLimits).
-        let backlog = engine.config().get_i64("repl-backlog-size").max(0) as u64;
+        let backlog = engine.config().repl_backlog_size().max(0) as u64;
         let hard = if hard != 0 { hard.max(backlog) } else { 0 };
         let over = if hard != 0 && behind >= hard {
             true

@@ -14,6 +14,7 @@ mod common;
 mod goblin_support;
 
 mod acl;
+mod admission;
 mod aof_multi_part;
 mod behaviour;
 mod blocking;

@@ -50,7 +50,7 @@ fn local_allows_only_clients_of_this_host() {
         ("enable-debug-command", "local"),
         ("protected-mode", "no"),
     ]);
-    let dir = s.engine.config().get("dir");
+    let dir = s.engine.config().dir();
     let mut local = s.raw();
     local.roundtrip(&config_set("dir", &dir), b"+OK\r\n");
     local.roundtrip(&resp(&[b"DEBUG", b"SLEEP", b"0"]), b"+OK\r\n");

@@ -190,6 +190,60 @@ async fn concurrent_callers_share_one_keyspace() {
     assert_eq!(store.execute(["GET", "n"]).await.unwrap(), bulk("3200"));
 }
 
+/// WAIT in-process: a store has no replicas, so the reply comes at the
+/// timeout with the count of those that acknowledged (none), from the
+/// Store and from a Session alike.
+#[tokio::test]
+async fn wait_answers_in_process_at_its_timeout() {
+    let store = Store::open_in_memory();
+    store.execute(["SET", "k", "v"]).await.unwrap();
+    assert_eq!(
+        store.execute(["WAIT", "0", "0"]).await.unwrap(),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        store.execute(["WAIT", "1", "50"]).await.unwrap(),
+        Reply::Int(0)
+    );
+    let mut session = store.session();
+    session.execute(["SET", "k", "w"]).await.unwrap();
+    assert_eq!(
+        session.execute(["WAIT", "2", "20"]).await.unwrap(),
+        Reply::Int(0)
+    );
+    // The session goes on after the wait.
+    assert_eq!(session.execute(["GET", "k"]).await.unwrap(), bulk("w"));
+}
+
+/// WAITAOF in-process: it answers once the store's append-only file is on
+/// disk up to the caller's write (numlocal 1), and at its timeout with the
+/// replicas that acknowledged theirs (none).
+#[tokio::test]
+async fn waitaof_answers_in_process_once_the_file_is_on_disk() {
+    let dir = temp_dir("waitaof");
+    let config = goblin::Config::new();
+    config.set_initial("dir", dir.to_str().unwrap()).unwrap();
+    config.set_initial("appendfsync", "everysec").unwrap();
+    let store = Store::open_with_config(config).unwrap();
+    let mut session = store.session();
+    session.execute(["SET", "k", "v"]).await.unwrap();
+    assert_eq!(
+        session.execute(["WAITAOF", "1", "0", "0"]).await.unwrap(),
+        Reply::Array(vec![Reply::Int(1), Reply::Int(0)])
+    );
+    session.execute(["SET", "k", "w"]).await.unwrap();
+    match session.execute(["WAITAOF", "0", "1", "30"]).await.unwrap() {
+        Reply::Array(counts) => {
+            assert_eq!(counts.len(), 2);
+            assert_eq!(counts[1], Reply::Int(0), "no replica acknowledged");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(session);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("goblin-store-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -58,8 +58,8 @@ pub use writer::{Aof, Fsync, LogError};
 /// Where the log lives: `dir/appenddirname`, files named after
 /// `appendfilename`.
 pub fn paths(engine: &Engine) -> (PathBuf, String) {
-    let dir = PathBuf::from(engine.config().get("dir")).join(engine.config().get("appenddirname"));
-    (dir, engine.config().get("appendfilename"))
+    let dir = PathBuf::from(engine.config().dir()).join(engine.config().appenddirname());
+    (dir, engine.config().appendfilename())
 }
 
 // ---------------------------------------------------------------------------
@@ -98,7 +98,7 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
         // A base is created only for a log that has no file at all (Redis
         // does the same: a log of incr files alone stays as it is).
         if manifest.base.is_none() && manifest.incrs.is_empty() {
-            let rdb_format = engine.config().get_bool("aof-use-rdb-preamble");
+            let rdb_format = engine.config().aof_use_rdb_preamble();
             let seq = manifest.base_seq + 1;
             let base = format!(
                 "{name}.{seq}.base.{}",
@@ -158,8 +158,8 @@ pub fn open_on_start(engine: &Arc<Engine>) -> io::Result<()> {
     let total = base_size + manifest.incrs.iter().map(|i| size_of(&i.name)).sum::<u64>();
     aof.base_size.store(base_size, Ordering::Relaxed);
     aof.current_size.store(total, Ordering::Relaxed);
-    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
-    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
+    aof.set_policy(Fsync::parse(&engine.config().appendfsync()));
+    aof.set_timestamps(engine.config().aof_timestamp_enabled());
     let started = aof.open(dir, name, manifest, incr);
     engine.update_expiry_propagation();
     started
@@ -198,8 +198,8 @@ pub fn open_for_rewrite(engine: &Arc<Engine>) -> io::Result<String> {
     incr.set_len(0)?;
     let aof = &engine.persist().aof;
     aof.current_size.store(0, Ordering::Relaxed);
-    aof.set_policy(Fsync::parse(&engine.config().get("appendfsync")));
-    aof.set_timestamps(engine.config().get_bool("aof-timestamp-enabled"));
+    aof.set_policy(Fsync::parse(&engine.config().appendfsync()));
+    aof.set_timestamps(engine.config().aof_timestamp_enabled());
     let started = aof.open(dir, name, manifest, incr);
     engine.update_expiry_propagation();
     started?;

@@ -263,7 +263,7 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
     // directory, or no manifest, or a manifest left by an upgrade that
     // stopped before its move: the old file as the only base, not yet in
     // the directory. The manifest is written first, then the file moved.
-    let old_style = PathBuf::from(engine.config().get("dir")).join(&name);
+    let old_style = PathBuf::from(engine.config().dir()).join(&name);
     if old_style.is_file()
         && (manifest.is_empty()
             || (manifest.incrs.is_empty()
@@ -316,7 +316,7 @@ pub fn load_all(engine: &Arc<Engine>, locks: &mut ShardLocks<'_>) -> Result<bool
             )));
         }
     }
-    let truncate_ok = engine.config().get_bool("aof-load-truncated");
+    let truncate_ok = engine.config().aof_load_truncated();
     let mut replayer = Replayer::new(engine);
     let count = files.len();
     for (i, f) in files.iter().enumerate() {
