@@ -28,7 +28,7 @@
 //! dbOverwrite).
 //!
 //! **Serving.** After the top-level command finished and released its locks
-//! (so after a whole EXEC), the session calls [`Engine::serve_ready`]. For
+//! (so after a whole EXEC), the session calls [`Engine::serve_ready`](crate::Engine::serve_ready). For
 //! each ready key, first waiter first (FIFO: the longest-waiting client is
 //! served first): lock the shards of every key of the waiter's command (a
 //! BLMOVE destination may live on another shard), check the waiter is still

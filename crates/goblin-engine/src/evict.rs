@@ -2,7 +2,7 @@
 //! used_memory is over the limit, keys chosen by `maxmemory-policy` are
 //! deleted before a command runs, until it is under again.
 //!
-//! used_memory is the engine's own (see [`Engine::used_memory`]): what its
+//! used_memory is the engine's own (see [`Engine::used_memory`](crate::Engine::used_memory)): what its
 //! keys, clients and scripts hold, so two engines in one process never
 //! evict for each other.
 //!
