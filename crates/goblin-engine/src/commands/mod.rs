@@ -13,6 +13,7 @@ pub mod goblin;
 pub mod hashes;
 pub mod help;
 pub mod hyperloglog;
+pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod lists;
