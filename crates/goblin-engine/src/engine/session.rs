@@ -252,6 +252,15 @@ impl Session {
         if argv.is_empty() {
             return false;
         }
+        // Redis's evictClients, before the command and before key
+        // eviction: the clients over maxmemory-clients go now, so that no
+        // command (CLIENT LIST among them) sees them over it. One load
+        // while under the limit. When this client was the one, its
+        // command does not run.
+        engine.clients.evict_over_limit();
+        if self.state.info.is_killed() {
+            return false;
+        }
         // Redis's performEvictions, before the command: eviction locks
         // shards of its own, so a shard kept from the command before is
         // released first. Its outcome is what admission (and scripts and
