@@ -719,6 +719,19 @@ impl<'a, 'l> Ctx<'a, 'l> {
         self.dirty += n;
     }
 
+    /// Runs `f`, whose writes count as one change however many keys they
+    /// signal, as Redis counts a command that does server.dirty++ once
+    /// (SET with an expiry, RENAME, MOVE, LMOVE): every key is still
+    /// signalled (WATCH, client-side caching, keyspace events).
+    pub fn as_one_change<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.dirty;
+        let r = f(self);
+        if self.dirty > before {
+            self.dirty = before + 1;
+        }
+        r
+    }
+
     pub fn db_index(&self) -> usize {
         self.client.db
     }

@@ -350,23 +350,24 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         }
         return Ok(());
     }
-    let dirty = ctx.dirty;
-    if ctx.lookup_write(dst).is_some() {
-        if nx {
-            ctx.out.int(0);
-            return Ok(());
-        }
-        ctx.delete(dst);
+    if nx && ctx.lookup_write(dst).is_some() {
+        ctx.out.int(0);
+        return Ok(());
     }
-    let (db, h) = ctx.locate(src);
-    let obj = db.remove(h, src).expect("source exists");
-    let (db, h) = ctx.locate(dst);
-    db.insert_object(h, dst, obj);
-    ctx.changed(src, notify::GENERIC, "rename_from");
-    // A list (or other awaited value) moved into place serves its waiters.
-    ctx.pushed(dst, notify::GENERIC, "rename_to");
     // Both keys are signalled, but a rename is one change, as Redis counts.
-    ctx.dirty = dirty + 1;
+    ctx.as_one_change(|ctx| {
+        if ctx.lookup_write(dst).is_some() {
+            ctx.delete(dst);
+        }
+        let (db, h) = ctx.locate(src);
+        let obj = db.remove(h, src).expect("source exists");
+        let (db, h) = ctx.locate(dst);
+        db.insert_object(h, dst, obj);
+        ctx.changed(src, notify::GENERIC, "rename_from");
+        // A list (or other awaited value) moved into place serves its
+        // waiters.
+        ctx.pushed(dst, notify::GENERIC, "rename_to");
+    });
     if nx {
         ctx.out.int(1);
     } else {
@@ -414,11 +415,11 @@ fn move_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let obj = db.remove(h, key).expect("key exists");
     let (target, h) = ctx.locate_in(dst, key);
     target.insert_object(h, key, obj);
-    let dirty = ctx.dirty;
-    ctx.changed(key, notify::GENERIC, "move_from");
-    ctx.pushed_in(dst, key, notify::GENERIC, "move_to");
     // Both keys are signalled, but a move is one change, as Redis counts.
-    ctx.dirty = dirty + 1;
+    ctx.as_one_change(|ctx| {
+        ctx.changed(key, notify::GENERIC, "move_from");
+        ctx.pushed_in(dst, key, notify::GENERIC, "move_to");
+    });
     ctx.out.int(1);
     Ok(())
 }

@@ -358,9 +358,12 @@ pub fn move_element(
             db.insert_new(h, dst, Value::List(Box::new(list)), now);
         }
     }
-    ctx.pushed(dst, notify::LIST, push_event(to));
-    ctx.changed(src, notify::LIST, pop_event(from));
-    delete_if_empty(ctx, src);
+    // Both keys are signalled, but a move is one change, as Redis counts.
+    ctx.as_one_change(|ctx| {
+        ctx.pushed(dst, notify::LIST, push_event(to));
+        ctx.changed(src, notify::LIST, pop_event(from));
+        delete_if_empty(ctx, src);
+    });
     Ok(Some(value))
 }
 

@@ -83,8 +83,10 @@ fn flushall_command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
     }
+    // The keys removed are the changes (Redis 7.0.15's
+    // flushAllDataAndResetRDB); the call is propagated all the same.
     let n = flush(ctx, None);
-    ctx.add_dirty(n as u64 + 1);
+    ctx.add_dirty(n as u64);
     ctx.force_propagation();
     let save_rules = !ctx.engine.config().save().trim().is_empty();
     if !ctx.in_multi

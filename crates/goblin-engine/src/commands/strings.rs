@@ -270,9 +270,14 @@ pub fn set_with(
         });
     }
     let value_stored = Value::Str(ctx.adopt(value));
-    ctx.store(key, value_stored, opts.keep_ttl, notify::STRING, "set");
+    // The value and its expiry are one change (Redis's setGenericCommand).
+    ctx.as_one_change(|ctx| {
+        ctx.store(key, value_stored, opts.keep_ttl, notify::STRING, "set");
+        if let Some(at) = expire_at {
+            ctx.set_expire_at(key, at);
+        }
+    });
     if let Some(at) = expire_at {
-        ctx.set_expire_at(key, at);
         ctx.notify(notify::GENERIC, "expire", key);
         // Any expiry is logged as the absolute time it gave, so a replay
         // sets the same deadline (Redis rewrites SET ... EX/PX/EXAT/PXAT to
